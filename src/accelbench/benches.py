@@ -1,0 +1,231 @@
+"""What each benchmark fixture does with its cell: time the real work through pytest-benchmark,
+put context into extra_info, and record the gated values for the plugin to check."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from accelbench import cells, measure
+from accelbench.cells import Cell, Grid, Pair, SvmCell
+from accelbench.inference import PREDICTORS
+from accelbench.models import MODELS, TRAIN_FLOPS_PER_FORWARD, forward_flops_per_sample
+from accelbench.registry import Registry
+from accelbench.session import Session
+
+HARNESS_EFFICIENCY_FLOOR = 0.90  # the suite's fit() must reach 90% of a hand-written loop
+SVM_FIT_ROUNDS = 3
+
+
+def median_seconds(benchmark: Any) -> float | None:
+    """The median round of a pedantic run; None when pytest-benchmark is disabled."""
+    stats = getattr(benchmark, "stats", None)
+    return stats.stats.median if stats else None
+
+
+@dataclass
+class Bench:
+    session: Session
+    cell: Any
+    name: str  # the test's name with its id: what results and baselines are keyed by
+
+    @property
+    def preset(self):
+        return self.session.run.preset
+
+    def placement(self, device: str | None = None):
+        return self.session.placement(device or self.cell.device)
+
+    def info(self, benchmark: Any, **values: Any) -> None:
+        """Plain floats and strings only: the JSON must not depend on numpy's types."""
+        benchmark.extra_info.update(
+            {k: (float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
+             for k, v in values.items() if v is not None})
+
+    def flop_info(self, benchmark: Any, flops_per_sample: float, samples_per_s: float) -> None:
+        achieved = flops_per_sample * samples_per_s
+        peak = self.session.peak_flops(self.cell.device)
+        self.info(benchmark, flops_per_sample=flops_per_sample, achieved_flops=achieved,
+                  peak_matmul_flops=peak, fraction_of_peak=achieved / peak)
+
+
+class TrainBench(Bench):
+    """Steady-state training throughput of one cell."""
+
+    def __call__(self, benchmark: Any) -> None:
+        trainer = self.session.trainer(self.cell)
+        benchmark.pedantic(trainer.run_round, rounds=self.preset.rounds, warmup_rounds=1, iterations=1)
+        self.info(benchmark, device=self.placement().description, batch_size=self.cell.batch_size,
+                  steps_per_round=trainer.steps, compile_seconds=trainer.compile_seconds,
+                  jit_compile=bool(trainer.model.jit_compile))
+        median = median_seconds(benchmark)
+        if median:
+            samples_per_s = trainer.samples_per_round / median
+            self.info(benchmark, samples_per_s=samples_per_s)
+            flops = forward_flops_per_sample(trainer.model) * TRAIN_FLOPS_PER_FORWARD
+            self.flop_info(benchmark, flops, samples_per_s)
+            self.session.record(self.name, samples_per_s=samples_per_s)
+
+
+class InferenceBench(Bench):
+    """Inference throughput of one cell: full batches of test images, no training."""
+
+    def build(self):
+        spec = MODELS[self.cell.model]
+        return PREDICTORS[spec.framework].build(
+            spec, self.session.dataset, self.placement(), self.cell.batch_size,
+            self.session.run.model_options, self.preset.round_seconds)
+
+    def __call__(self, benchmark: Any) -> None:
+        predictor = self.build()
+        benchmark.pedantic(predictor.run_round, rounds=self.preset.rounds, warmup_rounds=1,
+                           iterations=1)
+        self.info(benchmark, device=self.placement().description, batch_size=self.cell.batch_size,
+                  steps_per_round=predictor.steps, compile_seconds=predictor.compile_seconds)
+        median = median_seconds(benchmark)
+        if median:
+            samples_per_s = predictor.samples_per_round / median
+            self.info(benchmark, samples_per_s=samples_per_s)
+            if hasattr(predictor, "model"):
+                self.flop_info(benchmark, forward_flops_per_sample(predictor.model), samples_per_s)
+            self.session.record(self.name, samples_per_s=samples_per_s)
+
+
+class LatencyBench(InferenceBench):
+    """Batch-1 latency: every prediction waits for its result, as a serving caller does."""
+
+    def __call__(self, benchmark: Any) -> None:
+        predictor = self.build()
+        benchmark.pedantic(predictor.predict_one, rounds=self.preset.latency_rounds,
+                           warmup_rounds=10, iterations=1)
+        self.info(benchmark, device=self.placement().description,
+                  compile_seconds=predictor.compile_seconds)
+        stats = getattr(benchmark, "stats", None)
+        if stats:
+            millis = {f"latency_{k}_ms": v * 1e3 for k, v in measure.percentiles(stats.stats.data).items()}
+            self.info(benchmark, **millis)
+
+
+class AccuracyBench(Bench):
+    """Time to accuracy: the published recipe from a fixed seed; final accuracy is gated."""
+
+    def __call__(self, benchmark: Any) -> None:
+        run = benchmark.pedantic(self.session.accuracy_run, args=(self.cell,), rounds=1, iterations=1)
+        self.info(benchmark, device=self.placement().description, accuracy=run.accuracy,
+                  epochs=run.epochs, train_seconds=run.train_seconds, target_accuracy=run.target,
+                  epochs_to_target=run.epochs_to_target, seconds_to_target=run.seconds_to_target,
+                  published_accuracy=MODELS[self.cell.model].published_accuracy.get(
+                      self.session.dataset.name))
+        self.session.record(self.name, accuracy=run.accuracy)
+
+
+class SvmBench(Bench):
+    """RBF SVM fit time on an n-image subset, grayscale or binarized; accuracy gated."""
+
+    cell: SvmCell
+
+    def __call__(self, benchmark: Any) -> None:
+        dataset = self.session.dataset
+        if self.cell.subset > len(dataset.x_train):
+            pytest.skip(f"{dataset.key} has only {len(dataset.x_train)} training images, "
+                        f"fewer than the subset of {self.cell.subset}")
+        if self.cell.pixels == "binarized":
+            dataset = dataset.binarized()
+        n = self.cell.subset
+        x, y = dataset.x_train[:n].reshape(n, -1), dataset.y_train[:n]
+        make = lambda: MODELS["svm"].build(dataset.input_shape, 10, self.session.run.model_options)  # noqa: E731
+        fitted = benchmark.pedantic(lambda svm: svm.fit(x, y), setup=lambda: ((make(),), {}),
+                                    rounds=SVM_FIT_ROUNDS, iterations=1)
+        x_test = dataset.x_test.reshape(len(dataset.x_test), -1)
+        predict_seconds = measure.seconds(lambda: fitted.predict(x_test))
+        accuracy = float((fitted.predict(x_test) == dataset.y_test).mean())
+        self.info(benchmark, device=self.placement().description, subset=n, pixels=self.cell.pixels,
+                  predict_seconds=predict_seconds, accuracy=accuracy,
+                  support_vectors=int(fitted.support_vectors_.shape[0]))
+        if dataset.labelled:
+            self.session.record(self.name, accuracy=accuracy)
+
+
+class SpeedupBench(Bench):
+    """Throughput of one cell over another, from interleaved rounds of the two trainers."""
+
+    cell: Pair
+
+    def ratios(self) -> list[float]:
+        reference, candidate = (self.session.trainer(c) for c in self.cell.cells)
+        return measure.interleaved(reference.throughput, candidate.throughput,
+                                   self.preset.interleaved_pairs)
+
+    def __call__(self, benchmark: Any) -> None:
+        ratios = benchmark.pedantic(self.ratios, rounds=1, iterations=1)
+        speedup = measure.olympic_median(ratios)
+        self.info(benchmark, speedup=speedup, ratio_min=min(ratios), ratio_max=max(ratios),
+                  reference=self.cell.reference.id, candidate=self.cell.candidate.id)
+        self.session.record(self.name, speedup=speedup)
+
+
+class OverheadBench(Bench):
+    """The suite's fit() throughput over a hand-written tf.function loop on the same data."""
+
+    cell: Cell
+
+    def ratios(self) -> list[float]:
+        from accelbench.training import HandLoop
+
+        trainer = self.session.trainer(self.cell)
+        hand = HandLoop.like(trainer, MODELS[self.cell.model], self.session.dataset,
+                             self.placement(), self.session.run.model_options)
+        return measure.interleaved(hand.throughput, trainer.throughput, self.preset.interleaved_pairs)
+
+    def __call__(self, benchmark: Any) -> None:
+        ratios = benchmark.pedantic(self.ratios, rounds=1, iterations=1)
+        efficiency = measure.olympic_median(ratios)
+        self.info(benchmark, harness_efficiency=efficiency, ratio_min=min(ratios),
+                  ratio_max=max(ratios), floor=HARNESS_EFFICIENCY_FLOOR)
+        self.session.record(self.name, harness_efficiency=efficiency)
+        if efficiency < HARNESS_EFFICIENCY_FLOOR:
+            pytest.fail(f"harness overhead in {self.name}: fit() reaches {efficiency:.3f} of a "
+                        f"hand-written tf.function loop, floor {HARNESS_EFFICIENCY_FLOOR:.2f}",
+                        pytrace=False)
+
+
+class ParityBench(Bench):
+    """Accuracy on a device against CPU, both trained from the same seed."""
+
+    cell: Pair
+
+    def __call__(self, benchmark: Any) -> None:
+        runs = benchmark.pedantic(lambda: [self.session.accuracy_run(c) for c in self.cell.cells],
+                                  rounds=1, iterations=1)
+        reference, candidate = (run.accuracy for run in runs)
+        tolerance = self.session.run.accuracy_tolerance
+        self.info(benchmark, reference_accuracy=reference, candidate_accuracy=candidate)
+        self.session.record(self.name, accuracy_gap=candidate - reference)
+        if abs(candidate - reference) > tolerance:
+            pytest.fail(f"accuracy parity in {self.name}: {self.cell.candidate.device} {candidate:.4f} vs "
+                        f"{self.cell.reference.device} {reference:.4f}, tolerance {tolerance:g} absolute",
+                        pytrace=False)
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A benchmark fixture: the cells it is parameterized over and what it runs on each."""
+
+    cells: Callable[[Grid], list]
+    bench: type[Bench]
+
+
+# Benchmark fixture name -> its grid and its runner; the plugin makes one fixture of each.
+BENCHMARKS: Registry[Benchmark] = Registry("benchmark fixture")
+BENCHMARKS.register("train_bench", Benchmark(cells.train_cells, TrainBench))
+BENCHMARKS.register("inference_bench", Benchmark(cells.inference_cells, InferenceBench))
+BENCHMARKS.register("latency_bench", Benchmark(cells.latency_cells, LatencyBench))
+BENCHMARKS.register("accuracy_bench", Benchmark(cells.accuracy_cells, AccuracyBench))
+BENCHMARKS.register("svm_bench", Benchmark(cells.svm_cells, SvmBench))
+BENCHMARKS.register("overhead_bench", Benchmark(cells.overhead_cells, OverheadBench))
+BENCHMARKS.register("batch_speedup", Benchmark(cells.batch_speedup_cells, SpeedupBench))
+BENCHMARKS.register("device_speedup", Benchmark(cells.device_speedup_cells, SpeedupBench))
+BENCHMARKS.register("accuracy_parity", Benchmark(cells.parity_cells, ParityBench))

@@ -1,0 +1,127 @@
+"""Inference work on a placement: a compiled multi-batch loop for throughput, one synced
+batch at a time for latency."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from accelbench import measure
+from accelbench.data import NUM_CLASSES, Dataset
+from accelbench.devices import Placement
+from accelbench.models import ModelOptions, ModelSpec
+from accelbench.training import CACHED_SAMPLES
+
+CALIBRATION_STEPS = 3
+
+
+@dataclass
+class Predictor:
+    """One cell's model predicting full batches of test images, `steps` batches per round."""
+
+    model: Any
+    placement: Placement
+    loop: Any  # tf.function(iterator, steps) -> one logit, fetched to sync
+    iterator: Any
+    batch_size: int
+    steps: int = 1
+    compile_seconds: float = 0.0
+
+    @classmethod
+    def build(cls, spec: ModelSpec, dataset: Dataset, placement: Placement, batch_size: int,
+              options: ModelOptions, round_seconds: float) -> Predictor:
+        import keras
+        import tensorflow as tf
+
+        keras.utils.set_random_seed(options.seed)
+        with placement.scope():
+            model = spec.build(dataset.input_shape, NUM_CLASSES, options)
+        distinct = max(1, min(len(dataset.x_test), CACHED_SAMPLES) // batch_size)
+        images = (tf.data.Dataset.from_tensor_slices(dataset.x_test)
+                  .repeat().batch(batch_size, drop_remainder=True)
+                  .take(distinct).cache().repeat())
+        iterator = iter(placement.feed(images))
+
+        @tf.function(jit_compile=model.jit_compile)
+        def serve(x):
+            return model(x, training=False)
+
+        @tf.function
+        def loop(iterator, steps):
+            logits = placement.run(serve, (next(iterator),))
+            for _ in tf.range(steps - 1):
+                logits = placement.run(serve, (next(iterator),))
+            return placement.first_replica(logits)[0, 0]
+
+        predictor = cls(model, placement, loop, iterator, batch_size)
+        predictor.compile_seconds = measure.seconds(lambda: predictor._predict(1))
+        step_seconds = measure.seconds(lambda: predictor._predict(CALIBRATION_STEPS)) / CALIBRATION_STEPS
+        predictor.steps = measure.steps_for(round_seconds, step_seconds)
+        predictor.run_round()
+        return predictor
+
+    def _predict(self, steps: int) -> float:
+        import tensorflow as tf
+
+        with self.placement.scope():
+            return float(self.loop(self.iterator, tf.constant(steps)))  # float() waits for the device
+
+    def run_round(self) -> float:
+        return self._predict(self.steps)
+
+    @property
+    def samples_per_round(self) -> int:
+        return self.steps * self.batch_size
+
+    def predict_one(self) -> float:
+        """One batch, synced: the latency a caller waits for."""
+        return self._predict(1)
+
+
+SVM_INFERENCE_FIT = 1000  # images the SVM is fitted on before its predictions are timed
+
+
+@dataclass
+class SklearnPredictor:
+    """A fitted scikit-learn estimator predicting batches of flattened test images on the CPU."""
+
+    estimator: Any
+    batches: list[Any]
+    batch_size: int
+    steps: int = 1
+    compile_seconds: float = 0.0  # nothing to compile
+
+    @classmethod
+    def build(cls, spec: ModelSpec, dataset: Dataset, placement: Placement, batch_size: int,
+              options: ModelOptions, round_seconds: float) -> SklearnPredictor:
+        import numpy as np
+
+        n = min(SVM_INFERENCE_FIT, len(dataset.x_train))
+        estimator = spec.build(dataset.input_shape, NUM_CLASSES, options)
+        estimator.fit(dataset.x_train[:n].reshape(n, -1), dataset.y_train[:n])
+        flat = dataset.x_test.reshape(len(dataset.x_test), -1)
+        repeats = -(-batch_size // len(flat))  # a batch may be larger than the test set
+        pool = np.concatenate([flat] * repeats) if repeats > 1 else flat
+        batches = [pool[i:i + batch_size] for i in range(0, len(pool) - batch_size + 1, batch_size)]
+        predictor = cls(estimator, batches, batch_size)
+        step_seconds = measure.seconds(lambda: predictor._predict(1))
+        predictor.steps = measure.steps_for(round_seconds, step_seconds)
+        return predictor
+
+    def _predict(self, steps: int) -> float:
+        for index in range(steps):
+            labels = self.estimator.predict(self.batches[index % len(self.batches)])
+        return float(labels[0])
+
+    def run_round(self) -> float:
+        return self._predict(self.steps)
+
+    @property
+    def samples_per_round(self) -> int:
+        return self.steps * self.batch_size
+
+    def predict_one(self) -> float:
+        return self._predict(1)
+
+
+PREDICTORS = {"keras": Predictor, "sklearn": SklearnPredictor}

@@ -1,0 +1,139 @@
+"""The model zoo, from the published CPU/GPU/TPU comparisons this suite grew out of."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from accelbench.registry import Registry
+
+CPU_ONLY = frozenset({"cpu"})
+ANY_DEVICE = frozenset({"cpu", "gpu", "tpu"})
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    """Knobs a user may set for the whole run (validated by the plugin's option types)."""
+
+    deep_layers: int = 5
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    summary: str
+    build: Callable[[tuple[int, ...], int, ModelOptions], Any]
+    optimizer: Callable[[], Any] | None = None  # a fresh Keras optimizer per compiled model
+    framework: str = "keras"  # picks the predictor that runs its inference
+    batch_trained: bool = True  # False: fits the whole subset at once (scikit-learn)
+    device_kinds: frozenset[str] = ANY_DEVICE
+    recipe_batch_size: int = 128  # the batch size of the published training recipe
+    recipe_epochs: int = 20
+    published_accuracy: dict[str, float] = field(default_factory=dict)  # by dataset
+
+
+MODELS: Registry[ModelSpec] = Registry("model")
+
+
+def _sequential(input_shape, layers):
+    import keras
+
+    return keras.Sequential([keras.Input(input_shape), *layers], name="accelbench")
+
+
+def _dense_stack(widths, num_classes):
+    import keras
+
+    return [keras.layers.Flatten(),
+            *(keras.layers.Dense(width, activation="relu") for width in widths),
+            keras.layers.Dense(num_classes)]  # logits: the loss applies the softmax
+
+
+def _adam(learning_rate=1e-3):
+    import keras
+
+    return keras.optimizers.Adam(learning_rate=learning_rate)
+
+
+def _sgd():
+    import keras
+
+    return keras.optimizers.SGD(learning_rate=0.01, momentum=0.9)
+
+
+def _mlp(input_shape, num_classes, options):
+    return _sequential(input_shape, _dense_stack((400, 400, 500), num_classes))
+
+
+def _mlp_wide(input_shape, num_classes, options):
+    return _sequential(input_shape, _dense_stack((3000, 1000), num_classes))
+
+
+def _mlp_deep(input_shape, num_classes, options):
+    return _sequential(input_shape, _dense_stack((500,) * options.deep_layers, num_classes))
+
+
+def _cnn(input_shape, num_classes, options):
+    import keras
+
+    layers = [
+        keras.layers.Conv2D(32, 5, padding="same", activation="relu"),
+        keras.layers.MaxPooling2D(2, padding="same"),
+        keras.layers.Conv2D(64, 5, padding="same", activation="relu"),
+        keras.layers.MaxPooling2D(2, padding="same"),
+        keras.layers.Flatten(),
+        keras.layers.Dense(1024, activation="relu"),
+        keras.layers.Dropout(0.5, seed=options.seed),
+        keras.layers.Dense(num_classes),
+    ]
+    return _sequential(input_shape, layers)
+
+
+def _svm(input_shape, num_classes, options):
+    from sklearn.svm import SVC
+
+    return SVC(kernel="rbf", gamma="scale")
+
+
+MODELS.register("mlp", ModelSpec(
+    "mlp", "MNIST MLP 784-400-400-500-10, ReLU, Adam", _mlp, _adam,
+    recipe_batch_size=100, recipe_epochs=20, published_accuracy={"mnist": 0.9626}))
+MODELS.register("mlp_wide", ModelSpec(
+    "mlp_wide", "wide MLP 3000-1000-10, SGD (CIFAR-10 study)", _mlp_wide, _sgd,
+    recipe_batch_size=128))
+MODELS.register("mlp_deep", ModelSpec(
+    "mlp_deep", "deep MLP of N x 500 layers, Adam (Fashion-MNIST study)", _mlp_deep, _adam,
+    recipe_batch_size=128))
+MODELS.register("cnn", ModelSpec(
+    "cnn", "two-conv MNIST CNN 5x5x32, 5x5x64, fc1024, dropout", _cnn,
+    lambda: _adam(1e-4),  # the classic tutorial's rate
+    recipe_batch_size=50, recipe_epochs=10))
+MODELS.register("svm", ModelSpec(
+    "svm", "RBF support vector machine (scikit-learn)", _svm,
+    framework="sklearn", batch_trained=False, device_kinds=CPU_ONLY))
+
+
+def forward_flops_per_sample(model: Any) -> float:
+    """Multiply-adds x 2 of the dense and convolution layers, the work that dominates these models."""
+    total = 0.0
+    for layer in model.layers:
+        counter = _FLOP_COUNTERS.get(type(layer).__name__)
+        if counter is not None:
+            total += counter(layer)
+    return total
+
+
+def _dense_flops(layer) -> float:
+    return 2.0 * layer.kernel.shape[0] * layer.kernel.shape[1]
+
+
+def _conv_flops(layer) -> float:
+    kernel_h, kernel_w, channels_in, channels_out = layer.kernel.shape
+    _, out_h, out_w, _ = layer.output.shape
+    return 2.0 * kernel_h * kernel_w * channels_in * channels_out * out_h * out_w
+
+
+_FLOP_COUNTERS = {"Dense": _dense_flops, "Conv2D": _conv_flops}
+TRAIN_FLOPS_PER_FORWARD = 3.0  # forward, plus gradients w.r.t. activations and weights

@@ -1,0 +1,152 @@
+"""Command-line options and their ini keys, each validated by one type function.
+
+A bad value on the command line is an argparse usage error; a bad ini value is a
+pytest.UsageError; both name the option and the valid choices.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from accelbench.data import DATASETS
+from accelbench.devices import parse_devices
+from accelbench.models import MODELS
+from accelbench.presets import PRESETS
+from accelbench.registry import Registry, UnknownName
+
+
+def _usage(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """Turn a parser's ValueError/UnknownName into argparse's usage error."""
+
+    def validate(text: str) -> Any:
+        try:
+            return parse(text)
+        except (ValueError, UnknownName) as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    validate.__name__ = parse.__name__
+    return validate
+
+
+def _words(text: str) -> list[str]:
+    words = [word.strip() for word in text.split(",") if word.strip()]
+    if not words:
+        raise ValueError("empty list")
+    return words
+
+
+def positive_int(text: str) -> int:
+    word = text.strip()
+    if not word.isdigit() or int(word) < 1:
+        raise ValueError(f"{word!r} is not a positive integer")
+    return int(word)
+
+
+def positive_ints(text: str) -> tuple[int, ...]:
+    return tuple(dict.fromkeys(positive_int(word) for word in _words(text)))
+
+
+def non_negative_int(text: str) -> int:
+    if not text.strip().isdigit():
+        raise ValueError(f"{text!r} is not a non-negative integer")
+    return int(text)
+
+
+def fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a number") from None
+    if not 0.0 <= value < 1.0:
+        raise ValueError(f"{value} is outside [0, 1)")
+    return value
+
+
+def _names_in(registry: Registry) -> Callable[[str], tuple[str, ...]]:
+    def names(text: str) -> tuple[str, ...]:
+        for word in _words(text):
+            registry[word]  # raises naming the valid choices
+        return tuple(dict.fromkeys(_words(text)))
+
+    names.__name__ = f"{registry.kind}_names"
+    return names
+
+
+def _name_in(registry: Registry) -> Callable[[str], str]:
+    def name(text: str) -> str:
+        registry[text.strip()]
+        return text.strip()
+
+    name.__name__ = f"{registry.kind}_name"
+    return name
+
+
+@dataclass(frozen=True)
+class Option:
+    flag: str
+    parse: Callable[[str], Any]
+    metavar: str
+    help: str
+    default: str | None  # as text, run through parse like any user value; None: no default
+
+    @property
+    def dest(self) -> str:
+        return "accelbench_" + self.flag.lstrip("-").replace("-", "_")
+
+
+OPTIONS = (
+    Option("--devices", parse_devices, "LIST",
+           "Comma list of cpu, gpu, gpu:N, tpu, or all (every device present).", "all"),
+    Option("--batch-sizes", positive_ints, "LIST", "Comma list of positive batch sizes.", None),
+    Option("--models", _names_in(MODELS), "LIST", f"Comma list from: {', '.join(MODELS)}.", None),
+    Option("--dataset", _name_in(DATASETS), "NAME", f"One of: {', '.join(DATASETS)}.", "digits"),
+    Option("--data-dir", Path, "PATH",
+           "Directory holding the dataset files. Without it: the Keras cache, then a download.", None),
+    Option("--preset", _name_in(PRESETS), "NAME",
+           "quick: minutes on a 2-core CPU; full: the published settings.", "quick"),
+    Option("--baselines", Path, "PATH", "Directory of the baseline JSON files.", "benchmarks/baselines"),
+    Option("--accuracy-tolerance", fraction, "DROP",
+           "Absolute accuracy drop allowed below a baseline.", "0.02"),
+    Option("--speedup-tolerance", fraction, "FRACTION",
+           "Relative speedup drop allowed below a baseline.", "0.25"),
+    Option("--deep-layers", positive_int, "N", "Hidden 500-unit layers of mlp_deep.", "5"),
+    Option("--intra-op-threads", non_negative_int, "N",
+           "TensorFlow intra-op threads, set before it starts; 0 lets TensorFlow choose.", "0"),
+)
+
+
+def ini_key(option: Option) -> str:
+    return option.dest
+
+
+def add_options(parser: Any) -> None:
+    group = parser.getgroup("accelbench", "accelbench: device x batch size x model benchmarks")
+    for option in OPTIONS:
+        default = f" Default: {option.default!r}." if option.default is not None else " Default: from the preset."
+        group.addoption(option.flag, dest=option.dest, metavar=option.metavar,
+                        type=_usage(option.parse), default=None, help=option.help + default)
+        parser.addini(ini_key(option), help=option.help + default, default=None)
+    group.addoption("--update-baselines", action="store_true", default=False,
+                    help="Record this run's accuracy and speedup as the new baselines "
+                         "(atomic write; refused if any test failed). Default: off.")
+
+
+def value(config: Any, option: Option) -> Any:
+    """The command-line value, else the ini value, else the default; None where there is none."""
+    given = config.getoption(option.dest)
+    if given is not None:
+        return given
+    text = config.getini(ini_key(option)) or option.default
+    if text is None:
+        return None
+    try:
+        return option.parse(str(text))
+    except (ValueError, UnknownName) as error:
+        source = f"ini {ini_key(option)}" if config.getini(ini_key(option)) else option.flag
+        raise pytest.UsageError(f"{source}: {error}") from None

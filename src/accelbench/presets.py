@@ -1,0 +1,32 @@
+"""Run presets: how much of the grid a run covers and how long each cell is measured."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from accelbench.registry import Registry
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    batch_sizes: tuple[int, ...]
+    models: tuple[str, ...]
+    rounds: int  # timed rounds per cell; pytest-benchmark reports their statistics
+    round_seconds: float  # target length of one timed round, so short steps are not lost in noise
+    max_train_samples: int | None  # cap on the training set, None for all of it
+    svm_subsets: tuple[int, ...]  # n-image subsets the SVM is fitted on
+    latency_rounds: int  # batch-1 predictions timed for p50/p90/p99
+    interleaved_pairs: int  # A/B rounds behind every ratio (speedups, harness overhead)
+
+
+PRESETS: Registry[Preset] = Registry("preset")
+ALL_MODELS = ("mlp", "mlp_wide", "mlp_deep", "cnn", "svm")
+
+PRESETS.register("quick", Preset(
+    "quick", batch_sizes=(32, 256), models=ALL_MODELS, rounds=5, round_seconds=0.1,
+    max_train_samples=10_000, svm_subsets=(500, 1000), latency_rounds=100, interleaved_pairs=7))
+PRESETS.register("full", Preset(
+    "full", batch_sizes=(32, 64, 128, 256, 512, 1024, 2048, 4096, 8192), models=ALL_MODELS,
+    rounds=15, round_seconds=0.5, max_train_samples=None, svm_subsets=(1000, 2000, 5000),
+    latency_rounds=1000, interleaved_pairs=15))

@@ -1,0 +1,46 @@
+"""A name -> entry mapping whose lookups name the valid choices."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class UnknownName(KeyError):
+    """A lookup of a name that was never registered."""
+
+    def __str__(self) -> str:  # KeyError would quote the whole message
+        return str(self.args[0])
+
+
+class Registry(Generic[T]):
+    """Holds named entries (models, datasets, ...) registered once each."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._entries: dict[str, T] = {}
+
+    def register(self, name: str, entry: T) -> T:
+        if name in self._entries:
+            raise ValueError(f"{self.kind} {name!r} is already registered")
+        self._entries[name] = entry
+        return entry
+
+    def __getitem__(self, name: str) -> T:
+        try:
+            return self._entries[name]
+        except KeyError:
+            raise UnknownName(
+                f"unknown {self.kind} {name!r}; choose from: {', '.join(self.names())}"
+            ) from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def names(self) -> list[str]:
+        return list(self._entries)

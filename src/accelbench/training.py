@@ -1,0 +1,203 @@
+"""Training work on a placement: Keras fit in steady state, a hand-written reference loop,
+and training to accuracy. Everything here syncs with the device before it returns."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from accelbench import measure
+from accelbench.data import NUM_CLASSES, Dataset
+from accelbench.devices import Placement
+from accelbench.models import ModelOptions, ModelSpec
+
+CALIBRATION_STEPS = 3
+PREDICT_BATCH = 1024
+CACHED_SAMPLES = 16_384
+
+
+class NonFiniteLoss(ArithmeticError):
+    """Training diverged: the loss became NaN or infinite."""
+
+
+def check_finite(loss: float, where: str) -> float:
+    if not math.isfinite(loss):
+        raise NonFiniteLoss(f"{where}: training loss became {loss}; lower the learning rate or check the data")
+    return loss
+
+
+def build_compiled(spec: ModelSpec, dataset: Dataset, placement: Placement, options: ModelOptions) -> Any:
+    """The model with its variables on the placement, compiled the way fit() will run it."""
+    import keras
+
+    keras.utils.set_random_seed(options.seed)  # same seed on every device: accuracy parity
+    with placement.scope():
+        model = spec.build(dataset.input_shape, NUM_CLASSES, options)
+        model.compile(optimizer=spec.optimizer(),
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    return model
+
+
+def repeated_batches(dataset: Dataset, batch_size: int, placement: Placement) -> Any:
+    """Endless full batches of training data, batched once and then served from a cache.
+
+    Batching slice by slice costs more CPU per step than a small model's training step, so
+    the first pass is cached and replayed: the timed rounds measure the device, not tf.data.
+    The cache holds at most CACHED_SAMPLES samples (and at least one batch) per cell.
+    """
+    import tensorflow as tf
+
+    distinct = max(1, min(len(dataset.x_train), CACHED_SAMPLES) // batch_size)
+    pipeline = (tf.data.Dataset.from_tensor_slices((dataset.x_train, dataset.y_train))
+                .repeat().batch(batch_size, drop_remainder=True)  # repeat first: a batch may exceed the data
+                .take(distinct).cache().repeat())
+    return placement.feed(pipeline)
+
+
+def accuracy(model: Any, x: np.ndarray, y: np.ndarray) -> float:
+    logits = model.predict(x, batch_size=PREDICT_BATCH, verbose=0)
+    return float(np.mean(np.argmax(logits, axis=1) == y))
+
+
+@dataclass
+class Trainer:
+    """One cell's model trained by Keras fit() in steady state.
+
+    Built, compiled and traced once; one round is one fit() of `steps` steps, all inside a
+    single compiled execution (steps_per_execution), so Python overhead per step is gone.
+    """
+
+    where: str
+    placement: Placement
+    model: Any
+    data: Any
+    batch_size: int
+    steps: int = 1
+    compile_seconds: float = 0.0
+
+    @classmethod
+    def build(cls, where: str, spec: ModelSpec, dataset: Dataset, placement: Placement,
+              batch_size: int, options: ModelOptions, round_seconds: float) -> Trainer:
+        model = build_compiled(spec, dataset, placement, options)
+        trainer = cls(where, placement, model, repeated_batches(dataset, batch_size, placement), batch_size)
+        trainer.compile_seconds = measure.seconds(lambda: trainer._fit(1))  # first call traces
+        # The difference of two fits cancels fit()'s fixed cost per call, leaving the step's.
+        one = measure.seconds(lambda: trainer._fit(1))
+        more = measure.seconds(lambda: trainer._fit(1 + CALIBRATION_STEPS))
+        step_seconds = max(more - one, 0.0) / CALIBRATION_STEPS
+        trainer.steps = measure.steps_for(round_seconds, step_seconds)
+        model.steps_per_execution = trainer.steps
+        model.make_train_function(force=True)
+        trainer.run_round()  # warm up the timed shapes: this traces the multi-step function
+        return trainer
+
+    def _fit(self, steps: int) -> float:
+        with self.placement.scope():
+            history = self.model.fit(self.data, epochs=1, steps_per_epoch=steps, verbose=0, shuffle=False)
+        return check_finite(float(history.history["loss"][-1]), self.where)  # float() syncs
+
+    def run_round(self) -> float:
+        return self._fit(self.steps)
+
+    @property
+    def samples_per_round(self) -> int:
+        return self.steps * self.batch_size
+
+    def throughput(self) -> float:
+        """Samples per second of one freshly timed round."""
+        return self.samples_per_round / measure.seconds(self.run_round)
+
+
+@dataclass
+class HandLoop:
+    """The reference: a hand-written tf.function train step over pre-made device batches,
+    the tightest loop a TensorFlow user would write (tf.distribute custom training loop)."""
+
+    where: str
+    placement: Placement
+    step: Any
+    batches: list[Any]
+    batch_size: int
+    steps: int
+
+    @classmethod
+    def like(cls, trainer: Trainer, spec: ModelSpec, dataset: Dataset, placement: Placement,
+             options: ModelOptions) -> HandLoop:
+        import keras
+        import tensorflow as tf
+
+        keras.utils.set_random_seed(options.seed)
+        with placement.scope():
+            model = spec.build(dataset.input_shape, NUM_CLASSES, options)
+            optimizer = spec.optimizer()
+        global_batch = trainer.batch_size
+
+        def replica_step(x, y):
+            with tf.GradientTape() as tape:
+                logits = model(x, training=True)
+                per_sample = keras.losses.sparse_categorical_crossentropy(y, logits, from_logits=True)
+                loss = tf.nn.compute_average_loss(per_sample, global_batch_size=global_batch)
+            gradients = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+            return loss
+
+        @tf.function(jit_compile=trainer.model.jit_compile)
+        def step(batch):
+            return placement.sum(placement.run(replica_step, batch))
+
+        iterator = iter(trainer.data)
+        batches = [next(iterator) for _ in range(min(trainer.steps, 16))]
+        loop = cls(trainer.where, placement, step, batches, global_batch, trainer.steps)
+        loop.run_round()  # trace outside the clock
+        return loop
+
+    def run_round(self) -> float:
+        loss = None
+        with self.placement.scope():
+            for index in range(self.steps):
+                loss = self.step(self.batches[index % len(self.batches)])
+        return check_finite(float(loss), self.where)
+
+    def throughput(self) -> float:
+        return self.steps * self.batch_size / measure.seconds(self.run_round)
+
+
+@dataclass
+class AccuracyRun:
+    """Result of training the published recipe for its epochs from a fixed seed."""
+
+    accuracy: float
+    epochs: int
+    train_seconds: float
+    target: float
+    epochs_to_target: int | None = None
+    seconds_to_target: float | None = None
+    history: list[float] = field(default_factory=list)
+
+
+def train_to_accuracy(where: str, spec: ModelSpec, dataset: Dataset, placement: Placement,
+                      batch_size: int, epochs: int, target: float, options: ModelOptions) -> AccuracyRun:
+    """Train epoch by epoch, evaluating test accuracy after each (outside the training clock)."""
+    import tensorflow as tf
+
+    model = build_compiled(spec, dataset, placement, options)
+    pipeline = placement.feed(tf.data.Dataset.from_tensor_slices((dataset.x_train, dataset.y_train))
+                              .shuffle(len(dataset.x_train), seed=options.seed).batch(batch_size))
+    run = AccuracyRun(accuracy=0.0, epochs=0, train_seconds=0.0, target=target)
+    for epoch in range(1, epochs + 1):
+        start = time.perf_counter()
+        with placement.scope():
+            history = model.fit(pipeline, epochs=1, verbose=0, shuffle=False)
+        check_finite(float(history.history["loss"][-1]), where)
+        run.train_seconds += time.perf_counter() - start
+        with placement.scope():
+            run.accuracy = accuracy(model, dataset.x_test, dataset.y_test)
+        run.epochs = epoch
+        run.history.append(run.accuracy)
+        if run.epochs_to_target is None and run.accuracy >= target:
+            run.epochs_to_target, run.seconds_to_target = epoch, run.train_seconds
+    return run
