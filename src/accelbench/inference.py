@@ -10,7 +10,7 @@ from accelbench import measure
 from accelbench.data import NUM_CLASSES, Dataset
 from accelbench.devices import Placement
 from accelbench.models import ModelOptions, ModelSpec
-from accelbench.training import CACHED_SAMPLES
+from accelbench.training import fixed_batches
 
 CALIBRATION_STEPS = 3
 
@@ -36,11 +36,8 @@ class Predictor:
         keras.utils.set_random_seed(options.seed)
         with placement.scope():
             model = spec.build(dataset.input_shape, NUM_CLASSES, options)
-        distinct = max(1, min(len(dataset.x_test), CACHED_SAMPLES) // batch_size)
-        images = (tf.data.Dataset.from_tensor_slices(dataset.x_test)
-                  .repeat().batch(batch_size, drop_remainder=True)
-                  .take(distinct).cache().repeat())
-        iterator = iter(placement.feed(images))
+        (images,) = fixed_batches((dataset.x_test,), batch_size)
+        iterator = iter(placement.feed(tf.data.Dataset.from_tensor_slices(images).repeat()))
 
         @tf.function(jit_compile=model.jit_compile)
         def serve(x):
@@ -55,7 +52,7 @@ class Predictor:
 
         predictor = cls(model, placement, loop, iterator, batch_size)
         predictor.compile_seconds = measure.seconds(lambda: predictor._predict(1))
-        step_seconds = measure.seconds(lambda: predictor._predict(CALIBRATION_STEPS)) / CALIBRATION_STEPS
+        step_seconds = measure.best_of(lambda: predictor._predict(CALIBRATION_STEPS)) / CALIBRATION_STEPS
         predictor.steps = measure.steps_for(round_seconds, step_seconds)
         predictor.run_round()
         return predictor

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import gc
 import math
-import statistics
 import time
 from collections.abc import Callable, Sequence
 
@@ -17,6 +17,11 @@ def seconds(work: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
+def best_of(work: Callable[[], object], repeats: int = 3) -> float:
+    """The fastest of a few calls: for fixed work, noise only ever adds time."""
+    return min(seconds(work) for _ in range(repeats))
+
+
 def steps_for(round_seconds: float, step_seconds: float) -> int:
     """How many steps make a round of about round_seconds, so short steps are not lost in noise."""
     if step_seconds <= 0:
@@ -24,29 +29,57 @@ def steps_for(round_seconds: float, step_seconds: float) -> int:
     return max(1, min(MAX_STEPS_PER_ROUND, math.ceil(round_seconds / step_seconds)))
 
 
-def interleaved(first: Callable[[], float], second: Callable[[], float], pairs: int) -> list[float]:
-    """Per-pair ratios second/first of two timed rounds, run A B B A A B ... to cancel drift.
+def interleaved(first: Callable[[], float], second: Callable[[], float],
+                pairs: int) -> tuple[list[float], list[float]]:
+    """Throughputs of two workloads timed in alternating rounds, A B B A A B ... to cancel drift.
 
-    Each callable returns its own round's throughput. Pairs run back to back, so a noisy
-    neighbour slows both sides of a pair alike and the ratio stays put.
+    Each callable times one round and returns its throughput. Running the two back to back
+    gives both the same chances at a quiet machine.
     """
     first(), second()  # one untimed round each: caches and allocators settle first
-    ratios = []
-    for pair in range(pairs):
-        if pair % 2:
-            b, a = second(), first()
-        else:
-            a, b = first(), second()
-        ratios.append(b / a)
-    return ratios
+    firsts, seconds_ = [], []
+    collecting = gc.isenabled()
+    gc.disable()  # as timeit does: a collection landing in one side of a pair is pure noise
+    try:
+        for pair in range(pairs):
+            if pair % 2:
+                seconds_.append(second())
+                firsts.append(first())
+            else:
+                firsts.append(first())
+                seconds_.append(second())
+    finally:
+        if collecting:
+            gc.enable()
+    return firsts, seconds_
 
 
-def olympic_median(values: Sequence[float]) -> float:
-    """Median after dropping the best and the worst value (where there are enough to spare)."""
-    ordered = sorted(values)
-    if len(ordered) > 4:
-        ordered = ordered[1:-1]
-    return statistics.median(ordered)
+def best_ratio(reference: Sequence[float], candidate: Sequence[float]) -> float:
+    """Best candidate throughput over best reference throughput.
+
+    On a shared machine noise only ever slows a round down, often by a third at once (seen
+    on 2-core CI machines), so the best round of each side is the stable estimate of what
+    the code can do; medians of per-pair ratios moved by 40% between runs of unchanged code.
+    """
+    return max(candidate) / max(reference)
+
+
+def pair_ratios(reference: Sequence[float], candidate: Sequence[float]) -> list[float]:
+    return [c / r for r, c in zip(reference, candidate)]
+
+
+def significantly_below(ratios: Sequence[float], floor: float, alpha: float = 0.05) -> bool:
+    """One-sided Wilcoxon signed-rank test that the ratios lie below the floor.
+
+    A gate on a ratio of two noisy timings fails only when the shortfall is more than the
+    noise explains, so unchanged code does not flake on a busy machine.
+    """
+    from scipy.stats import wilcoxon
+
+    differences = [math.log(r / floor) for r in ratios]
+    if all(d == 0 for d in differences):
+        return False
+    return bool(wilcoxon(differences, alternative="less").pvalue < alpha)
 
 
 def percentiles(samples: Sequence[float], quantiles: Sequence[int] = (50, 90, 99)) -> dict[str, float]:

@@ -114,7 +114,7 @@ OPTIONS = (
     Option("--accuracy-tolerance", fraction, "DROP",
            "Absolute accuracy drop allowed below a baseline.", "0.02"),
     Option("--speedup-tolerance", fraction, "FRACTION",
-           "Relative speedup drop allowed below a baseline.", "0.25"),
+           "Relative speedup drop allowed below a baseline.", "0.3"),
     Option("--deep-layers", positive_int, "N", "Hidden 500-unit layers of mlp_deep.", "5"),
     Option("--intra-op-threads", non_negative_int, "N",
            "TensorFlow intra-op threads, set before it starts; 0 lets TensorFlow choose.", "0"),

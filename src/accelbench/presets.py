@@ -24,8 +24,8 @@ PRESETS: Registry[Preset] = Registry("preset")
 ALL_MODELS = ("mlp", "mlp_wide", "mlp_deep", "cnn", "svm")
 
 PRESETS.register("quick", Preset(
-    "quick", batch_sizes=(32, 256), models=ALL_MODELS, rounds=5, round_seconds=0.1,
-    max_train_samples=10_000, svm_subsets=(500, 1000), latency_rounds=100, interleaved_pairs=7))
+    "quick", batch_sizes=(32, 256), models=ALL_MODELS, rounds=5, round_seconds=0.3,
+    max_train_samples=10_000, svm_subsets=(500, 1000), latency_rounds=100, interleaved_pairs=9))
 PRESETS.register("full", Preset(
     "full", batch_sizes=(32, 64, 128, 256, 512, 1024, 2048, 4096, 8192), models=ALL_MODELS,
     rounds=15, round_seconds=0.5, max_train_samples=None, svm_subsets=(1000, 2000, 5000),
