@@ -15,7 +15,6 @@ from accelbench.session import RunConfig, Session
 from accelbench.training import NonFiniteLoss
 
 SESSION = pytest.StashKey[Session]()
-MARKER = "accelbench"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -23,7 +22,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", f"{MARKER}: a device x batch size x model benchmark cell")
     # A missing baseline is news, not an error, even under filterwarnings=error.
     config.addinivalue_line("filterwarnings", "default::accelbench.session.MissingBaselineWarning")
     config.stash[SESSION] = Session(RunConfig.from_pytest(config))
@@ -38,7 +36,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         if name in BENCHMARKS:
             grid = session_of(metafunc.config).grid
             metafunc.parametrize(name, BENCHMARKS[name].cells(grid), indirect=True)
-            metafunc.definition.add_marker(MARKER)
+
+
+def is_cell(item: pytest.Item) -> bool:
+    """A benchmark cell: a test that uses one of the benchmark fixtures."""
+    return any(name in BENCHMARKS for name in getattr(item, "fixturenames", ()))
 
 
 def _bench_fixture(name: str):
@@ -57,25 +59,35 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     """Load data and baselines once, before any cell runs, so a bad file is one clear line."""
     if session.config.option.collectonly:
         return
-    if any(item.get_closest_marker(MARKER) for item in session.items):
+    if any(is_cell(item) for item in session.items):
         try:
             session_of(session.config).prepare()
         except (DataError, BaselineError) as error:
             raise pytest.UsageError(str(error)) from None
 
 
+def _clear_failure(item: pytest.Item, error: Exception) -> str | None:
+    """The one line a user needs for failures that are the run's, not the harness's, fault."""
+    if isinstance(error, NonFiniteLoss):
+        return str(error)
+    if type(error).__name__ == "ResourceExhaustedError":  # TensorFlow's out-of-memory
+        first_line = str(error).splitlines()[0][:200] if str(error) else ""
+        return f"{item.name}: out of memory ({first_line}); choose smaller --batch-sizes"
+    return None
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item):
+    failure = None
     try:
         result = yield
-    except NonFiniteLoss as error:
-        pytest.fail(str(error), pytrace=False)
     except Exception as error:
-        if type(error).__name__ != "ResourceExhaustedError":  # TensorFlow's out-of-memory
+        failure = _clear_failure(item, error)
+        if failure is None:
             raise
-        pytest.fail(f"{item.name}: out of memory ({str(error).splitlines()[0][:200]}); "
-                    "choose smaller --batch-sizes", pytrace=False)
-    if item.get_closest_marker(MARKER):
+    if failure:  # outside the except block, so no chained traceback is shown
+        pytest.fail(failure, pytrace=False)
+    if is_cell(item):
         failures = session_of(item.config).gate(item.name)
         if failures:
             pytest.fail("\n".join(failures), pytrace=False)
@@ -84,26 +96,23 @@ def pytest_runtest_call(item: pytest.Item):
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     state = session_of(session.config)
-    if not state.run.update_baselines or not state.results:
+    if not state.run.update_baselines:
         return
-    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if session.testsfailed:
-        lines = [f"baselines NOT updated: {session.testsfailed} test(s) failed"]
+        state.notes.append(f"baselines NOT updated: {session.testsfailed} test(s) failed")
     else:
-        lines = [f"baselines written: {entry}" for entry in state.save_baselines()]
-    for line in lines:
-        if reporter:
-            reporter.write_line(f"accelbench: {line}")
+        state.notes.extend(f"baselines written: {entry}" for entry in state.save_baselines())
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    results = session_of(terminalreporter.config).results
-    if not results:
-        return
-    terminalreporter.section("accelbench results")
-    for name, metrics in results.items():
-        values = ", ".join(f"{metric}={value:,.4g}" for metric, value in metrics.items())
-        terminalreporter.write_line(f"{name}: {values}")
+    state = session_of(terminalreporter.config)
+    if state.results:
+        terminalreporter.section("accelbench results")
+        for name, metrics in state.results.items():
+            values = ", ".join(f"{metric}={value:,.4g}" for metric, value in metrics.items())
+            terminalreporter.write_line(f"{name}: {values}")
+    for note in state.notes:
+        terminalreporter.write_line(f"accelbench: {note}")
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -75,6 +75,7 @@ class Session:
     def __init__(self, run: RunConfig) -> None:
         self.run = run
         self.results: dict[str, dict[str, float]] = {}
+        self.notes: list[str] = []  # shown at the end of the run (baselines written or refused)
         self._trainers: dict[Cell, Trainer] = {}
         self._accuracy_runs: dict[Cell, AccuracyRun] = {}
         self._peaks: dict[str, float] = {}

@@ -1,0 +1,92 @@
+"""Baseline files: golden format, corrupt input, atomic writes and the regression messages."""
+
+import json
+
+import pytest
+
+from accelbench.baselines import AbsoluteDrop, BaselineError, BaselineFile, RelativeDrop, regression
+
+GOLDEN = """{
+  "digits-n1347": {
+    "test_svm[cpu-n500-binarized]": {
+      "accuracy": 0.9267
+    },
+    "test_time_to_accuracy[cpu-bs100-mlp]": {
+      "accuracy": 0.9822
+    }
+  }
+}
+"""
+
+
+def test_save_writes_sorted_indented_json(tmp_path):
+    store = BaselineFile.load(tmp_path / "accuracy.json", depth=1)
+    store.stage(("digits-n1347",), "test_time_to_accuracy[cpu-bs100-mlp]", "accuracy", 0.98222222)
+    store.stage(("digits-n1347",), "test_svm[cpu-n500-binarized]", "accuracy", 0.92666)
+    store.save()
+    assert (tmp_path / "accuracy.json").read_text() == GOLDEN
+    assert [p.name for p in tmp_path.iterdir()] == ["accuracy.json"]  # no temporary left behind
+
+
+def test_load_round_trips(tmp_path):
+    (tmp_path / "accuracy.json").write_text(GOLDEN)
+    store = BaselineFile.load(tmp_path / "accuracy.json", depth=1)
+    assert store.get(("digits-n1347",), "test_svm[cpu-n500-binarized]", "accuracy") == 0.9267
+    assert store.get(("mnist-n8000",), "test_svm[cpu-n500-binarized]", "accuracy") is None
+
+
+def test_missing_file_is_empty(tmp_path):
+    assert BaselineFile.load(tmp_path / "none.json", depth=1).data == {}
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('{"digits-n1347": {"test_x": {"accuracy": 0.9}', "corrupt baseline JSON"),
+    ('[1, 2]', "expected a JSON object, found list"),
+    ('{"digits-n1347": {"test_x": {"accuracy": "high"}}}', "accuracy must be a number"),
+    ('{"digits-n1347": {"test_x": 0.9}}', "expected a JSON object, found float"),
+])
+def test_corrupt_files_are_named(tmp_path, text, message):
+    path = tmp_path / "accuracy.json"
+    path.write_text(text)
+    with pytest.raises(BaselineError, match=message) as error:
+        BaselineFile.load(path, depth=1)
+    assert str(path) in str(error.value)
+
+
+def test_failed_write_keeps_the_old_file(tmp_path, monkeypatch):
+    path = tmp_path / "accuracy.json"
+    path.write_text(GOLDEN)
+    store = BaselineFile.load(path, depth=1)
+    store.stage(("digits-n1347",), "test_new", "accuracy", 0.5)
+
+    def broken_replace(source, target):
+        raise OSError("disk full")
+
+    monkeypatch.setattr("os.replace", broken_replace)
+    with pytest.raises(OSError):
+        store.save()
+    assert path.read_text() == GOLDEN
+    assert [p.name for p in tmp_path.iterdir()] == ["accuracy.json"]
+
+
+def test_accuracy_regression_message_names_everything():
+    message = regression("accuracy", "test_time_to_accuracy[cpu-bs100-mlp]", 0.98, 0.9, AbsoluteDrop(0.02))
+    assert message == ("accuracy regression in test_time_to_accuracy[cpu-bs100-mlp]: measured 0.9000, "
+                       "baseline 0.9800, tolerance 0.02 absolute (must be >= 0.9600)")
+    assert regression("accuracy", "c", 0.98, 0.961, AbsoluteDrop(0.02)) is None
+
+
+def test_speedup_regression_is_relative():
+    assert regression("speedup", "c", 4.0, 2.9, RelativeDrop(0.3)) is None
+    message = regression("speedup", "c", 4.0, 2.7, RelativeDrop(0.3))
+    assert "measured 2.7000, baseline 4.0000, tolerance 30% relative (must be >= 2.8000)" in message
+
+
+def test_committed_baselines_are_valid():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "benchmarks" / "baselines"
+    for name, depth in (("accuracy.json", 1), ("speedup.json", 2)):
+        text = (root / name).read_text()
+        assert text == json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n"
+        BaselineFile.load(root / name, depth)

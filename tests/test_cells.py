@@ -1,0 +1,51 @@
+"""The grid: ids read device-batch-model; impossible cells skip with a reason."""
+
+from accelbench import cells
+from accelbench.devices import Inventory, Placement
+
+
+def grid(devices=("cpu",), batch_sizes=(32, 256), models=("mlp", "svm"), labelled=True, present=("cpu",)):
+    inventory = Inventory({name: Placement(name, f"/{name}:0", name) for name in present})
+    return cells.Grid(devices, batch_sizes, models, (500,), labelled, inventory)
+
+
+def ids_and_skips(params):
+    return {p.id: (p.marks[0].kwargs["reason"] if p.marks else None) for p in params}
+
+
+def test_train_ids_and_svm_skip():
+    result = ids_and_skips(cells.train_cells(grid()))
+    assert list(result) == ["cpu-bs32-mlp", "cpu-bs32-svm", "cpu-bs256-mlp", "cpu-bs256-svm"]
+    assert result["cpu-bs32-mlp"] is None
+    assert "svm fits the whole subset at once" in result["cpu-bs32-svm"]
+
+
+def test_absent_device_skips_naming_it():
+    result = ids_and_skips(cells.inference_cells(grid(devices=("cpu", "gpu"))))
+    assert result["gpu-bs32-mlp"] == "device gpu requested but not present (present: cpu)"
+    assert result["cpu-bs32-mlp"] is None
+
+
+def test_svm_is_cpu_only():
+    result = ids_and_skips(cells.inference_cells(grid(devices=("cpu", "gpu"), present=("cpu", "gpu"))))
+    assert result["gpu-bs32-svm"] == "svm runs on cpu only, not gpu"
+    assert result["gpu-bs32-mlp"] is None
+
+
+def test_accuracy_cells_use_the_recipe_batch_and_need_labels():
+    assert list(ids_and_skips(cells.accuracy_cells(grid()))) == ["cpu-bs100-mlp", "cpu-bs128-svm"]
+    unlabelled = ids_and_skips(cells.accuracy_cells(grid(labelled=False)))
+    assert "random labels" in unlabelled["cpu-bs100-mlp"]
+
+
+def test_speedups_and_parity():
+    assert list(ids_and_skips(cells.batch_speedup_cells(grid()))) == ["cpu-bs256-over-bs32-mlp"]
+    one = ids_and_skips(cells.device_speedup_cells(grid()))
+    assert list(one) == ["one-device"] and "needs a device besides cpu" in one["one-device"]
+    two = grid(devices=("cpu", "gpu"), present=("cpu", "gpu"))
+    assert list(ids_and_skips(cells.device_speedup_cells(two))) == ["gpu-over-cpu-bs32-mlp", "gpu-over-cpu-bs256-mlp"]
+    assert list(ids_and_skips(cells.parity_cells(two))) == ["gpu-vs-cpu-bs100-mlp"]
+
+
+def test_batch_speedup_needs_two_sizes():
+    assert list(ids_and_skips(cells.batch_speedup_cells(grid(batch_sizes=(64,))))) == ["one-batch-size"]

@@ -1,0 +1,41 @@
+"""Timing helpers: interleaving order, estimators and the significance test."""
+
+import numpy as np
+import pytest
+
+from accelbench import measure
+
+
+def test_interleaved_alternates_abba():
+    order = []
+    first = lambda: order.append("a") or 1.0  # noqa: E731
+    second = lambda: order.append("b") or 2.0  # noqa: E731
+    firsts, seconds = measure.interleaved(first, second, pairs=4)
+    assert order == ["a", "b"] + ["a", "b", "b", "a", "a", "b", "b", "a"]
+    assert firsts == [1.0] * 4 and seconds == [2.0] * 4
+
+
+def test_best_ratio_ignores_slowed_rounds():
+    reference = [100.0, 66.0, 100.0, 65.0]
+    candidate = [300.0, 300.0, 200.0, 310.0]
+    assert measure.best_ratio(reference, candidate) == pytest.approx(3.1)
+    assert measure.pair_ratios([1.0, 2.0], [2.0, 2.0]) == [2.0, 1.0]
+
+
+def test_percentiles_match_numpy():
+    samples = list(np.random.default_rng(0).random(101))
+    got = measure.percentiles(samples)
+    for q in (50, 90, 99):
+        assert got[f"p{q}"] == pytest.approx(np.percentile(samples, q))
+
+
+def test_steps_for_bounds():
+    assert measure.steps_for(0.3, 0.01) == 30
+    assert measure.steps_for(0.3, 1.0) == 1
+    assert measure.steps_for(0.3, 0.0) == measure.MAX_STEPS_PER_ROUND
+
+
+def test_significantly_below():
+    assert measure.significantly_below([0.7, 0.72, 0.69, 0.75, 0.71, 0.73, 0.7, 0.74, 0.68], 0.9)
+    assert not measure.significantly_below([0.7, 1.1, 0.95, 1.05, 0.8, 1.0, 1.2, 0.9, 1.0], 0.9)
+    assert not measure.significantly_below([0.9] * 9, 0.9)

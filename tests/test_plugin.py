@@ -1,0 +1,167 @@
+"""The plugin end to end, with pytester running the real benchmark files on small grids."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_MNIST = ROOT.parent / "shared" / "data" / "mnist-10k"
+SVM_CELLS = ["cpu-n500-grayscale", "cpu-n500-binarized", "cpu-n1000-grayscale", "cpu-n1000-binarized"]
+
+
+@pytest.fixture
+def suite(pytester, heavy_imports):
+    """The repository's benchmark files, copied into a scratch directory."""
+    for path in (ROOT / "benchmarks").glob("test_*.py"):
+        pytester.makepyfile(**{path.stem: path.read_text()})
+    return pytester
+
+
+def run(pytester, *args, baselines=None):
+    baselines = baselines or pytester.path / "baselines"
+    return pytester.runpytest("-p", "accelbench.plugin", "-p", "no:cacheprovider",
+                              "--baselines", str(baselines), *args)
+
+
+def edit_baselines(path, change):
+    data = json.loads(path.read_text())
+
+    def walk(node):
+        for key, value in node.items():
+            if isinstance(value, dict):
+                walk(value)
+            else:
+                node[key] = change(value)
+
+    walk(data)
+    path.write_text(json.dumps(data))
+
+
+def assert_one_clear_line(result, message):
+    result.stderr.fnmatch_lines([f"*{message}*"])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--devices", "tpx"], "argument --devices: unknown device 'tpx'; use cpu, gpu, gpu:N, tpu or all"),
+    (["--batch-sizes", "0"], "argument --batch-sizes: '0' is not a positive integer"),
+    (["--batch-sizes", "abc"], "argument --batch-sizes: 'abc' is not a positive integer"),
+    (["--models", "resnet"], "argument --models: unknown model 'resnet'; choose from: mlp, mlp_wide, mlp_deep, cnn, svm"),
+    (["--dataset", "imagenet"], "argument --dataset: unknown dataset 'imagenet'; choose from: digits, mnist"),
+])
+def test_bad_options_are_usage_errors(suite, args, message):
+    assert_one_clear_line(run(suite, *args), message)
+
+
+def test_bad_ini_value_is_a_usage_error(suite):
+    suite.makeini("[pytest]\naccelbench_batch_sizes = 32,big\n")
+    assert_one_clear_line(run(suite), "ERROR: ini accelbench_batch_sizes: 'big' is not a positive integer")
+
+
+def test_missing_data_dir_files(suite):
+    empty = suite.mkdir("empty")
+    result = run(suite, "-k", "test_svm", "--dataset", "mnist", "--data-dir", str(empty))
+    assert_one_clear_line(result, f"ERROR: {empty}: mnist needs train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz")
+
+
+def test_offline_without_data_dir(suite, monkeypatch):
+    import keras
+
+    def offline():
+        raise OSError("Temporary failure in name resolution")
+
+    monkeypatch.setattr(keras.datasets.mnist, "load_data", offline)
+    result = run(suite, "-k", "test_svm", "--dataset", "mnist")
+    assert_one_clear_line(result, "ERROR: mnist is not in the Keras cache and could not be downloaded (OSError); "
+                                  "put train-images-idx3-ubyte.gz")
+
+
+def test_corrupt_idx(suite):
+    from test_formats import write_mnist_dir
+
+    directory = write_mnist_dir(suite.path / "mnist")
+    (directory / "t10k-labels-idx1-ubyte.gz").write_bytes(b"\x1f\x8b broken")
+    result = run(suite, "-k", "test_svm", "--dataset", "mnist", "--data-dir", str(directory))
+    assert_one_clear_line(result, "t10k-labels-idx1-ubyte.gz: cannot read")
+
+
+def test_corrupt_baseline(suite):
+    baselines = suite.mkdir("baselines")
+    (baselines / "accuracy.json").write_text('{"digits-n1347": {')
+    result = run(suite, "-k", "test_svm", "--models", "svm")
+    assert_one_clear_line(result, "accuracy.json: corrupt baseline JSON")
+
+
+def test_accuracy_gate(suite):
+    """Recorded baselines pass unchanged and fail, naming cell, baseline, value and tolerance, +0.1."""
+    args = ("-k", "test_svm", "--models", "svm")
+    run(suite, *args, "--update-baselines").assert_outcomes(passed=4)
+    stored = suite.path / "baselines" / "accuracy.json"
+    recorded = json.loads(stored.read_text())["digits-n1347"]
+    assert sorted(recorded) == sorted(f"test_svm[{cell}]" for cell in SVM_CELLS)
+
+    run(suite, *args).assert_outcomes(passed=4)
+
+    edit_baselines(stored, lambda value: value + 0.1)
+    result = run(suite, *args)
+    result.assert_outcomes(failed=4)
+    accuracy = recorded["test_svm[cpu-n500-grayscale]"]["accuracy"]
+    result.stdout.fnmatch_lines([
+        f"*accuracy regression in test_svm[[]cpu-n500-grayscale[]]: measured {accuracy:.4f}, "
+        f"baseline {accuracy + 0.1:.4f}, tolerance 0.02 absolute (must be >= {accuracy + 0.08:.4f})*"])
+
+
+def test_speedup_gate_and_saved_json(suite):
+    """Speedups recorded per machine class pass unchanged and fail when a baseline doubles."""
+    args = ("test_training.py::test_train", "test_speedup.py::test_batch_speedup",
+            "--models", "mlp", "--batch-sizes", "16,128")
+    saved = suite.path / "run.json"
+    run(suite, *args, "--update-baselines", f"--benchmark-json={saved}").assert_outcomes(passed=3)
+
+    report = json.loads(saved.read_text())
+    assert report["machine_info"]["tensorflow"] and report["machine_info"]["accelbench_machine_class"]
+    train = next(b for b in report["benchmarks"] if b["name"] == "test_train[cpu-bs128-mlp]")["extra_info"]
+    assert train["samples_per_s"] > 0 and train["compile_seconds"] > 0 and 0 < train["fraction_of_peak"]
+
+    stored = suite.path / "baselines" / "speedup.json"
+    (machine_class,) = json.loads(stored.read_text())
+    run(suite, *args).assert_outcomes(passed=3)
+
+    edit_baselines(stored, lambda value: value * 2)
+    result = run(suite, *args)
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*speedup regression in test_batch_speedup[[]cpu-bs128-over-bs16-mlp[]]: "
+                                 "measured *, baseline *, tolerance 30% relative (must be >= *)"])
+
+
+def test_missing_baseline_warns_and_passes(suite):
+    result = run(suite, "-k", "test_svm and n500-grayscale", "--models", "svm")
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines(["*MissingBaselineWarning: no accuracy baseline for test_svm[[]cpu-n500-grayscale[]]"
+                                 "*record one with: pytest benchmarks --update-baselines*"])
+
+
+def test_nan_loss_fails_clearly_and_blocks_update(suite):
+    import numpy as np
+
+    images = np.full((64, 28, 28), 3e38, dtype=np.float32)  # a corrupt export: absurd pixel values
+    np.savez(suite.path / "mnist.npz", x_train=images, y_train=np.arange(64) % 10,
+             x_test=images[:8], y_test=np.arange(8))
+    result = run(suite, "test_training.py::test_train", "--dataset", "mnist", "--data-dir", str(suite.path),
+                 "--models", "mlp", "--batch-sizes", "32", "--update-baselines")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*cpu-bs32-mlp: training loss became nan; lower the learning rate or check the data*",
+                                 "accelbench: baselines NOT updated: 1 test(s) failed"])
+    assert "Traceback" not in result.stdout.str()
+    assert not (suite.path / "baselines").exists()
+
+
+@pytest.mark.skipif(not SHARED_MNIST.is_dir(), reason=f"real MNIST data not found at {SHARED_MNIST}")
+def test_published_mnist_mlp_meets_its_committed_baseline(suite):
+    """The published MLP, 20 epochs at batch 100 on real MNIST, against the repo's baseline."""
+    result = run(suite, "-k", "test_time_to_accuracy", "--dataset", "mnist", "--data-dir", str(SHARED_MNIST),
+                 "--models", "mlp", baselines=ROOT / "benchmarks" / "baselines")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["test_time_to_accuracy[[]cpu-bs100-mlp[]]: accuracy=0.9*"])

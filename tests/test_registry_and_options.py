@@ -1,0 +1,52 @@
+"""Registries and option parsers: duplicates rejected, unknown names list the choices."""
+
+import pytest
+
+from accelbench import options
+from accelbench.devices import parse_devices
+from accelbench.models import MODELS
+from accelbench.registry import Registry, UnknownName
+
+
+def test_register_rejects_duplicates():
+    registry = Registry("thing")
+    registry.register("a", 1)
+    with pytest.raises(ValueError, match="thing 'a' is already registered"):
+        registry.register("a", 2)
+
+
+def test_unknown_name_lists_the_choices():
+    with pytest.raises(UnknownName, match="unknown model 'resnet'; choose from: mlp, mlp_wide"):
+        MODELS["resnet"]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("cpu", ("cpu",)), ("cpu,gpu:1", ("cpu", "gpu:1")), ("CPU, tpu,cpu", ("cpu", "tpu")), ("all", ()),
+])
+def test_parse_devices(text, expected):
+    assert parse_devices(text) == expected
+
+
+@pytest.mark.parametrize("text", ["cuda", "gpu:x", "", "cpu,all2"])
+def test_parse_devices_rejects(text):
+    with pytest.raises(ValueError):
+        parse_devices(text)
+
+
+def test_batch_sizes_parse_and_deduplicate():
+    assert options.positive_ints("32, 256,32") == (32, 256)
+
+
+@pytest.mark.parametrize("text", ["0", "abc", "-1", "3.5", ""])
+def test_batch_sizes_reject(text):
+    with pytest.raises(ValueError):
+        options.positive_ints(text)
+
+
+@pytest.mark.parametrize(("text", "ok"), [("0.02", True), ("0", True), ("1", False), ("x", False)])
+def test_fraction(text, ok):
+    if ok:
+        assert options.fraction(text) == float(text)
+    else:
+        with pytest.raises(ValueError):
+            options.fraction(text)
