@@ -184,4 +184,4 @@ class Inventory:
         """What speedup baselines are keyed by: CPU architecture, CPU count and accelerators."""
         parts = [platform.machine(), f"{os.cpu_count()}cpu"]
         parts += [self.placements[kind].description for kind in ("gpu", "tpu") if kind in self.placements]
-        return re.sub(r"[^A-Za-z0-9.]+", "-", "-".join(parts)).strip("-")
+        return re.sub(r"[^A-Za-z0-9._]+", "-", "-".join(parts)).strip("-")

@@ -117,14 +117,17 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: dict) -> None:
-    """Library versions and, where TensorFlow was started, the devices and machine class."""
+    """Library versions, the devices and the machine class.
+
+    pytest-benchmark asks at start-up when comparing and at the end when saving; both must
+    see the same devices, so this starts TensorFlow if the run has not yet.
+    """
     for package in ("tensorflow", "keras", "scikit-learn", "numpy"):
         try:
             machine_info[package] = importlib.metadata.version(package)
         except importlib.metadata.PackageNotFoundError:
             continue
-    state = session_of(config)
-    if "inventory" in state.__dict__:  # never start TensorFlow just to describe the machine
-        machine_info["accelbench_devices"] = {
-            name: placement.description for name, placement in state.inventory.placements.items()}
-        machine_info["accelbench_machine_class"] = state.inventory.machine_class()
+    inventory = session_of(config).inventory
+    machine_info["accelbench_devices"] = {
+        name: placement.description for name, placement in inventory.placements.items()}
+    machine_info["accelbench_machine_class"] = inventory.machine_class()
