@@ -11,6 +11,7 @@ import pytest
 
 from accelbench import cells, measure
 from accelbench.cells import Cell, Grid, Pair, SvmCell
+from accelbench.data import NUM_CLASSES
 from accelbench.inference import PREDICTORS
 from accelbench.models import MODELS, TRAIN_FLOPS_PER_FORWARD, forward_flops_per_sample
 from accelbench.registry import Registry
@@ -136,7 +137,7 @@ class SvmBench(Bench):
             dataset = dataset.binarized()
         n = self.cell.subset
         x, y = dataset.x_train[:n].reshape(n, -1), dataset.y_train[:n]
-        make = lambda: MODELS["svm"].build(dataset.input_shape, 10, self.session.run.model_options)  # noqa: E731
+        make = lambda: MODELS["svm"].build(dataset.input_shape, NUM_CLASSES, self.session.run.model_options)  # noqa: E731
         fitted = benchmark.pedantic(lambda svm: svm.fit(x, y), setup=lambda: ((make(),), {}),
                                     rounds=SVM_FIT_ROUNDS, iterations=1)
         x_test = dataset.x_test.reshape(len(dataset.x_test), -1)

@@ -17,6 +17,7 @@ from accelbench.registry import Registry
 NUM_CLASSES = 10
 DOWNLOAD_TIMEOUT_S = 30  # an offline machine must fail fast, not hang in a Keras download
 SYNTHETIC_SAMPLES = (8192, 1024)
+UNLABELLED = frozenset({"synthetic"})  # datasets whose labels carry no signal: no accuracy
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,11 @@ class Dataset:
     y_train: np.ndarray
     x_test: np.ndarray
     y_test: np.ndarray
-    labelled: bool = True  # False for synthetic tensors: throughput only, no accuracy
+
+    @property
+    def labelled(self) -> bool:
+        """False for synthetic tensors: throughput only, no accuracy."""
+        return self.name not in UNLABELLED
 
     @property
     def input_shape(self) -> tuple[int, ...]:
@@ -178,7 +183,6 @@ def _synthetic(data_dir: Path | None) -> Dataset:
         rng.integers(0, NUM_CLASSES, n_train, dtype=np.int32),
         rng.random((n_test, *shape), dtype=np.float32),
         rng.integers(0, NUM_CLASSES, n_test, dtype=np.int32),
-        labelled=False,
     )
 
 

@@ -90,7 +90,7 @@ class Session:
         return Grid(devices=self.run.devices or self.inventory.default_names(),
                     batch_sizes=self.run.batch_sizes, models=self.run.models,
                     svm_subsets=self.run.preset.svm_subsets,
-                    labelled=self.run.dataset != "synthetic", inventory=self.inventory)
+                    labelled=self.run.dataset not in data.UNLABELLED, inventory=self.inventory)
 
     @functools.cached_property
     def dataset(self) -> data.Dataset:

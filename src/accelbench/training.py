@@ -15,7 +15,7 @@ from accelbench.data import NUM_CLASSES, Dataset
 from accelbench.devices import Placement
 from accelbench.models import ModelOptions, ModelSpec
 
-CALIBRATION_STEPS = 3
+CALIBRATION_STEPS = 5
 PREDICT_BATCH = 1024
 CACHED_SAMPLES = 16_384
 
@@ -93,10 +93,12 @@ class Trainer:
         model = build_compiled(spec, dataset, placement, options)
         trainer = cls(where, placement, model, repeated_batches(dataset, batch_size, placement), batch_size)
         trainer.compile_seconds = measure.seconds(lambda: trainer._fit(1))  # first call traces
-        # The difference of two fits cancels fit()'s fixed cost per call, leaving the step's.
+        # The difference of two fits cancels fit()'s fixed cost per call, leaving the step's;
+        # noise can shrink that difference to nothing, so the fixed cost is taken to be at
+        # most half of a longer fit (else a round of 10,000 tiny steps can last minutes).
         one = measure.best_of(lambda: trainer._fit(1))
         more = measure.best_of(lambda: trainer._fit(1 + CALIBRATION_STEPS))
-        step_seconds = max(more - one, 0.0) / CALIBRATION_STEPS
+        step_seconds = max(more - one, more / 2) / CALIBRATION_STEPS
         trainer.steps = measure.steps_for(round_seconds, step_seconds)
         model.steps_per_execution = trainer.steps
         model.make_train_function(force=True)
