@@ -46,11 +46,22 @@ class Bench:
             {k: (float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
              for k, v in values.items() if v is not None})
 
-    def flop_info(self, benchmark: Any, flops_per_sample: float, samples_per_s: float) -> None:
-        achieved = flops_per_sample * samples_per_s
-        peak = self.session.peak_flops(self.cell.device)
-        self.info(benchmark, flops_per_sample=flops_per_sample, achieved_flops=achieved,
-                  peak_matmul_flops=peak, fraction_of_peak=achieved / peak)
+    def time_rounds(self, benchmark: Any, work: Any, flops_per_sample: float | None) -> None:
+        """Time work.run_round through pytest-benchmark; samples/s from the median round."""
+        benchmark.pedantic(work.run_round, rounds=self.preset.rounds, warmup_rounds=1, iterations=1)
+        self.info(benchmark, device=self.placement().description, batch_size=self.cell.batch_size,
+                  steps_per_round=work.steps, compile_seconds=work.compile_seconds)
+        median = median_seconds(benchmark)
+        if not median:  # --benchmark-disable: nothing was timed
+            return
+        samples_per_s = work.samples_per_round / median
+        self.info(benchmark, samples_per_s=samples_per_s)
+        if flops_per_sample:
+            achieved = flops_per_sample * samples_per_s
+            peak = self.session.peak_flops(self.cell.device)
+            self.info(benchmark, flops_per_sample=flops_per_sample, achieved_flops=achieved,
+                      peak_matmul_flops=peak, fraction_of_peak=achieved / peak)
+        self.session.record(self.name, samples_per_s=samples_per_s)
 
 
 class TrainBench(Bench):
@@ -58,17 +69,9 @@ class TrainBench(Bench):
 
     def __call__(self, benchmark: Any) -> None:
         trainer = self.session.trainer(self.cell)
-        benchmark.pedantic(trainer.run_round, rounds=self.preset.rounds, warmup_rounds=1, iterations=1)
-        self.info(benchmark, device=self.placement().description, batch_size=self.cell.batch_size,
-                  steps_per_round=trainer.steps, compile_seconds=trainer.compile_seconds,
-                  jit_compile=bool(trainer.model.jit_compile))
-        median = median_seconds(benchmark)
-        if median:
-            samples_per_s = trainer.samples_per_round / median
-            self.info(benchmark, samples_per_s=samples_per_s)
-            flops = forward_flops_per_sample(trainer.model) * TRAIN_FLOPS_PER_FORWARD
-            self.flop_info(benchmark, flops, samples_per_s)
-            self.session.record(self.name, samples_per_s=samples_per_s)
+        flops = forward_flops_per_sample(trainer.model) * TRAIN_FLOPS_PER_FORWARD
+        self.time_rounds(benchmark, trainer, flops)
+        self.info(benchmark, jit_compile=bool(trainer.model.jit_compile))
 
 
 class InferenceBench(Bench):
@@ -82,17 +85,7 @@ class InferenceBench(Bench):
 
     def __call__(self, benchmark: Any) -> None:
         predictor = self.build()
-        benchmark.pedantic(predictor.run_round, rounds=self.preset.rounds, warmup_rounds=1,
-                           iterations=1)
-        self.info(benchmark, device=self.placement().description, batch_size=self.cell.batch_size,
-                  steps_per_round=predictor.steps, compile_seconds=predictor.compile_seconds)
-        median = median_seconds(benchmark)
-        if median:
-            samples_per_s = predictor.samples_per_round / median
-            self.info(benchmark, samples_per_s=samples_per_s)
-            if hasattr(predictor, "model"):
-                self.flop_info(benchmark, forward_flops_per_sample(predictor.model), samples_per_s)
-            self.session.record(self.name, samples_per_s=samples_per_s)
+        self.time_rounds(benchmark, predictor, predictor.flops_per_sample())
 
 
 class LatencyBench(InferenceBench):
@@ -181,7 +174,7 @@ class OverheadBench(Bench):
 
         trainer = self.session.trainer(self.cell)
         hand = HandLoop.like(trainer, MODELS[self.cell.model], self.session.dataset,
-                             self.placement(), self.session.run.model_options)
+                             self.session.run.model_options)
         return measure.interleaved(hand.throughput, trainer.throughput, self.preset.interleaved_pairs)
 
     def __call__(self, benchmark: Any) -> None:

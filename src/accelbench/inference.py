@@ -3,16 +3,15 @@ batch at a time for latency."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from accelbench import measure
 from accelbench.data import NUM_CLASSES, Dataset
 from accelbench.devices import Placement
-from accelbench.models import ModelOptions, ModelSpec
+from accelbench.models import ModelOptions, ModelSpec, forward_flops_per_sample
 from accelbench.training import fixed_batches
 
-CALIBRATION_STEPS = 3
 
 
 @dataclass
@@ -26,6 +25,7 @@ class Predictor:
     batch_size: int
     steps: int = 1
     compile_seconds: float = 0.0
+    _counts: dict[int, Any] = field(default_factory=dict)
 
     @classmethod
     def build(cls, spec: ModelSpec, dataset: Dataset, placement: Placement, batch_size: int,
@@ -52,7 +52,8 @@ class Predictor:
 
         predictor = cls(model, placement, loop, iterator, batch_size)
         predictor.compile_seconds = measure.seconds(lambda: predictor._predict(1))
-        step_seconds = measure.best_of(lambda: predictor._predict(CALIBRATION_STEPS)) / CALIBRATION_STEPS
+        calibration = measure.CALIBRATION_STEPS
+        step_seconds = measure.best_of(lambda: predictor._predict(calibration)) / calibration
         predictor.steps = measure.steps_for(round_seconds, step_seconds)
         predictor.run_round()
         return predictor
@@ -60,8 +61,13 @@ class Predictor:
     def _predict(self, steps: int) -> float:
         import tensorflow as tf
 
+        if steps not in self._counts:  # first made while warming up, never inside a timed round
+            self._counts[steps] = tf.constant(steps)
         with self.placement.scope():
-            return float(self.loop(self.iterator, tf.constant(steps)))  # float() waits for the device
+            return float(self.loop(self.iterator, self._counts[steps]))  # float() waits for the device
+
+    def flops_per_sample(self) -> float:
+        return forward_flops_per_sample(self.model)
 
     def run_round(self) -> float:
         return self._predict(self.steps)
@@ -119,6 +125,9 @@ class SklearnPredictor:
 
     def predict_one(self) -> float:
         return self._predict(1)
+
+    def flops_per_sample(self) -> None:
+        return None  # kernel evaluations, not the dense/conv work the FLOP count covers
 
 
 PREDICTORS = {"keras": Predictor, "sklearn": SklearnPredictor}

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Sequence
 
 MAX_STEPS_PER_ROUND = 10_000
+CALIBRATION_STEPS = 5  # steps timed to size a round
 
 
 def seconds(work: Callable[[], object]) -> float:

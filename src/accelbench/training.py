@@ -15,7 +15,6 @@ from accelbench.data import NUM_CLASSES, Dataset
 from accelbench.devices import Placement
 from accelbench.models import ModelOptions, ModelSpec
 
-CALIBRATION_STEPS = 5
 PREDICT_BATCH = 1024
 CACHED_SAMPLES = 16_384
 
@@ -97,8 +96,8 @@ class Trainer:
         # noise can shrink that difference to nothing, so the fixed cost is taken to be at
         # most half of a longer fit (else a round of 10,000 tiny steps can last minutes).
         one = measure.best_of(lambda: trainer._fit(1))
-        more = measure.best_of(lambda: trainer._fit(1 + CALIBRATION_STEPS))
-        step_seconds = max(more - one, more / 2) / CALIBRATION_STEPS
+        more = measure.best_of(lambda: trainer._fit(1 + measure.CALIBRATION_STEPS))
+        step_seconds = max(more - one, more / 2) / measure.CALIBRATION_STEPS
         trainer.steps = measure.steps_for(round_seconds, step_seconds)
         model.steps_per_execution = trainer.steps
         model.make_train_function(force=True)
@@ -135,11 +134,11 @@ class HandLoop:
     steps: int
 
     @classmethod
-    def like(cls, trainer: Trainer, spec: ModelSpec, dataset: Dataset, placement: Placement,
-             options: ModelOptions) -> HandLoop:
+    def like(cls, trainer: Trainer, spec: ModelSpec, dataset: Dataset, options: ModelOptions) -> HandLoop:
         import keras
         import tensorflow as tf
 
+        placement = trainer.placement
         keras.utils.set_random_seed(options.seed)
         with placement.scope():
             model = spec.build(dataset.input_shape, NUM_CLASSES, options)
