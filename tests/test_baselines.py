@@ -4,7 +4,13 @@ import json
 
 import pytest
 
-from accelbench.baselines import AbsoluteDrop, BaselineError, BaselineFile, RelativeDrop, regression
+from accelbench.baselines import (
+    AbsoluteDrop,
+    BaselineError,
+    BaselineFile,
+    RelativeDrop,
+    regression,
+)
 
 GOLDEN = """{
   "digits-n1347": {

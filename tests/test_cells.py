@@ -49,3 +49,14 @@ def test_speedups_and_parity():
 
 def test_batch_speedup_needs_two_sizes():
     assert list(ids_and_skips(cells.batch_speedup_cells(grid(batch_sizes=(64,))))) == ["one-batch-size"]
+
+
+def test_a_sweep_gives_each_model_its_own_batch_sizes():
+    sweep = {"mlp": (32, 64, 128), "cnn": (32, 64)}
+    swept = cells.Grid(("cpu",), (32,), ("mlp", "cnn"), (500,), True, grid().inventory,
+                       sweep=lambda device, model: sweep[model])
+    assert list(ids_and_skips(cells.train_cells(swept))) == [
+        "cpu-bs32-mlp", "cpu-bs32-cnn", "cpu-bs64-mlp", "cpu-bs64-cnn", "cpu-bs128-mlp"]
+    assert list(ids_and_skips(cells.batch_speedup_cells(swept))) == ["cpu-bs128-over-bs32-mlp", "cpu-bs64-over-bs32-cnn"]
+    assert list(ids_and_skips(cells.leak_cells(swept))) == ["cpu-bs128-mlp", "cpu-bs64-cnn"]
+    assert list(ids_and_skips(cells.scaling_cells(swept))) == ["cpu-mlp", "cpu-cnn"]

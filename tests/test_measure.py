@@ -8,8 +8,8 @@ from accelbench import measure
 
 def test_interleaved_alternates_abba():
     order = []
-    first = lambda: order.append("a") or 1.0  # noqa: E731
-    second = lambda: order.append("b") or 2.0  # noqa: E731
+    first = lambda: order.append("a") or 1.0
+    second = lambda: order.append("b") or 2.0
     firsts, seconds = measure.interleaved(first, second, pairs=4)
     assert order == ["a", "b"] + ["a", "b", "b", "a", "a", "b", "b", "a"]
     assert firsts == [1.0] * 4 and seconds == [2.0] * 4

@@ -50,6 +50,8 @@ def assert_one_clear_line(result, message):
     (["--batch-sizes", "abc"], "argument --batch-sizes: 'abc' is not a positive integer"),
     (["--models", "resnet"], "argument --models: unknown model 'resnet'; choose from: mlp, mlp_wide, mlp_deep, cnn, svm"),
     (["--dataset", "imagenet"], "argument --dataset: unknown dataset 'imagenet'; choose from: digits, mnist"),
+    (["--memory-budget", "lots"], "argument --memory-budget: 'lots' is not a size; write e.g. 4GiB, 512MiB or 500MB"),
+    (["--memory-tolerance", "2"], "argument --memory-tolerance: 2.0 is outside [0, 1)"),
 ])
 def test_bad_options_are_usage_errors(suite, args, message):
     assert_one_clear_line(run(suite, *args), message)
@@ -165,3 +167,76 @@ def test_published_mnist_mlp_meets_its_committed_baseline(suite):
                  "--models", "mlp", baselines=ROOT / "benchmarks" / "baselines")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["test_time_to_accuracy[[]cpu-bs100-mlp[]]: accuracy=0.9*"])
+
+
+MEMORY_CELL = ("test_memory.py::test_train_memory", "--models", "mlp", "--batch-sizes", "32")
+
+
+def test_memory_gate_catches_a_planted_allocation(suite, monkeypatch):
+    """A recorded host peak passes unchanged; 50 MB more inside the measured step fails it."""
+    import numpy as np
+
+    from accelbench.training import OneStep
+
+    run(suite, *MEMORY_CELL, "--update-baselines").assert_outcomes(passed=1)
+    stored = json.loads((suite.path / "baselines" / "memory.json").read_text())
+    (by_tensorflow,) = stored.values()
+    (cells,) = by_tensorflow.values()
+    peak = cells["digits"]["test_train_memory[cpu-bs32-mlp]"]["peak_memory_bytes"]
+    assert 2**20 < peak < 64 * 2**20
+
+    run(suite, *MEMORY_CELL).assert_outcomes(passed=1)
+
+    step = OneStep.run
+    monkeypatch.setattr(OneStep, "run", lambda self: (np.ones(50 * 2**20, np.uint8).sum(), step(self))[1])
+    result = run(suite, *MEMORY_CELL)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*peak_memory_bytes regression in test_train_memory[[]cpu-bs32-mlp[]]: measured *, "
+                                 f"baseline * ({peak:,} B), tolerance 25% relative + 2.0 MiB (2,097,152 B) (must be <= *)"])
+
+
+def test_planted_leak_in_repeated_inference_is_caught(suite, monkeypatch):
+    import numpy as np
+
+    from accelbench.inference import OneBatch
+
+    args = ("test_memory.py::test_inference_leaks", "--models", "mlp", "--batch-sizes", "32")
+    run(suite, *args).assert_outcomes(passed=1)
+
+    kept = []
+    build = OneBatch.build.__func__
+
+    def leaky_build(cls, *args, **kwargs):
+        one = build(cls, *args, **kwargs)
+        predict = one.predict
+        one.predict = lambda: (kept.append(np.ones(256 * 2**10, np.uint8)), predict())[1]  # 256 KiB a call
+        return one
+
+    monkeypatch.setattr(OneBatch, "build", classmethod(leaky_build))
+    result = run(suite, *args)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*Test was allowed to leak 1.0MiB per location but at least one location leaked more*"])
+
+
+def test_memory_scaling_finds_the_largest_batch_under_a_budget(suite):
+    saved = suite.path / "run.json"
+    budget = 256 * 2**20
+    result = run(suite, "test_memory.py::test_memory_scaling", "--models", "mlp,cnn",
+                 "--memory-budget", "256MiB", f"--benchmark-json={saved}")
+    result.assert_outcomes(passed=2)
+    def needs(info, batch):  # resident state + the fitted step peak
+        return info["weight_bytes"] + info["optimizer_slot_bytes"] + info["fixed_bytes"] + info["per_sample_bytes"] * batch
+
+    for bench in json.loads(saved.read_text())["benchmarks"]:
+        info = bench["extra_info"]
+        assert info["largest_batch"] > max(info["ladder_batch_sizes"])
+        assert needs(info, info["largest_batch"]) <= budget < needs(info, info["largest_batch"] + 1)
+        assert info["memory_budget_bytes"] == budget and info["per_sample_bytes"] > 0
+
+
+def test_memray_run_does_not_record_timing_baselines(suite):
+    args = ("test_speedup.py::test_batch_speedup", "--models", "mlp", "--batch-sizes", "16,64")
+    result = run(suite, *args, "--memray", "--update-baselines")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*MEMRAY REPORT*", "accelbench: speedup baselines NOT recorded: --memray slows *"])
+    assert not (suite.path / "baselines" / "speedup.json").exists()

@@ -25,33 +25,59 @@ class AbsoluteDrop:
     """Fails when measured < baseline - tolerance (accuracy: points of accuracy)."""
 
     tolerance: float
+    relation = ">="
 
-    def floor(self, baseline: float) -> float:
+    def bound(self, baseline: float) -> float:
         return baseline - self.tolerance
 
     def describe(self) -> str:
         return f"{self.tolerance:g} absolute"
 
+    def show(self, value: float) -> str:
+        return f"{value:.4f}"
+
 
 @dataclass(frozen=True)
-class RelativeDrop:
+class RelativeDrop(AbsoluteDrop):
     """Fails when measured < baseline x (1 - tolerance) (speedups: ratios)."""
 
-    tolerance: float
-
-    def floor(self, baseline: float) -> float:
+    def bound(self, baseline: float) -> float:
         return baseline * (1.0 - self.tolerance)
 
     def describe(self) -> str:
         return f"{self.tolerance:.0%} relative"
 
 
+@dataclass(frozen=True)
+class RelativeGrowth:
+    """Fails when measured > baseline x (1 + tolerance) + slack (memory: bytes).
+
+    The slack absorbs allocator granularity, which a relative tolerance cannot for small peaks.
+    """
+
+    tolerance: float
+    slack: float
+    relation = "<="
+
+    def bound(self, baseline: float) -> float:
+        return baseline * (1.0 + self.tolerance) + self.slack
+
+    def describe(self) -> str:
+        return f"{self.tolerance:.0%} relative + {self.show(self.slack)}"
+
+    def show(self, value: float) -> str:
+        from accelbench.memory import format_bytes
+
+        return f"{format_bytes(value)} ({value:,.0f} B)" if value >= 1024 else f"{value:,.0f} B"
+
+
 def regression(metric: str, cell: str, baseline: float, measured: float, check) -> str | None:
-    floor = check.floor(baseline)
-    if measured >= floor:
+    bound = check.bound(baseline)
+    holds = measured >= bound if check.relation == ">=" else measured <= bound
+    if holds:
         return None
-    return (f"{metric} regression in {cell}: measured {measured:.4f}, baseline {baseline:.4f}, "
-            f"tolerance {check.describe()} (must be >= {floor:.4f})")
+    return (f"{metric} regression in {cell}: measured {check.show(measured)}, baseline {check.show(baseline)}, "
+            f"tolerance {check.describe()} (must be {check.relation} {check.show(bound)})")
 
 
 @dataclass
@@ -85,7 +111,8 @@ class BaselineFile:
         node = self.data
         for key in (*scope, cell):
             node = node.setdefault(key, {})
-        node[metric] = round(float(value), 4)
+        value = round(float(value), 4)
+        node[metric] = int(value) if value.is_integer() else value  # bytes stay whole numbers
         self.staged += 1
 
     def save(self) -> None:

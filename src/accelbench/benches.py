@@ -9,16 +9,20 @@ from typing import Any
 
 import pytest
 
-from accelbench import cells, measure
-from accelbench.cells import Cell, Grid, Pair, SvmCell
+from accelbench import cells, measure, memory
+from accelbench.cells import Cell, Grid, ModelOn, Pair, SvmCell
 from accelbench.data import NUM_CLASSES
-from accelbench.inference import PREDICTORS
+from accelbench.inference import PREDICTORS, OneBatch
 from accelbench.models import MODELS, TRAIN_FLOPS_PER_FORWARD, forward_flops_per_sample
 from accelbench.registry import Registry
 from accelbench.session import Session
 
 HARNESS_EFFICIENCY_FLOOR = 0.90  # the suite's fit() must reach 90% of a hand-written loop
 SVM_FIT_ROUNDS = 3
+# pytest-benchmark's group for memory cells: their one timed round ran under memray.
+MEMORY_GROUP = "memory (one step under memray: its time is not a speed result)"
+# limit_leaks: what one allocation site may still hold after the repeated predictions.
+LEAK_LIMIT_PER_LOCATION = 2**20
 
 
 def median_seconds(benchmark: Any) -> float | None:
@@ -39,6 +43,9 @@ class Bench:
 
     def placement(self, device: str | None = None):
         return self.session.placement(device or self.cell.device)
+
+    def setup(self, node: pytest.Item) -> None:
+        """Work done when the fixture is made, before the test body (which pytest-memray may track)."""
 
     def info(self, benchmark: Any, **values: Any) -> None:
         """Plain floats and strings only: the JSON must not depend on numpy's types."""
@@ -130,7 +137,7 @@ class SvmBench(Bench):
             dataset = dataset.binarized()
         n = self.cell.subset
         x, y = dataset.x_train[:n].reshape(n, -1), dataset.y_train[:n]
-        make = lambda: MODELS["svm"].build(dataset.input_shape, NUM_CLASSES, self.session.run.model_options)  # noqa: E731
+        make = lambda: MODELS["svm"].build(dataset.input_shape, NUM_CLASSES, self.session.run.model_options)
         fitted = benchmark.pedantic(lambda svm: svm.fit(x, y), setup=lambda: ((make(),), {}),
                                     rounds=SVM_FIT_ROUNDS, iterations=1)
         x_test = dataset.x_test.reshape(len(dataset.x_test), -1)
@@ -210,6 +217,120 @@ class ParityBench(Bench):
                         pytrace=False)
 
 
+class StepMemoryBench(Bench):
+    """Host and device peak memory of one step, built and warmed up before the test body.
+
+    pytest-memray tracks the body, because setup gives the cell a limit_memory cap; the
+    plugin hands the host peak it measured to host_peak_measured. The device peak comes from
+    TensorFlow's allocator on accelerators.
+    """
+
+    cell: Cell
+    cap: int = 0
+    estimated: int = 0
+
+    def build(self) -> Any:
+        """(work, estimated bytes): the step to measure, and what the analytic estimate says it needs."""
+        raise NotImplementedError
+
+    def setup(self, node: pytest.Item) -> None:
+        if not node.config.pluginmanager.has_plugin("memray_manager"):
+            pytest.skip("pytest-memray is not active (was it disabled with -p no:memray?): "
+                        "it measures host memory")
+        self.work, self.estimated = self.build()
+        headroom = MODELS[self.cell.model].memory_headroom
+        self.cap = memory.host_cap(headroom, self.estimated, self.session.run.memory_budget)
+        node.add_marker(pytest.mark.limit_memory(f"{self.cap} B"))
+
+    def __call__(self, benchmark: Any) -> None:
+        benchmark.group = MEMORY_GROUP
+        device_peak = benchmark.pedantic(memory.device_peak, args=(self.placement(), self.work),
+                                         rounds=1, iterations=1)
+        self.info(benchmark, device=self.placement().description, batch_size=self.cell.batch_size,
+                  estimated_bytes=self.estimated, host_memory_cap_bytes=self.cap)
+        if device_peak is not None:
+            self.info(benchmark, device_peak_memory_bytes=device_peak)
+            self.session.record(self.name, device_peak_memory_bytes=device_peak)
+
+    def host_peak_measured(self, peak: int, benchmark: Any) -> None:
+        self.info(benchmark, peak_memory_bytes=peak)
+        self.session.record(self.name, peak_memory_bytes=peak)
+
+
+class TrainMemoryBench(StepMemoryBench):
+    """One training step (train_on_batch): gradients, activations and the input batch."""
+
+    def build(self) -> Any:
+        step = self.session.one_step(self.cell)
+        return step.run, memory.estimate(step.model).step(self.cell.batch_size)
+
+
+class InferenceMemoryBench(StepMemoryBench):
+    """One batch predicted (predict_on_batch, or the estimator's predict)."""
+
+    def build(self) -> Any:
+        one = OneBatch.build(MODELS[self.cell.model], self.session.dataset, self.placement(),
+                             self.cell.batch_size, self.session.run.model_options)
+        estimated = memory.estimate(one.model).inference(self.cell.batch_size) if one.model else 0
+        return one.predict, estimated
+
+
+class LeakBench(Bench):
+    """The same batch predicted many times: whatever the predictions leave behind must not grow.
+
+    pytest-memray's limit_leaks fails the cell when any one allocation site still holds more
+    than LEAK_LIMIT_PER_LOCATION at the end; the model and its traced functions are made in
+    setup, so only the predictions are watched.
+    """
+
+    cell: Cell
+
+    def setup(self, node: pytest.Item) -> None:
+        if not node.config.pluginmanager.has_plugin("memray_manager"):
+            pytest.skip("pytest-memray is not active: it watches for leaks")
+        self.one = OneBatch.build(MODELS[self.cell.model], self.session.dataset, self.placement(),
+                                  self.cell.batch_size, self.session.run.model_options)
+        node.add_marker(pytest.mark.limit_leaks(f"{LEAK_LIMIT_PER_LOCATION} B"))
+
+    def predict_repeatedly(self) -> None:
+        for _ in range(self.preset.leak_predictions):
+            self.one.predict()
+
+    def __call__(self, benchmark: Any) -> None:
+        benchmark.group = MEMORY_GROUP
+        benchmark.pedantic(self.predict_repeatedly, rounds=1, iterations=1)
+        self.info(benchmark, device=self.placement().description, batch_size=self.cell.batch_size,
+                  predictions=self.preset.leak_predictions, leak_limit_per_location_bytes=LEAK_LIMIT_PER_LOCATION)
+
+
+class ScalingBench(Bench):
+    """Training-step host peak against batch size: the fit, the analytic estimate, the largest batch.
+
+    The ladder is measured in setup (memray runs one tracker at a time, and pytest-memray may
+    be tracking the body); the body reports it.
+    """
+
+    cell: ModelOn
+
+    def setup(self, node: pytest.Item) -> None:
+        self.scaling = self.session.scaling(self.cell.device, self.cell.model)
+
+    def __call__(self, benchmark: Any) -> None:
+        benchmark.group = MEMORY_GROUP
+        scaling = benchmark.pedantic(lambda: self.scaling, rounds=1, iterations=1)
+        estimate, fit = scaling.estimate, scaling.fit
+        self.info(benchmark, device=self.placement().description,
+                  ladder_batch_sizes=list(scaling.batch_sizes), ladder_peak_bytes=list(scaling.peaks),
+                  fixed_bytes=fit.fixed, per_sample_bytes=fit.per_sample, fit_max_residual_bytes=fit.max_residual,
+                  estimated_fixed_bytes=estimate.step_fixed, estimated_per_sample_bytes=estimate.step_per_sample,
+                  weight_bytes=estimate.weights, optimizer_slot_bytes=estimate.optimizer_slots,
+                  memory_budget_bytes=scaling.budget, largest_batch=scaling.largest_batch,
+                  largest_batch_search=scaling.searched_by)
+        self.session.record(self.name, per_sample_bytes=fit.per_sample,
+                            estimated_per_sample_bytes=estimate.step_per_sample, fixed_bytes=fit.fixed,
+                            estimated_fixed_bytes=estimate.step_fixed, largest_batch=scaling.largest_batch or 0)
+
+
 @dataclass(frozen=True)
 class Benchmark:
     """A benchmark fixture: the cells it is parameterized over and what it runs on each."""
@@ -229,3 +350,7 @@ BENCHMARKS.register("overhead_bench", Benchmark(cells.overhead_cells, OverheadBe
 BENCHMARKS.register("batch_speedup", Benchmark(cells.batch_speedup_cells, SpeedupBench))
 BENCHMARKS.register("device_speedup", Benchmark(cells.device_speedup_cells, SpeedupBench))
 BENCHMARKS.register("accuracy_parity", Benchmark(cells.parity_cells, ParityBench))
+BENCHMARKS.register("train_memory", Benchmark(cells.train_cells, TrainMemoryBench))
+BENCHMARKS.register("inference_memory", Benchmark(cells.inference_cells, InferenceMemoryBench))
+BENCHMARKS.register("inference_leaks", Benchmark(cells.leak_cells, LeakBench))
+BENCHMARKS.register("memory_scaling", Benchmark(cells.scaling_cells, ScalingBench))

@@ -28,6 +28,18 @@ class Cell:
 
 
 @dataclass(frozen=True)
+class ModelOn:
+    """A model on a device across batch sizes: `cpu-mlp`."""
+
+    device: str
+    model: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.device}-{self.model}"
+
+
+@dataclass(frozen=True)
 class Pair:
     """Two cells timed against each other: ratio = throughput(candidate) / throughput(reference)."""
 
@@ -62,6 +74,12 @@ class Grid:
     svm_subsets: tuple[int, ...]
     labelled: bool
     inventory: Inventory
+    # Batch sizes for one device and model, where they depend on them (the full preset sweeps
+    # up to the largest batch that fits); None: batch_sizes everywhere.
+    sweep: Callable[[str, str], tuple[int, ...]] | None = None
+
+    def batch_sizes_for(self, device: str, model: str) -> tuple[int, ...]:
+        return self.sweep(device, model) if self.sweep else self.batch_sizes
 
     def trainable_models(self) -> list[str]:
         return [name for name in self.models if MODELS[name].batch_trained]
@@ -112,22 +130,34 @@ def placeholder(name: str, reason: str) -> list:
     return [pytest.param(None, id=name, marks=pytest.mark.skip(reason=reason))]
 
 
-def _cells(devices, batch_sizes, models) -> list[Cell]:
-    return [Cell(d, b, m) for d, b, m in itertools.product(devices, batch_sizes, models)]
+def _cells(grid: Grid) -> list[Cell]:
+    """Device x batch size x model, each model at its own batch sizes; ordered batch size first."""
+    cells = [Cell(d, b, m) for d, m in itertools.product(grid.devices, grid.models) for b in grid.batch_sizes_for(d, m)]
+    return sorted(cells, key=lambda c: (grid.devices.index(c.device), c.batch_size, grid.models.index(c.model)))
 
 
 def train_cells(grid: Grid) -> list:
-    return params(grid, _cells(grid.devices, grid.batch_sizes, grid.models),
-                  (device_absent, device_unsupported, not_batch_trained))
+    return params(grid, _cells(grid), (device_absent, device_unsupported, not_batch_trained))
 
 
 def inference_cells(grid: Grid) -> list:
-    return params(grid, _cells(grid.devices, grid.batch_sizes, grid.models),
-                  (device_absent, device_unsupported))
+    return params(grid, _cells(grid), (device_absent, device_unsupported))
+
+
+def leak_cells(grid: Grid) -> list:
+    """Repeated inference at the largest batch size: the case where a leak grows fastest."""
+    cells = [Cell(d, max(grid.batch_sizes_for(d, m)), m) for d, m in itertools.product(grid.devices, grid.models)]
+    return params(grid, cells, (device_absent, device_unsupported))
+
+
+def scaling_cells(grid: Grid) -> list:
+    cells = [ModelOn(d, m) for d, m in itertools.product(grid.devices, grid.models)]
+    return params(grid, cells, (device_absent, device_unsupported, not_batch_trained))
 
 
 def latency_cells(grid: Grid) -> list:
-    return params(grid, _cells(grid.devices, (1,), grid.models), (device_absent, device_unsupported))
+    cells = [Cell(d, 1, m) for d, m in itertools.product(grid.devices, grid.models)]
+    return params(grid, cells, (device_absent, device_unsupported))
 
 
 def accuracy_cells(grid: Grid) -> list:
@@ -143,22 +173,30 @@ def svm_cells(grid: Grid) -> list:
 
 
 def overhead_cells(grid: Grid) -> list:
-    cells = _cells(grid.devices, (max(grid.batch_sizes),), grid.trainable_models())
+    cells = [Cell(d, max(grid.batch_sizes_for(d, m)), m)
+             for d, m in itertools.product(grid.devices, grid.trainable_models())]
     return params(grid, cells, (device_absent, device_unsupported))
 
 
-def batch_speedup_cells(grid: Grid) -> list:
-    small, large = min(grid.batch_sizes), max(grid.batch_sizes)
+def _batch_pair(device: str, model: str, sizes: tuple[int, ...]) -> Pair | None:
+    small, large = min(sizes), max(sizes)
     if small == large:
-        return placeholder("one-batch-size", "a batch speedup needs at least two --batch-sizes")
-    pairs = [Pair(Cell(d, small, m), Cell(d, large, m), f"{d}-bs{large}-over-bs{small}-{m}")
+        return None
+    return Pair(Cell(device, small, model), Cell(device, large, model), f"{device}-bs{large}-over-bs{small}-{model}")
+
+
+def batch_speedup_cells(grid: Grid) -> list:
+    pairs = [_batch_pair(d, m, grid.batch_sizes_for(d, m))
              for d, m in itertools.product(grid.devices, grid.trainable_models())]
+    pairs = [pair for pair in pairs if pair]
+    if not pairs:
+        return placeholder("one-batch-size", "a batch speedup needs at least two --batch-sizes")
     return params(grid, pairs, (device_absent, device_unsupported))
 
 
-def _device_pairs(grid: Grid, batch_sizes_of: Callable[[str], Iterable[int]], verb: str) -> list[Pair]:
+def _device_pairs(grid: Grid, batch_sizes_of: Callable[[str, str], Iterable[int]], verb: str) -> list[Pair]:
     return [Pair(Cell(REFERENCE_DEVICE, b, m), Cell(d, b, m), f"{d}-{verb}-{REFERENCE_DEVICE}-bs{b}-{m}")
-            for d in grid.other_devices() for m in grid.trainable_models() for b in batch_sizes_of(m)]
+            for d in grid.other_devices() for m in grid.trainable_models() for b in batch_sizes_of(d, m)]
 
 
 def _one_device(grid: Grid) -> list:
@@ -168,11 +206,15 @@ def _one_device(grid: Grid) -> list:
 
 
 def device_speedup_cells(grid: Grid) -> list:
-    pairs = _device_pairs(grid, lambda model: grid.batch_sizes, "over")
+    def shared(device: str, model: str) -> list[int]:  # batch sizes both devices run
+        theirs = set(grid.batch_sizes_for(device, model))
+        return [b for b in grid.batch_sizes_for(REFERENCE_DEVICE, model) if b in theirs]
+
+    pairs = _device_pairs(grid, shared, "over")
     return params(grid, pairs, (device_absent, device_unsupported)) if pairs else _one_device(grid)
 
 
 def parity_cells(grid: Grid) -> list:
-    pairs = _device_pairs(grid, lambda model: (MODELS[model].recipe_batch_size,), "vs")
+    pairs = _device_pairs(grid, lambda device, model: (MODELS[model].recipe_batch_size,), "vs")
     rules = (device_absent, device_unsupported, unlabelled)
     return params(grid, pairs, rules) if pairs else _one_device(grid)

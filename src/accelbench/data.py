@@ -50,7 +50,7 @@ class Dataset:
 
     def binarized(self, threshold: float = 0.5) -> Dataset:
         """Pixels as 0/1, as the published SVM study did for a faster fit."""
-        binarize = lambda x: (x > threshold).astype(np.float32)  # noqa: E731
+        binarize = lambda x: (x > threshold).astype(np.float32)
         return dataclasses.replace(self, x_train=binarize(self.x_train), x_test=binarize(self.x_test))
 
 

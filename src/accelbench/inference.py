@@ -10,8 +10,7 @@ from accelbench import measure
 from accelbench.data import NUM_CLASSES, Dataset
 from accelbench.devices import Placement
 from accelbench.models import ModelOptions, ModelSpec, forward_flops_per_sample
-from accelbench.training import fixed_batches
-
+from accelbench.training import fixed_batches, one_batch
 
 
 @dataclass
@@ -131,3 +130,38 @@ class SklearnPredictor:
 
 
 PREDICTORS = {"keras": Predictor, "sklearn": SklearnPredictor}
+
+
+@dataclass
+class OneBatch:
+    """One batch of test images predicted the way a caller would: what memory is measured on."""
+
+    predict: Any  # () -> predictions, synced with the device
+    model: Any  # the Keras model, None for scikit-learn
+    batch_size: int
+
+    @classmethod
+    def build(cls, spec: ModelSpec, dataset: Dataset, placement: Placement, batch_size: int,
+              options: ModelOptions) -> OneBatch:
+        (images,) = one_batch((dataset.x_test,), batch_size)
+        if spec.framework == "sklearn":
+            n = min(SVM_INFERENCE_FIT, len(dataset.x_train))
+            estimator = spec.build(dataset.input_shape, NUM_CLASSES, options)
+            estimator.fit(dataset.x_train[:n].reshape(n, -1), dataset.y_train[:n])
+            flat = images.reshape(batch_size, -1)
+            one = cls(lambda: estimator.predict(flat), None, batch_size)
+        else:
+            import keras
+
+            keras.utils.set_random_seed(options.seed)
+            with placement.scope():
+                model = spec.build(dataset.input_shape, NUM_CLASSES, options)
+
+            def predict():
+                with placement.scope():
+                    return model.predict_on_batch(images)  # numpy: waits for the device
+
+            one = cls(predict, model, batch_size)
+        one.predict()  # trace and settle caches outside any measurement
+        one.predict()
+        return one

@@ -32,6 +32,10 @@ class ModelSpec:
     recipe_batch_size: int = 128  # the batch size of the published training recipe
     recipe_epochs: int = 20
     published_accuracy: dict[str, float] = field(default_factory=dict)  # by dataset
+    # Host memory cap of one step, as a multiple of the analytic estimate (memory.Estimate):
+    # TensorFlow frees each tensor after its last use, so a step holds at most a few copies of
+    # its activations and gradients (oneDNN's reordered copies among them). None: no known bound.
+    memory_headroom: float | None = 4.0
 
 
 MODELS: Registry[ModelSpec] = Registry("model")
@@ -112,7 +116,7 @@ MODELS.register("cnn", ModelSpec(
     recipe_batch_size=50, recipe_epochs=10))
 MODELS.register("svm", ModelSpec(
     "svm", "RBF support vector machine (scikit-learn)", _svm,
-    framework="sklearn", batch_trained=False, device_kinds=CPU_ONLY))
+    framework="sklearn", batch_trained=False, device_kinds=CPU_ONLY, memory_headroom=None))
 
 
 def forward_flops_per_sample(model: Any) -> float:

@@ -16,6 +16,7 @@ import pytest
 
 from accelbench.data import DATASETS
 from accelbench.devices import parse_devices
+from accelbench.memory import parse_bytes
 from accelbench.models import MODELS
 from accelbench.presets import PRESETS
 from accelbench.registry import Registry, UnknownName
@@ -115,6 +116,13 @@ OPTIONS = (
            "Absolute accuracy drop allowed below a baseline.", "0.02"),
     Option("--speedup-tolerance", fraction, "FRACTION",
            "Relative speedup drop allowed below a baseline.", "0.3"),
+    Option("--memory-tolerance", fraction, "FRACTION",
+           "Relative growth of a peak memory allowed above its baseline (plus 2 MiB for allocator "
+           "granularity).", "0.25"),
+    Option("--memory-budget", parse_bytes, "SIZE",
+           "Memory the largest-batch search may plan for on the CPU, e.g. 4GiB or 500MB "
+           "(accelerators are probed until out of memory, within it where given). "
+           "Default: half the physical memory.", None),
     Option("--deep-layers", positive_int, "N", "Hidden 500-unit layers of mlp_deep.", "5"),
     Option("--intra-op-threads", non_negative_int, "N",
            "TensorFlow intra-op threads, set before it starts; 0 lets TensorFlow choose.", "0"),
@@ -128,13 +136,15 @@ def ini_key(option: Option) -> str:
 def add_options(parser: Any) -> None:
     group = parser.getgroup("accelbench", "accelbench: device x batch size x model benchmarks")
     for option in OPTIONS:
-        default = f" Default: {option.default!r}." if option.default is not None else " Default: from the preset."
+        default = (f" Default: {option.default!r}." if option.default is not None
+                   else "" if "Default:" in option.help else " Default: from the preset.")
         group.addoption(option.flag, dest=option.dest, metavar=option.metavar,
                         type=_usage(option.parse), default=None, help=option.help + default)
         parser.addini(ini_key(option), help=option.help + default, default=None)
     group.addoption("--update-baselines", action="store_true", default=False,
-                    help="Record this run's accuracy and speedup as the new baselines "
-                         "(atomic write; refused if any test failed). Default: off.")
+                    help="Record this run's accuracy, speedup and memory as the new baselines "
+                         "(atomic write; refused if any test failed; speedups are not taken from "
+                         "a run tracked by --memray). Default: off.")
 
 
 def value(config: Any, option: Option) -> Any:

@@ -10,6 +10,7 @@ import pytest
 from accelbench import options
 from accelbench.baselines import BaselineError
 from accelbench.benches import BENCHMARKS
+from accelbench.devices import host_allocator
 from accelbench.formats import DataError
 from accelbench.session import RunConfig, Session
 from accelbench.training import NonFiniteLoss
@@ -35,7 +36,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     for name in metafunc.fixturenames:
         if name in BENCHMARKS:
             grid = session_of(metafunc.config).grid
-            metafunc.parametrize(name, BENCHMARKS[name].cells(grid), indirect=True)
+            try:  # the full preset's sweep measures memory, so it loads the data here
+                cells = BENCHMARKS[name].cells(grid)
+            except (DataError, BaselineError) as error:
+                pytest.exit(f"ERROR: {error}", returncode=pytest.ExitCode.USAGE_ERROR)
+            metafunc.parametrize(name, cells, indirect=True)
 
 
 def is_cell(item: pytest.Item) -> bool:
@@ -46,7 +51,9 @@ def is_cell(item: pytest.Item) -> bool:
 def _bench_fixture(name: str):
     @pytest.fixture(name=name)
     def bench(request: pytest.FixtureRequest):
-        return BENCHMARKS[name].bench(session_of(request.config), request.param, request.node.name)
+        made = BENCHMARKS[name].bench(session_of(request.config), request.param, request.node.name)
+        made.setup(request.node)
+        return made
 
     return bench
 
@@ -76,8 +83,8 @@ def _clear_failure(item: pytest.Item, error: Exception) -> str | None:
     return None
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item: pytest.Item):
+def _run_clearly(item: pytest.Item):
+    """Run a test phase (a hook wrapper's yield), turning the run's own failures into one line."""
     failure = None
     try:
         result = yield
@@ -87,11 +94,36 @@ def pytest_runtest_call(item: pytest.Item):
             raise
     if failure:  # outside the except block, so no chained traceback is shown
         pytest.fail(failure, pytrace=False)
+    return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item):
+    return (yield from _run_clearly(item))  # memory cells build and step their models in setup
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    result = yield from _run_clearly(item)
     if is_cell(item):
+        _hand_over_host_peak(item)
         failures = session_of(item.config).gate(item.name)
         if failures:
             pytest.fail("\n".join(failures), pytrace=False)
     return result
+
+
+def _hand_over_host_peak(item: pytest.Item) -> None:
+    """Give a memory cell the peak pytest-memray measured over its body (its limit_memory
+    marker makes pytest-memray track it, with or without --memray)."""
+    benches = [item.funcargs[name] for name in BENCHMARKS if name in getattr(item, "funcargs", {})]
+    for bench in benches:
+        if hasattr(bench, "host_peak_measured"):
+            manager = item.config.pluginmanager.get_plugin("memray_manager")
+            result = manager.results.get(item.nodeid) if manager else None
+            if result is None:
+                pytest.fail(f"{item.name}: pytest-memray recorded no peak for this cell", pytrace=False)
+            bench.host_peak_measured(int(result.peak_memory), item.funcargs["benchmark"])
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -100,8 +132,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     if session.testsfailed:
         state.notes.append(f"baselines NOT updated: {session.testsfailed} test(s) failed")
-    else:
-        state.notes.extend(f"baselines written: {entry}" for entry in state.save_baselines())
+        return
+    state.notes.extend(f"baselines written: {entry}" for entry in state.save_baselines())
+    if state.refused_timed:
+        state.notes.append(f"{', '.join(sorted(state.refused_timed))} baselines NOT recorded: --memray "
+                           "slows TensorFlow down; record timing baselines in a run without --memray")
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
@@ -131,3 +166,6 @@ def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: di
     machine_info["accelbench_devices"] = {
         name: placement.description for name, placement in inventory.placements.items()}
     machine_info["accelbench_machine_class"] = inventory.machine_class()
+    # Timings under memray are slower: a run tracked by --memray must not pass for an untracked one.
+    machine_info["accelbench_memray_tracking"] = session_of(config).run.memray_tracking
+    machine_info["accelbench_host_allocator"] = host_allocator()

@@ -52,6 +52,12 @@ def fixed_batches(arrays: tuple[np.ndarray, ...], batch_size: int) -> tuple[np.n
     return tuple(a[index].reshape(distinct, batch_size, *a.shape[1:]) for a in arrays)
 
 
+def one_batch(arrays: tuple[np.ndarray, ...], batch_size: int) -> tuple[np.ndarray, ...]:
+    """The first batch_size samples, wrapping around data smaller than one batch."""
+    index = np.arange(batch_size) % len(arrays[0])
+    return tuple(a[index] for a in arrays)
+
+
 def repeated_batches(dataset: Dataset, batch_size: int, placement: Placement) -> Any:
     """Endless full batches of training data, batched once up front.
 
@@ -119,6 +125,44 @@ class Trainer:
     def throughput(self) -> float:
         """Samples per second of one freshly timed round."""
         return self.samples_per_round / measure.seconds(self.run_round)
+
+
+@dataclass
+class OneStep:
+    """Single Keras training steps (train_on_batch) on one fixed batch: what memory is measured on.
+
+    Built and stepped twice before anything is measured: the first step traces the function
+    and creates the optimizer's slots, which are the model's state, not the step's.
+    """
+
+    where: str
+    placement: Placement
+    model: Any
+    dataset: Dataset
+    batch: tuple[np.ndarray, np.ndarray]
+
+    @classmethod
+    def build(cls, where: str, spec: ModelSpec, dataset: Dataset, placement: Placement,
+              batch_size: int, options: ModelOptions) -> OneStep:
+        model = build_compiled(spec, dataset, placement, options)
+        return cls(where, placement, model, dataset, (np.empty(0), np.empty(0))).resized(batch_size)
+
+    def resized(self, batch_size: int) -> OneStep:
+        """The same model stepping on a batch of another size, warmed up at that size."""
+        step = OneStep(self.where, self.placement, self.model, self.dataset,
+                       one_batch((self.dataset.x_train, self.dataset.y_train), batch_size))
+        step.run()
+        step.run()
+        return step
+
+    @property
+    def batch_size(self) -> int:
+        return len(self.batch[0])
+
+    def run(self) -> float:
+        with self.placement.scope():
+            loss = self.model.train_on_batch(*self.batch)
+        return check_finite(float(loss), self.where)  # float() waits for the device
 
 
 @dataclass
