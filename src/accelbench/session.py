@@ -270,8 +270,7 @@ class Session:
         for store in stores.values():
             if store.staged:
                 store.save()
-                metrics = sorted({g.metric for g in self.gates.values() if g.store is store})
-                written.append(f"{store.path} ({store.staged} values: {', '.join(metrics)})")
+                written.append(f"{store.path} ({store.staged} values)")
         return written
 
 
