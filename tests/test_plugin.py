@@ -234,9 +234,18 @@ def test_memory_scaling_finds_the_largest_batch_under_a_budget(suite):
         assert info["memory_budget_bytes"] == budget and info["per_sample_bytes"] > 0
 
 
-def test_memray_run_does_not_record_timing_baselines(suite):
+def test_memray_run_neither_gates_nor_records_timings(suite):
+    """memray slows TensorFlow down unevenly: a tracked run's timings are reported, not judged."""
     args = ("test_speedup.py::test_batch_speedup", "--models", "mlp", "--batch-sizes", "16,64")
+    note = "accelbench: speedup NOT gated or recorded: --memray slows TensorFlow down unevenly*"
     result = run(suite, *args, "--memray", "--update-baselines")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*MEMRAY REPORT*", "accelbench: speedup baselines NOT recorded: --memray slows *"])
-    assert not (suite.path / "baselines" / "speedup.json").exists()
+    result.stdout.fnmatch_lines(["*MEMRAY REPORT*", note])
+    stored = suite.path / "baselines" / "speedup.json"
+    assert not stored.exists()
+
+    run(suite, *args, "--update-baselines").assert_outcomes(passed=1)
+    edit_baselines(stored, lambda value: value * 2)  # fails untracked: test_speedup_gate_and_saved_json
+    result = run(suite, *args, "--memray")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines([note])

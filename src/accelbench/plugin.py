@@ -128,15 +128,15 @@ def _hand_over_host_peak(item: pytest.Item) -> None:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     state = session_of(session.config)
+    if state.unjudged:
+        state.notes.append(f"{', '.join(sorted(state.unjudged))} NOT gated or recorded: --memray slows "
+                           "TensorFlow down unevenly; judge speed in a run without --memray")
     if not state.run.update_baselines:
         return
     if session.testsfailed:
         state.notes.append(f"baselines NOT updated: {session.testsfailed} test(s) failed")
         return
     state.notes.extend(f"baselines written: {entry}" for entry in state.save_baselines())
-    if state.refused_timed:
-        state.notes.append(f"{', '.join(sorted(state.refused_timed))} baselines NOT recorded: --memray "
-                           "slows TensorFlow down; record timing baselines in a run without --memray")
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

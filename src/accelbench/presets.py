@@ -18,7 +18,9 @@ class Preset:
     svm_subsets: tuple[int, ...]  # n-image subsets the SVM is fitted on
     latency_rounds: int  # batch-1 predictions timed for p50/p90/p99
     interleaved_pairs: int  # A/B rounds behind every ratio (speedups, harness overhead)
-    memory_ladder: tuple[int, ...]  # batch sizes whose step peaks fit memory = fixed + per-sample
+    # Batch sizes whose step peaks fit memory = fixed + per-sample. Not smaller: below about
+    # 256 a step's peak sits on a floor set by the optimizer update, not by the batch.
+    memory_ladder: tuple[int, ...]
     leak_predictions: int  # repeated predictions the leak check watches
     sweep_to_largest: bool  # batch sweep: doubling up to the largest batch that fits, not batch_sizes
 
@@ -29,9 +31,9 @@ ALL_MODELS = ("mlp", "mlp_wide", "mlp_deep", "cnn", "svm")
 PRESETS.register("quick", Preset(
     "quick", batch_sizes=(32, 256), models=ALL_MODELS, rounds=5, round_seconds=0.3,
     max_train_samples=10_000, svm_subsets=(500, 1000), latency_rounds=100, interleaved_pairs=9,
-    memory_ladder=(64, 256, 1024), leak_predictions=20, sweep_to_largest=False))
+    memory_ladder=(256, 512, 1024), leak_predictions=20, sweep_to_largest=False))
 PRESETS.register("full", Preset(
     "full", batch_sizes=(32, 64, 128, 256, 512, 1024, 2048, 4096, 8192), models=ALL_MODELS,
     rounds=15, round_seconds=0.5, max_train_samples=None, svm_subsets=(1000, 2000, 5000),
     latency_rounds=1000, interleaved_pairs=15,
-    memory_ladder=(128, 256, 512, 1024, 2048), leak_predictions=200, sweep_to_largest=True))
+    memory_ladder=(256, 512, 1024, 2048, 4096), leak_predictions=200, sweep_to_largest=True))
