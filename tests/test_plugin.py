@@ -116,9 +116,14 @@ def test_accuracy_gate(suite):
 
 
 def test_speedup_gate_and_saved_json(suite):
-    """Speedups recorded per machine class pass unchanged and fail when a baseline doubles."""
+    """Speedups recorded per machine class pass unchanged and fail against a far higher baseline.
+
+    Batch-16 rounds are noisy on a 2-core machine (three CI runs measured this speedup at
+    3.13, 3.64 and 5.01), so this test of the gate's mechanics uses a 50% tolerance and a
+    tenfold baseline: neither outcome then depends on the machine's noise.
+    """
     args = ("test_training.py::test_train", "test_speedup.py::test_batch_speedup",
-            "--models", "mlp", "--batch-sizes", "16,128")
+            "--models", "mlp", "--batch-sizes", "16,128", "--speedup-tolerance", "0.5")
     saved = suite.path / "run.json"
     run(suite, *args, "--update-baselines", f"--benchmark-json={saved}").assert_outcomes(passed=3)
 
@@ -131,11 +136,11 @@ def test_speedup_gate_and_saved_json(suite):
     (machine_class,) = json.loads(stored.read_text())
     run(suite, *args).assert_outcomes(passed=3)
 
-    edit_baselines(stored, lambda value: value * 2)
+    edit_baselines(stored, lambda value: value * 10)
     result = run(suite, *args)
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["*speedup regression in test_batch_speedup[[]cpu-bs128-over-bs16-mlp[]]: "
-                                 "measured *, baseline *, tolerance 30% relative (must be >= *)"])
+                                 "measured *, baseline *, tolerance 50% relative (must be >= *)"])
 
 
 def test_missing_baseline_warns_and_passes(suite):
