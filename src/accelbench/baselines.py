@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from accelbench.memory import format_bytes
+
 
 class BaselineError(Exception):
     """A baseline file that cannot be read or does not have the expected shape."""
@@ -66,8 +68,6 @@ class RelativeGrowth:
         return f"{self.tolerance:.0%} relative + {self.show(self.slack)}"
 
     def show(self, value: float) -> str:
-        from accelbench.memory import format_bytes
-
         return f"{format_bytes(value)} ({value:,.0f} B)" if value >= 1024 else f"{value:,.0f} B"
 
 

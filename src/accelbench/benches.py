@@ -220,6 +220,13 @@ class ParityBench(Bench):
                         pytrace=False)
 
 
+def skip_without_memray(node: pytest.Item) -> None:
+    """Memory and leak cells are measured by pytest-memray, through the markers they add."""
+    if not node.config.pluginmanager.has_plugin("memray_manager"):
+        pytest.skip("pytest-memray is not active (was it disabled with -p no:memray?): "
+                    "it measures host memory and leaks")
+
+
 class StepMemoryBench(Bench):
     """Host and device peak memory of one step, built and warmed up before the test body.
 
@@ -237,9 +244,7 @@ class StepMemoryBench(Bench):
         raise NotImplementedError
 
     def setup(self, node: pytest.Item) -> None:
-        if not node.config.pluginmanager.has_plugin("memray_manager"):
-            pytest.skip("pytest-memray is not active (was it disabled with -p no:memray?): "
-                        "it measures host memory")
+        skip_without_memray(node)
         self.work, self.estimated = self.build()
         headroom = MODELS[self.cell.model].memory_headroom
         self.cap = memory.host_cap(headroom, self.estimated, self.session.run.memory_budget)
@@ -289,8 +294,7 @@ class LeakBench(Bench):
     cell: Cell
 
     def setup(self, node: pytest.Item) -> None:
-        if not node.config.pluginmanager.has_plugin("memray_manager"):
-            pytest.skip("pytest-memray is not active: it watches for leaks")
+        skip_without_memray(node)
         self.one = OneBatch.build(MODELS[self.cell.model], self.session.dataset, self.placement(),
                                   self.cell.batch_size, self.session.run.model_options)
         node.add_marker(pytest.mark.limit_leaks(f"{LEAK_LIMIT_PER_LOCATION} B"))

@@ -80,7 +80,15 @@ class Predictor:
         return self._predict(1)
 
 
-SVM_INFERENCE_FIT = 1000  # images the SVM is fitted on before its predictions are timed
+SVM_INFERENCE_FIT = 1000  # images the SVM is fitted on before its predictions are measured
+
+
+def fitted_estimator(spec: ModelSpec, dataset: Dataset, options: ModelOptions) -> Any:
+    """A scikit-learn model fitted on the first SVM_INFERENCE_FIT flattened training images."""
+    n = min(SVM_INFERENCE_FIT, len(dataset.x_train))
+    estimator = spec.build(dataset.input_shape, NUM_CLASSES, options)
+    estimator.fit(dataset.x_train[:n].reshape(n, -1), dataset.y_train[:n])
+    return estimator
 
 
 @dataclass
@@ -98,9 +106,7 @@ class SklearnPredictor:
               options: ModelOptions, round_seconds: float) -> SklearnPredictor:
         import numpy as np
 
-        n = min(SVM_INFERENCE_FIT, len(dataset.x_train))
-        estimator = spec.build(dataset.input_shape, NUM_CLASSES, options)
-        estimator.fit(dataset.x_train[:n].reshape(n, -1), dataset.y_train[:n])
+        estimator = fitted_estimator(spec, dataset, options)
         flat = dataset.x_test.reshape(len(dataset.x_test), -1)
         repeats = -(-batch_size // len(flat))  # a batch may be larger than the test set
         pool = np.concatenate([flat] * repeats) if repeats > 1 else flat
@@ -138,18 +144,15 @@ class OneBatch:
 
     predict: Any  # () -> predictions, synced with the device
     model: Any  # the Keras model, None for scikit-learn
-    batch_size: int
 
     @classmethod
     def build(cls, spec: ModelSpec, dataset: Dataset, placement: Placement, batch_size: int,
               options: ModelOptions) -> OneBatch:
         (images,) = one_batch((dataset.x_test,), batch_size)
         if spec.framework == "sklearn":
-            n = min(SVM_INFERENCE_FIT, len(dataset.x_train))
-            estimator = spec.build(dataset.input_shape, NUM_CLASSES, options)
-            estimator.fit(dataset.x_train[:n].reshape(n, -1), dataset.y_train[:n])
+            estimator = fitted_estimator(spec, dataset, options)
             flat = images.reshape(batch_size, -1)
-            one = cls(lambda: estimator.predict(flat), None, batch_size)
+            one = cls(lambda: estimator.predict(flat), None)
         else:
             import keras
 
@@ -161,7 +164,7 @@ class OneBatch:
                 with placement.scope():
                     return model.predict_on_batch(images)  # numpy: waits for the device
 
-            one = cls(predict, model, batch_size)
+            one = cls(predict, model)
         one.predict()  # trace and settle caches outside any measurement
         one.predict()
         return one

@@ -12,6 +12,7 @@ from accelbench.baselines import BaselineError
 from accelbench.benches import BENCHMARKS
 from accelbench.devices import host_allocator
 from accelbench.formats import DataError
+from accelbench.memory import is_out_of_memory
 from accelbench.session import RunConfig, Session
 from accelbench.training import NonFiniteLoss
 
@@ -77,7 +78,7 @@ def _clear_failure(item: pytest.Item, error: Exception) -> str | None:
     """The one line a user needs for failures that are the run's, not the harness's, fault."""
     if isinstance(error, NonFiniteLoss):
         return str(error)
-    if type(error).__name__ == "ResourceExhaustedError":  # TensorFlow's out-of-memory
+    if is_out_of_memory(error):  # TensorFlow's ResourceExhaustedError, or the host's MemoryError
         first_line = str(error).splitlines()[0][:200] if str(error) else ""
         return f"{item.name}: out of memory ({first_line}); choose smaller --batch-sizes"
     return None

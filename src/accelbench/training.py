@@ -46,10 +46,8 @@ def fixed_batches(arrays: tuple[np.ndarray, ...], batch_size: int) -> tuple[np.n
 
     Wraps around the data where one batch is larger than the data set.
     """
-    n = len(arrays[0])
-    distinct = max(1, min(n, CACHED_SAMPLES) // batch_size)
-    index = np.arange(distinct * batch_size) % n
-    return tuple(a[index].reshape(distinct, batch_size, *a.shape[1:]) for a in arrays)
+    distinct = max(1, min(len(arrays[0]), CACHED_SAMPLES) // batch_size)
+    return tuple(a.reshape(distinct, batch_size, *a.shape[1:]) for a in one_batch(arrays, distinct * batch_size))
 
 
 def one_batch(arrays: tuple[np.ndarray, ...], batch_size: int) -> tuple[np.ndarray, ...]:
@@ -154,10 +152,6 @@ class OneStep:
         step.run()
         step.run()
         return step
-
-    @property
-    def batch_size(self) -> int:
-        return len(self.batch[0])
 
     def run(self) -> float:
         with self.placement.scope():
