@@ -4,13 +4,8 @@ import json
 
 import pytest
 
-from accelbench.baselines import (
-    AbsoluteDrop,
-    BaselineError,
-    BaselineFile,
-    RelativeDrop,
-    regression,
-)
+from accelbench.baselines import BaselineError, BaselineFile
+from accelbench.verdicts import AbsoluteDrop, RelativeDrop, regression
 
 GOLDEN = """{
   "digits-n1347": {
@@ -39,6 +34,14 @@ def test_load_round_trips(tmp_path):
     store = BaselineFile.load(tmp_path / "accuracy.json", depth=1)
     assert store.get(("digits-n1347",), "test_svm[cpu-n500-binarized]", "accuracy") == 0.9267
     assert store.get(("mnist-n8000",), "test_svm[cpu-n500-binarized]", "accuracy") is None
+
+
+def test_scopes_tell_what_is_recorded(tmp_path):
+    (tmp_path / "speedup.json").write_text('{"x86_64-2cpu": {"digits": {"t[a]": {"speedup": 2.0}}}}')
+    store = BaselineFile.load(tmp_path / "speedup.json", depth=2)
+    assert store.has_scope(("x86_64-2cpu", "digits"))
+    assert not store.has_scope(("x86_64-4cpu", "digits")) and not store.has_scope(("x86_64-2cpu", "mnist"))
+    assert store.scopes() == ["x86_64-2cpu/digits"]
 
 
 def test_missing_file_is_empty(tmp_path):

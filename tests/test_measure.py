@@ -33,9 +33,3 @@ def test_steps_for_bounds():
     assert measure.steps_for(0.3, 0.01) == 30
     assert measure.steps_for(0.3, 1.0) == 1
     assert measure.steps_for(0.3, 0.0) == measure.MAX_STEPS_PER_ROUND
-
-
-def test_significantly_below():
-    assert measure.significantly_below([0.7, 0.72, 0.69, 0.75, 0.71, 0.73, 0.7, 0.74, 0.68], 0.9)
-    assert not measure.significantly_below([0.7, 1.1, 0.95, 1.05, 0.8, 1.0, 1.2, 0.9, 1.0], 0.9)
-    assert not measure.significantly_below([0.9] * 9, 0.9)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from accelbench import memory
-from accelbench.baselines import RelativeGrowth, regression
+from accelbench.verdicts import RelativeGrowth, regression
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -84,7 +84,7 @@ def test_host_peak_sees_a_native_allocation():
 
 
 def test_memory_regression_message_names_everything():
-    check = RelativeGrowth(0.25, 2 * 2**20)
+    check = RelativeGrowth(0.25, slack=2 * 2**20)
     assert regression("peak_memory_bytes", "t[cpu-bs32-mlp]", 4 * 2**20, 7 * 2**20, check) is None
     message = regression("peak_memory_bytes", "t[cpu-bs32-mlp]", 4 * 2**20, 60 * 2**20, check)
     assert message == ("peak_memory_bytes regression in t[cpu-bs32-mlp]: measured 60.0 MiB (62,914,560 B), "

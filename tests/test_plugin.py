@@ -130,7 +130,8 @@ def test_speedup_gate_and_saved_json(suite):
     report = json.loads(saved.read_text())
     assert report["machine_info"]["tensorflow"] and report["machine_info"]["accelbench_machine_class"]
     train = next(b for b in report["benchmarks"] if b["name"] == "test_train[cpu-bs128-mlp]")["extra_info"]
-    assert train["samples_per_s"] > 0 and train["compile_seconds"] > 0 and 0 < train["fraction_of_peak"]
+    assert train["samples_per_s"] > 0 and train["compile_seconds"] > 0 and train["achieved_flops"] > 0
+    assert len(train["seconds_per_sample"]) == 10 and train["verdicts"] == []  # nothing to compare with
 
     stored = suite.path / "baselines" / "speedup.json"
     (machine_class,) = json.loads(stored.read_text())
@@ -140,14 +141,50 @@ def test_speedup_gate_and_saved_json(suite):
     result = run(suite, *args)
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["*speedup regression in test_batch_speedup[[]cpu-bs128-over-bs16-mlp[]]: "
-                                 "measured *, baseline *, tolerance 50% relative (must be >= *)"])
+                                 "measured *, baseline *, tolerance 50% relative (must be >= *), Wilcoxon p = * < 0.05"])
 
 
-def test_missing_baseline_warns_and_passes(suite):
-    result = run(suite, "-k", "test_svm and n500-grayscale", "--models", "svm")
-    result.assert_outcomes(passed=1, warnings=1)
-    result.stdout.fnmatch_lines(["*MissingBaselineWarning: no accuracy baseline for test_svm[[]cpu-n500-grayscale[]]"
-                                 "*record one with: pytest benchmarks --update-baselines*"])
+def test_missing_baselines_are_listed_and_fail_only_when_required(suite):
+    args = ("-k", "test_svm and n500-grayscale", "--models", "svm")
+    result = run(suite, *args)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines([
+        "*accelbench verdicts*",
+        "UNGATED  test_svm[[]cpu-n500-grayscale[]] accuracy: no accuracy baselines for digits-n1347 in accuracy.json "
+        "(it has: none); record with: pytest benchmarks --update-baselines",
+        "1 gated number(s) had nothing to be judged against: not judged: pass --require-baselines to fail them"])
+
+    result = run(suite, *args, "--require-baselines")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*--require-baselines: accuracy of test_svm[[]cpu-n500-grayscale[]] is ungated: "
+                                 "no accuracy baselines for digits-n1347*"])
+
+    suite.makeini("[pytest]\naccelbench_require_baselines = true\n")
+    run(suite, *args).assert_outcomes(failed=1)
+
+
+def test_baselines_of_another_machine_class_leave_every_number_ungated(suite):
+    """The silent pass: speedup and memory baselines exist, but for other hardware."""
+    args = ("test_speedup.py::test_batch_speedup", "test_memory.py::test_train_memory",
+            "--models", "mlp", "--batch-sizes", "16,64")
+    run(suite, *args, "--update-baselines").assert_outcomes(passed=3)
+    for name in ("speedup.json", "memory.json"):
+        path = suite.path / "baselines" / name
+        data = json.loads(path.read_text())
+        path.write_text(json.dumps({"x86_64-64cpu-1-x-Some-GPU": value for value in data.values()}))
+
+    result = run(suite, *args)
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines([
+        "UNGATED  test_batch_speedup[[]cpu-bs64-over-bs16-mlp[]] speedup: no speedup baselines for x86_64-*cpu/digits "
+        "in speedup.json (it has: x86_64-64cpu-1-x-Some-GPU/digits)*",
+        "UNGATED  test_train_memory[[]cpu-bs16-mlp[]] peak_memory_bytes: no peak_memory_bytes baselines*",
+        "UNGATED  test_train_memory[[]cpu-bs64-mlp[]] peak_memory_bytes: *",
+        "3 gated number(s) had nothing to be judged against*"])
+
+    result = run(suite, *args, "--require-baselines")
+    result.assert_outcomes(passed=0, failed=3)
+    assert result.stdout.str().count("--require-baselines: ") == 3
 
 
 def test_nan_loss_fails_clearly_and_blocks_update(suite):
@@ -242,7 +279,7 @@ def test_memory_scaling_finds_the_largest_batch_under_a_budget(suite):
 def test_memray_run_neither_gates_nor_records_timings(suite):
     """memray slows TensorFlow down unevenly: a tracked run's timings are reported, not judged."""
     args = ("test_speedup.py::test_batch_speedup", "--models", "mlp", "--batch-sizes", "16,64")
-    note = "accelbench: speedup NOT gated or recorded: --memray slows TensorFlow down unevenly*"
+    note = "skipped  1 verdict(s): --memray slows TensorFlow down unevenly: judge speed in a run without --memray"
     result = run(suite, *args, "--memray", "--update-baselines")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*MEMRAY REPORT*", note])
@@ -254,3 +291,54 @@ def test_memray_run_neither_gates_nor_records_timings(suite):
     result = run(suite, *args, "--memray")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines([note])
+
+
+def test_every_judged_number_carries_its_verdict_in_the_json(suite):
+    """Timed cells in pytest-benchmark's benchmarks, memory cells in the accelbench section."""
+    args = ("-k", "test_svm and n500 or test_train_memory", "--models", "svm,mlp", "--batch-sizes", "32")
+    run(suite, *args, "--update-baselines").assert_outcomes(passed=3, skipped=1)  # the SVM trains no steps
+    saved = suite.path / "run.json"
+    run(suite, *args, f"--benchmark-json={saved}").assert_outcomes(passed=3, skipped=1)
+    report = json.loads(saved.read_text())
+
+    for bench in report["benchmarks"]:  # the two SVM cells
+        (verdict,) = bench["extra_info"]["verdicts"]
+        assert verdict["outcome"] == "pass" and verdict["metric"] == "accuracy"
+        assert verdict["measured"] == bench["extra_info"]["accuracy"] == pytest.approx(verdict["reference"], abs=1e-4)
+        assert verdict["tolerance"] == "0.02 absolute"
+    assert not any("memory" in bench["name"] for bench in report["benchmarks"])
+    (memory_cell,) = report["accelbench"]["untimed_cells"]
+    outcomes = {v["metric"]: v["outcome"] for v in memory_cell["extra_info"]["verdicts"]}
+    assert outcomes == {"peak_memory_bytes": "pass", "peak_memory_cap": "pass"}
+    assert len(report["accelbench"]["verdicts"]) == 6  # 2 svm, 2 memory, 2 skipped for the svm memory cell
+
+
+def test_compare_judges_timings_and_names_a_planted_slowdown(suite, monkeypatch):
+    """--benchmark-compare: the same work per round as the saved run, and a 3x slower predictor fails."""
+    import time
+
+    from accelbench.inference import Predictor
+
+    args = ("test_inference.py::test_inference", "--models", "mlp", "--batch-sizes", "32",
+            "--benchmark-storage", str(suite.path / "storage"))
+    run(suite, *args, "--benchmark-autosave").assert_outcomes(passed=1)
+
+    predict = Predictor._predict
+
+    def slower(self, steps):
+        start = time.perf_counter()
+        result = predict(self, steps)
+        time.sleep(2 * (time.perf_counter() - start))
+        return result
+
+    monkeypatch.setattr(Predictor, "_predict", slower)
+    saved = suite.path / "run.json"
+    result = run(suite, *args, "--benchmark-compare", f"--benchmark-json={saved}")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*timing regression in test_inference[[]cpu-bs32-mlp[]]: *x the time per sample "
+                                 "of saved run of *, tolerance 30% slower and Mann-Whitney p < 0.05 (p = *)"])
+    (bench,) = json.loads(saved.read_text())["benchmarks"]
+    (verdict,) = bench["extra_info"]["verdicts"]
+    assert verdict["outcome"] == "fail" and verdict["statistic"]["ratio"] > 2.0
+    stored = sorted((suite.path / "storage").rglob("*.json"))[0]
+    assert bench["extra_info"]["steps_per_round"] == json.loads(stored.read_text())["benchmarks"][0]["extra_info"]["steps_per_round"]

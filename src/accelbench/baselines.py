@@ -2,7 +2,7 @@
 
 A baseline file is sorted, indented JSON: scope keys (what the number depends on), then
 the cell (test name with its id), then the metric: {"digits-n1347": {"test_x[cpu-bs100-mlp]":
-{"accuracy": 0.97}}}. Regression checks are small classes returning a message or None.
+{"accuracy": 0.97}}}. What a number may do against its baseline is decided in verdicts.py.
 """
 
 from __future__ import annotations
@@ -15,69 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from accelbench.memory import format_bytes
-
 
 class BaselineError(Exception):
     """A baseline file that cannot be read or does not have the expected shape."""
-
-
-@dataclass(frozen=True)
-class AbsoluteDrop:
-    """Fails when measured < baseline - tolerance (accuracy: points of accuracy)."""
-
-    tolerance: float
-    relation = ">="
-
-    def bound(self, baseline: float) -> float:
-        return baseline - self.tolerance
-
-    def describe(self) -> str:
-        return f"{self.tolerance:g} absolute"
-
-    def show(self, value: float) -> str:
-        return f"{value:.4f}"
-
-
-@dataclass(frozen=True)
-class RelativeDrop(AbsoluteDrop):
-    """Fails when measured < baseline x (1 - tolerance) (speedups: ratios)."""
-
-    def bound(self, baseline: float) -> float:
-        return baseline * (1.0 - self.tolerance)
-
-    def describe(self) -> str:
-        return f"{self.tolerance:.0%} relative"
-
-
-@dataclass(frozen=True)
-class RelativeGrowth:
-    """Fails when measured > baseline x (1 + tolerance) + slack (memory: bytes).
-
-    The slack absorbs allocator granularity, which a relative tolerance cannot for small peaks.
-    """
-
-    tolerance: float
-    slack: float
-    relation = "<="
-
-    def bound(self, baseline: float) -> float:
-        return baseline * (1.0 + self.tolerance) + self.slack
-
-    def describe(self) -> str:
-        return f"{self.tolerance:.0%} relative + {self.show(self.slack)}"
-
-    def show(self, value: float) -> str:
-        return f"{format_bytes(value)} ({value:,.0f} B)" if value >= 1024 else f"{value:,.0f} B"
-
-
-def regression(metric: str, cell: str, baseline: float, measured: float, check) -> str | None:
-    bound = check.bound(baseline)
-    holds = measured >= bound if check.relation == ">=" else measured <= bound
-    if holds:
-        return None
-    return (f"{metric} regression in {cell}: measured {check.show(measured)}, baseline {check.show(baseline)}, "
-            f"tolerance {check.describe()} (must be {check.relation} {check.show(bound)})")
 
 
 @dataclass
@@ -106,6 +46,24 @@ class BaselineFile:
         for key in (*scope, cell):
             node = node.get(key, {})
         return node.get(metric)
+
+    def has_scope(self, scope: tuple[str, ...]) -> bool:
+        """Whether any baseline was recorded under this scope (this machine class, dataset, ...)."""
+        node: Any = self.data
+        for key in scope:
+            node = node.get(key)
+            if not node:
+                return False
+        return True
+
+    def scopes(self) -> list[str]:
+        """Every recorded scope, as 'machine/dataset' paths."""
+        def walk(node: Any, path: tuple[str, ...], depth: int) -> list[str]:
+            if depth == 0:
+                return ["/".join(path)]
+            return [s for key, child in sorted(node.items()) for s in walk(child, (*path, key), depth - 1)]
+
+        return walk(self.data, (), self.depth)
 
     def stage(self, scope: tuple[str, ...], cell: str, metric: str, value: float) -> None:
         node = self.data

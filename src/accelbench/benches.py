@@ -1,10 +1,10 @@
 """What each benchmark fixture does with its cell: time the real work through pytest-benchmark,
-put context into extra_info, and record the gated values for the plugin to check."""
+put context into extra_info, and hand every judged number to the run's verdicts."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -16,30 +16,36 @@ from accelbench.inference import PREDICTORS, OneBatch
 from accelbench.models import MODELS, TRAIN_FLOPS_PER_FORWARD, forward_flops_per_sample
 from accelbench.registry import Registry
 from accelbench.session import Session
+from accelbench.training import HandLoop
 
 HARNESS_EFFICIENCY_FLOOR = 0.90  # the suite's fit() must reach 90% of a hand-written loop
-SVM_FIT_ROUNDS = 3
-# pytest-benchmark's group for memory cells: their one timed round ran under memray.
-MEMORY_GROUP = "memory (one step under memray: its time is not a speed result)"
+SVM_FIT_ROUNDS = 10  # fits take milliseconds; a comparison ranks the fast half of the rounds
 # limit_leaks: what one allocation site may still hold after the repeated predictions.
 LEAK_LIMIT_PER_LOCATION = 2**20
-
-
-def median_seconds(benchmark: Any) -> float | None:
-    """The median round of a pedantic run; None when pytest-benchmark is disabled."""
-    stats = getattr(benchmark, "stats", None)
-    return stats.stats.median if stats else None
+# Metrics judged outside a bench's own code: against a compared run, and by pytest-memray.
+TIMING = "seconds_per_sample"
+PEAK_CAP, LEAKS = "peak_memory_cap", "leaked_bytes_per_location"
+MEMORY = ("peak_memory_bytes", PEAK_CAP)
 
 
 @dataclass
 class Bench:
     session: Session
     cell: Any
-    name: str  # the test's name with its id: what results and baselines are keyed by
+    name: str  # the test's name with its id: what results, baselines and verdicts are keyed by
+    extra_info: dict[str, Any] = field(default_factory=dict)  # goes into the benchmark JSON
 
     @property
     def preset(self):
         return self.session.run.preset
+
+    @property
+    def verdicts(self):
+        return self.session.verdicts
+
+    @property
+    def gates(self):
+        return self.session.gates
 
     def placement(self, device: str | None = None):
         return self.session.placement(device or self.cell.device)
@@ -47,27 +53,36 @@ class Bench:
     def setup(self, node: pytest.Item) -> None:
         """Work done when the fixture is made, before the test body (which pytest-memray may track)."""
 
-    def info(self, benchmark: Any, **values: Any) -> None:
+    def info(self, **values: Any) -> None:
         """Plain floats and strings only: the JSON must not depend on numpy's types."""
-        benchmark.extra_info.update(
+        self.extra_info.update(
             {k: (float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
              for k, v in values.items() if v is not None})
 
-    def time_rounds(self, benchmark: Any, work: Any, flops_per_sample: float | None) -> None:
-        """Time work.run_round through pytest-benchmark; samples/s from the median round."""
-        benchmark.pedantic(work.run_round, rounds=self.preset.rounds, warmup_rounds=1, iterations=1)
-        self.info(benchmark, device=self.placement().description, batch_size=self.cell.batch_size,
-                  steps_per_round=work.steps, compile_seconds=work.compile_seconds)
-        median = median_seconds(benchmark)
-        if not median:  # --benchmark-disable: nothing was timed
+    def time_rounds(self, benchmark: Any, target: Callable[[], object], samples_per_round: int, work: str,
+                    rounds: int, warmup_rounds: int = 1, setup: Callable | None = None) -> float | None:
+        """Time rounds of fixed work through pytest-benchmark and judge them against a compared
+        run, per sample; returns the median round's seconds (None under --benchmark-disable)."""
+        benchmark.pedantic(target, setup=setup, rounds=rounds, warmup_rounds=warmup_rounds, iterations=1)
+        self.info(work=work, cell=self.cell.id, device=self.placement().description)
+        stats = getattr(benchmark, "stats", None)
+        if not stats:  # --benchmark-disable: nothing was timed
+            return None
+        per_sample = [seconds / samples_per_round for seconds in stats.stats.data]
+        self.extra_info["seconds_per_sample"] = per_sample
+        self.verdicts.timing(self.name, per_sample)
+        return stats.stats.median
+
+    def time_steady_state(self, benchmark: Any, work: Any, work_kind: str, flops_per_sample: float | None) -> None:
+        """Rounds of a trainer or predictor: samples/s from the median round."""
+        median = self.time_rounds(benchmark, work.run_round, work.samples_per_round, work_kind, self.preset.rounds)
+        self.info(batch_size=self.cell.batch_size, steps_per_round=work.steps, compile_seconds=work.compile_seconds)
+        if not median:
             return
         samples_per_s = work.samples_per_round / median
-        self.info(benchmark, samples_per_s=samples_per_s)
+        self.info(samples_per_s=samples_per_s)
         if flops_per_sample:
-            achieved = flops_per_sample * samples_per_s
-            peak = self.session.peak_flops(self.cell.device)
-            self.info(benchmark, flops_per_sample=flops_per_sample, achieved_flops=achieved,
-                      peak_matmul_flops=peak, fraction_of_peak=achieved / peak)
+            self.info(flops_per_sample=flops_per_sample, achieved_flops=flops_per_sample * samples_per_s)
         self.session.record(self.name, samples_per_s=samples_per_s)
 
 
@@ -77,8 +92,8 @@ class TrainBench(Bench):
     def __call__(self, benchmark: Any) -> None:
         trainer = self.session.trainer(self.cell)
         flops = forward_flops_per_sample(trainer.model) * TRAIN_FLOPS_PER_FORWARD
-        self.time_rounds(benchmark, trainer, flops)
-        self.info(benchmark, jit_compile=bool(trainer.model.jit_compile))
+        self.time_steady_state(benchmark, trainer, "train", flops)
+        self.info(jit_compile=bool(trainer.model.jit_compile))
 
 
 class InferenceBench(Bench):
@@ -88,11 +103,12 @@ class InferenceBench(Bench):
         spec = MODELS[self.cell.model]
         return PREDICTORS[spec.framework].build(
             spec, self.session.dataset, self.placement(), self.cell.batch_size,
-            self.session.run.model_options, self.preset.round_seconds)
+            self.session.run.model_options, self.preset.round_seconds,
+            steps=self.verdicts.saved_steps("inference", self.cell.id))
 
     def __call__(self, benchmark: Any) -> None:
         predictor = self.build()
-        self.time_rounds(benchmark, predictor, predictor.flops_per_sample())
+        self.time_steady_state(benchmark, predictor, "inference", predictor.flops_per_sample())
 
 
 class LatencyBench(InferenceBench):
@@ -100,14 +116,12 @@ class LatencyBench(InferenceBench):
 
     def __call__(self, benchmark: Any) -> None:
         predictor = self.build()
-        benchmark.pedantic(predictor.predict_one, rounds=self.preset.latency_rounds,
-                           warmup_rounds=10, iterations=1)
-        self.info(benchmark, device=self.placement().description,
-                  compile_seconds=predictor.compile_seconds)
-        stats = getattr(benchmark, "stats", None)
-        if stats:
-            millis = {f"latency_{k}_ms": v * 1e3 for k, v in measure.percentiles(stats.stats.data).items()}
-            self.info(benchmark, **millis)
+        median = self.time_rounds(benchmark, predictor.predict_one, 1, "latency", self.preset.latency_rounds,
+                                  warmup_rounds=10)
+        self.info(compile_seconds=predictor.compile_seconds)
+        if median:
+            percentiles = measure.percentiles(self.extra_info["seconds_per_sample"])
+            self.info(**{f"latency_{k}_ms": v * 1e3 for k, v in percentiles.items()})
 
 
 class AccuracyBench(Bench):
@@ -115,12 +129,13 @@ class AccuracyBench(Bench):
 
     def __call__(self, benchmark: Any) -> None:
         run = benchmark.pedantic(self.session.accuracy_run, args=(self.cell,), rounds=1, iterations=1)
-        self.info(benchmark, device=self.placement().description, accuracy=run.accuracy,
+        self.info(device=self.placement().description, accuracy=run.accuracy,
                   epochs=run.epochs, train_seconds=run.train_seconds, target_accuracy=run.target,
                   epochs_to_target=run.epochs_to_target, seconds_to_target=run.seconds_to_target,
                   published_accuracy=MODELS[self.cell.model].published_accuracy.get(
                       self.session.dataset.name))
         self.session.record(self.name, accuracy=run.accuracy)
+        self.verdicts.against_baseline(self.name, self.gates.accuracy, run.accuracy)
 
 
 class SvmBench(Bench):
@@ -138,16 +153,17 @@ class SvmBench(Bench):
         n = self.cell.subset
         x, y = dataset.x_train[:n].reshape(n, -1), dataset.y_train[:n]
         make = lambda: MODELS["svm"].build(dataset.input_shape, NUM_CLASSES, self.session.run.model_options)
-        fitted = benchmark.pedantic(lambda svm: svm.fit(x, y), setup=lambda: ((make(),), {}),
-                                    rounds=SVM_FIT_ROUNDS, iterations=1)
+        fitted = []
+        self.time_rounds(benchmark, lambda svm: fitted.append(svm.fit(x, y)), n, "svm_fit", SVM_FIT_ROUNDS,
+                         warmup_rounds=0, setup=lambda: ((make(),), {}))
         x_test = dataset.x_test.reshape(len(dataset.x_test), -1)
-        predict_seconds = measure.seconds(lambda: fitted.predict(x_test))
-        accuracy = float((fitted.predict(x_test) == dataset.y_test).mean())
-        self.info(benchmark, device=self.placement().description, subset=n, pixels=self.cell.pixels,
-                  predict_seconds=predict_seconds, accuracy=accuracy,
-                  support_vectors=int(fitted.support_vectors_.shape[0]))
+        predict_seconds = measure.seconds(lambda: fitted[-1].predict(x_test))
+        accuracy = float((fitted[-1].predict(x_test) == dataset.y_test).mean())
+        self.info(subset=n, pixels=self.cell.pixels, predict_seconds=predict_seconds, accuracy=accuracy,
+                  support_vectors=int(fitted[-1].support_vectors_.shape[0]))
         if dataset.labelled:
             self.session.record(self.name, accuracy=accuracy)
+            self.verdicts.against_baseline(self.name, self.gates.accuracy, accuracy)
 
 
 class SpeedupBench(Bench):
@@ -163,12 +179,12 @@ class SpeedupBench(Bench):
     def __call__(self, benchmark: Any) -> None:
         reference, candidate = benchmark.pedantic(self.throughputs, rounds=1, iterations=1)
         speedup = measure.best_ratio(reference, candidate)
-        self.info(benchmark, speedup=speedup, reference=self.cell.reference.id,
-                  candidate=self.cell.candidate.id, reference_samples_per_s=max(reference),
-                  candidate_samples_per_s=max(candidate))
         ratios = measure.pair_ratios(reference, candidate)
-        benchmark.extra_info["pair_ratios"] = [round(r, 4) for r in ratios]
+        self.info(speedup=speedup, reference=self.cell.reference.id,
+                  candidate=self.cell.candidate.id, reference_samples_per_s=max(reference),
+                  candidate_samples_per_s=max(candidate), pair_ratios=[round(r, 4) for r in ratios])
         self.session.record(self.name, speedup=speedup)
+        self.verdicts.against_baseline(self.name, self.gates.speedup, speedup, ratios)
 
 
 class OverheadBench(Bench):
@@ -177,29 +193,18 @@ class OverheadBench(Bench):
     cell: Cell
 
     def throughputs(self) -> tuple[list[float], list[float]]:
-        from accelbench.training import HandLoop
-
         trainer = self.session.trainer(self.cell)
-        hand = HandLoop.like(trainer, MODELS[self.cell.model], self.session.dataset,
-                             self.session.run.model_options)
+        hand = HandLoop.like(trainer)
         return measure.interleaved(hand.throughput, trainer.throughput, self.preset.interleaved_pairs)
 
     def __call__(self, benchmark: Any) -> None:
         hand, suite = benchmark.pedantic(self.throughputs, rounds=1, iterations=1)
         efficiency = measure.best_ratio(hand, suite)
         ratios = measure.pair_ratios(hand, suite)
-        self.info(benchmark, harness_efficiency=efficiency, floor=HARNESS_EFFICIENCY_FLOOR,
-                  suite_samples_per_s=max(suite), hand_loop_samples_per_s=max(hand))
-        benchmark.extra_info["pair_ratios"] = [round(r, 4) for r in ratios]
+        self.info(harness_efficiency=efficiency, floor=HARNESS_EFFICIENCY_FLOOR, suite_samples_per_s=max(suite),
+                  hand_loop_samples_per_s=max(hand), pair_ratios=[round(r, 4) for r in ratios])
         self.session.record(self.name, harness_efficiency=efficiency)
-        if not self.session.judges_timing:
-            self.session.unjudged.add("harness_efficiency")
-            return
-        if efficiency < HARNESS_EFFICIENCY_FLOOR and measure.significantly_below(
-                ratios, HARNESS_EFFICIENCY_FLOOR):
-            pytest.fail(f"harness overhead in {self.name}: fit() reaches {efficiency:.3f} of a "
-                        f"hand-written tf.function loop (pairs {min(ratios):.3f}..{max(ratios):.3f}), "
-                        f"floor {HARNESS_EFFICIENCY_FLOOR:.2f}, Wilcoxon p < 0.05", pytrace=False)
+        self.verdicts.against_floor(self.name, "harness_efficiency", efficiency, HARNESS_EFFICIENCY_FLOOR, ratios)
 
 
 class ParityBench(Bench):
@@ -211,13 +216,10 @@ class ParityBench(Bench):
         runs = benchmark.pedantic(lambda: [self.session.accuracy_run(c) for c in self.cell.cells],
                                   rounds=1, iterations=1)
         reference, candidate = (run.accuracy for run in runs)
-        tolerance = self.session.run.accuracy_tolerance
-        self.info(benchmark, reference_accuracy=reference, candidate_accuracy=candidate)
+        self.info(reference_accuracy=reference, candidate_accuracy=candidate)
         self.session.record(self.name, accuracy_gap=candidate - reference)
-        if abs(candidate - reference) > tolerance:
-            pytest.fail(f"accuracy parity in {self.name}: {self.cell.candidate.device} {candidate:.4f} vs "
-                        f"{self.cell.reference.device} {reference:.4f}, tolerance {tolerance:g} absolute",
-                        pytrace=False)
+        self.verdicts.within_gap(self.name, "accuracy_gap", candidate - reference,
+                                 self.session.run.accuracy_tolerance)
 
 
 def skip_without_memray(node: pytest.Item) -> None:
@@ -250,19 +252,19 @@ class StepMemoryBench(Bench):
         self.cap = memory.host_cap(headroom, self.estimated, self.session.run.memory_budget)
         node.add_marker(pytest.mark.limit_memory(f"{self.cap} B"))
 
-    def __call__(self, benchmark: Any) -> None:
-        benchmark.group = MEMORY_GROUP
-        device_peak = benchmark.pedantic(memory.device_peak, args=(self.placement(), self.work),
-                                         rounds=1, iterations=1)
-        self.info(benchmark, device=self.placement().description, batch_size=self.cell.batch_size,
+    def __call__(self) -> None:
+        device_peak = memory.device_peak(self.placement(), self.work)  # the one step measured
+        self.info(device=self.placement().description, batch_size=self.cell.batch_size,
                   estimated_bytes=self.estimated, host_memory_cap_bytes=self.cap)
         if device_peak is not None:
-            self.info(benchmark, device_peak_memory_bytes=device_peak)
+            self.info(device_peak_memory_bytes=device_peak)
             self.session.record(self.name, device_peak_memory_bytes=device_peak)
+            self.verdicts.against_baseline(self.name, self.gates.device_peak_memory, device_peak)
 
-    def host_peak_measured(self, peak: int, benchmark: Any) -> None:
-        self.info(benchmark, peak_memory_bytes=peak)
+    def host_peak_measured(self, peak: int) -> None:
+        self.info(peak_memory_bytes=peak)
         self.session.record(self.name, peak_memory_bytes=peak)
+        self.verdicts.against_baseline(self.name, self.gates.peak_memory, peak)
 
 
 class TrainMemoryBench(StepMemoryBench):
@@ -303,10 +305,9 @@ class LeakBench(Bench):
         for _ in range(self.preset.leak_predictions):
             self.one.predict()
 
-    def __call__(self, benchmark: Any) -> None:
-        benchmark.group = MEMORY_GROUP
-        benchmark.pedantic(self.predict_repeatedly, rounds=1, iterations=1)
-        self.info(benchmark, device=self.placement().description, batch_size=self.cell.batch_size,
+    def __call__(self) -> None:
+        self.predict_repeatedly()
+        self.info(device=self.placement().description, batch_size=self.cell.batch_size,
                   predictions=self.preset.leak_predictions, leak_limit_per_location_bytes=LEAK_LIMIT_PER_LOCATION)
 
 
@@ -320,13 +321,12 @@ class ScalingBench(Bench):
     cell: ModelOn
 
     def setup(self, node: pytest.Item) -> None:
-        self.scaling = self.session.scaling(self.cell.device, self.cell.model)
+        self.scaling = self.session.sizing.scaling(self.cell.device, self.cell.model)
 
-    def __call__(self, benchmark: Any) -> None:
-        benchmark.group = MEMORY_GROUP
-        scaling = benchmark.pedantic(lambda: self.scaling, rounds=1, iterations=1)
+    def __call__(self) -> None:
+        scaling = self.scaling
         estimate, fit = scaling.estimate, scaling.fit
-        self.info(benchmark, device=self.placement().description,
+        self.info(device=self.placement().description,
                   ladder_batch_sizes=list(scaling.batch_sizes), ladder_peak_bytes=list(scaling.peaks),
                   fixed_bytes=fit.fixed, per_sample_bytes=fit.per_sample, fit_max_residual_bytes=fit.max_residual,
                   estimated_fixed_bytes=estimate.step_fixed, estimated_per_sample_bytes=estimate.step_per_sample,
@@ -340,24 +340,26 @@ class ScalingBench(Bench):
 
 @dataclass(frozen=True)
 class Benchmark:
-    """A benchmark fixture: the cells it is parameterized over and what it runs on each."""
+    """A benchmark fixture: the cells it is parameterized over, what it runs on each, and the
+    metrics it judges (a skipped cell gets a skipped verdict for each)."""
 
     cells: Callable[[Grid], list]
     bench: type[Bench]
+    judges: tuple[str, ...] = ()
 
 
 # Benchmark fixture name -> its grid and its runner; the plugin makes one fixture of each.
 BENCHMARKS: Registry[Benchmark] = Registry("benchmark fixture")
-BENCHMARKS.register("train_bench", Benchmark(cells.train_cells, TrainBench))
-BENCHMARKS.register("inference_bench", Benchmark(cells.inference_cells, InferenceBench))
-BENCHMARKS.register("latency_bench", Benchmark(cells.latency_cells, LatencyBench))
-BENCHMARKS.register("accuracy_bench", Benchmark(cells.accuracy_cells, AccuracyBench))
-BENCHMARKS.register("svm_bench", Benchmark(cells.svm_cells, SvmBench))
-BENCHMARKS.register("overhead_bench", Benchmark(cells.overhead_cells, OverheadBench))
-BENCHMARKS.register("batch_speedup", Benchmark(cells.batch_speedup_cells, SpeedupBench))
-BENCHMARKS.register("device_speedup", Benchmark(cells.device_speedup_cells, SpeedupBench))
-BENCHMARKS.register("accuracy_parity", Benchmark(cells.parity_cells, ParityBench))
-BENCHMARKS.register("train_memory", Benchmark(cells.train_cells, TrainMemoryBench))
-BENCHMARKS.register("inference_memory", Benchmark(cells.inference_cells, InferenceMemoryBench))
-BENCHMARKS.register("inference_leaks", Benchmark(cells.leak_cells, LeakBench))
+BENCHMARKS.register("train_bench", Benchmark(cells.train_cells, TrainBench, (TIMING,)))
+BENCHMARKS.register("inference_bench", Benchmark(cells.inference_cells, InferenceBench, (TIMING,)))
+BENCHMARKS.register("latency_bench", Benchmark(cells.latency_cells, LatencyBench, (TIMING,)))
+BENCHMARKS.register("accuracy_bench", Benchmark(cells.accuracy_cells, AccuracyBench, ("accuracy",)))
+BENCHMARKS.register("svm_bench", Benchmark(cells.svm_cells, SvmBench, (TIMING, "accuracy")))
+BENCHMARKS.register("overhead_bench", Benchmark(cells.overhead_cells, OverheadBench, ("harness_efficiency",)))
+BENCHMARKS.register("batch_speedup", Benchmark(cells.batch_speedup_cells, SpeedupBench, ("speedup",)))
+BENCHMARKS.register("device_speedup", Benchmark(cells.device_speedup_cells, SpeedupBench, ("speedup",)))
+BENCHMARKS.register("accuracy_parity", Benchmark(cells.parity_cells, ParityBench, ("accuracy_gap",)))
+BENCHMARKS.register("train_memory", Benchmark(cells.train_cells, TrainMemoryBench, MEMORY))
+BENCHMARKS.register("inference_memory", Benchmark(cells.inference_cells, InferenceMemoryBench, MEMORY))
+BENCHMARKS.register("inference_leaks", Benchmark(cells.leak_cells, LeakBench, (LEAKS,)))
 BENCHMARKS.register("memory_scaling", Benchmark(cells.scaling_cells, ScalingBench))

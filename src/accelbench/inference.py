@@ -28,7 +28,7 @@ class Predictor:
 
     @classmethod
     def build(cls, spec: ModelSpec, dataset: Dataset, placement: Placement, batch_size: int,
-              options: ModelOptions, round_seconds: float) -> Predictor:
+              options: ModelOptions, round_seconds: float, steps: int | None = None) -> Predictor:
         import keras
         import tensorflow as tf
 
@@ -52,8 +52,8 @@ class Predictor:
         predictor = cls(model, placement, loop, iterator, batch_size)
         predictor.compile_seconds = measure.seconds(lambda: predictor._predict(1))
         calibration = measure.CALIBRATION_STEPS
-        step_seconds = measure.best_of(lambda: predictor._predict(calibration)) / calibration
-        predictor.steps = measure.steps_for(round_seconds, step_seconds)
+        predictor.steps = steps or measure.steps_for(
+            round_seconds, measure.best_of(lambda: predictor._predict(calibration)) / calibration)
         predictor.run_round()
         return predictor
 
@@ -103,7 +103,7 @@ class SklearnPredictor:
 
     @classmethod
     def build(cls, spec: ModelSpec, dataset: Dataset, placement: Placement, batch_size: int,
-              options: ModelOptions, round_seconds: float) -> SklearnPredictor:
+              options: ModelOptions, round_seconds: float, steps: int | None = None) -> SklearnPredictor:
         import numpy as np
 
         estimator = fitted_estimator(spec, dataset, options)
@@ -112,8 +112,7 @@ class SklearnPredictor:
         pool = np.concatenate([flat] * repeats) if repeats > 1 else flat
         batches = [pool[i:i + batch_size] for i in range(0, len(pool) - batch_size + 1, batch_size)]
         predictor = cls(estimator, batches, batch_size)
-        step_seconds = measure.seconds(lambda: predictor._predict(1))
-        predictor.steps = measure.steps_for(round_seconds, step_seconds)
+        predictor.steps = steps or measure.steps_for(round_seconds, measure.seconds(lambda: predictor._predict(1)))
         return predictor
 
     def _predict(self, steps: int) -> float:

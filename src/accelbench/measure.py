@@ -1,4 +1,4 @@
-"""Timing primitives: calibrated rounds, interleaved A/B comparisons, percentiles, matmul peak."""
+"""Timing primitives: calibrated rounds, interleaved A/B comparisons, percentiles."""
 
 from __future__ import annotations
 
@@ -69,20 +69,6 @@ def pair_ratios(reference: Sequence[float], candidate: Sequence[float]) -> list[
     return [c / r for r, c in zip(reference, candidate)]
 
 
-def significantly_below(ratios: Sequence[float], floor: float, alpha: float = 0.05) -> bool:
-    """One-sided Wilcoxon signed-rank test that the ratios lie below the floor.
-
-    A gate on a ratio of two noisy timings fails only when the shortfall is more than the
-    noise explains, so unchanged code does not flake on a busy machine.
-    """
-    from scipy.stats import wilcoxon
-
-    differences = [math.log(r / floor) for r in ratios]
-    if all(d == 0 for d in differences):
-        return False
-    return bool(wilcoxon(differences, alternative="less").pvalue < alpha)
-
-
 def percentiles(samples: Sequence[float], quantiles: Sequence[int] = (50, 90, 99)) -> dict[str, float]:
     """p50/p90/p99 by linear interpolation (numpy's default method)."""
     ordered = sorted(samples)
@@ -93,16 +79,3 @@ def percentiles(samples: Sequence[float], quantiles: Sequence[int] = (50, 90, 99
         high = min(low + 1, len(ordered) - 1)
         result[f"p{q}"] = ordered[low] + (ordered[high] - ordered[low]) * (position - low)
     return result
-
-
-def matmul_peak_flops(device: str, size: int, repeats: int = 5) -> float:
-    """Best FLOP/s of a square float32 matmul on a device: the ceiling achieved FLOP/s is read against."""
-    import tensorflow as tf
-
-    with tf.device(device):
-        a = tf.random.uniform((size, size), seed=0)
-        b = tf.random.uniform((size, size), seed=1)
-        product = tf.function(lambda: tf.linalg.matmul(a, b)[0, 0])
-        float(product())  # trace and warm up outside the clock
-        best = min(seconds(lambda: float(product())) for _ in range(repeats))
-    return 2.0 * size**3 / best

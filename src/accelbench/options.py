@@ -119,6 +119,9 @@ OPTIONS = (
     Option("--memory-tolerance", fraction, "FRACTION",
            "Relative growth of a peak memory allowed above its baseline (plus 2 MiB for allocator "
            "granularity).", "0.25"),
+    Option("--timing-threshold", fraction, "FRACTION",
+           "With --benchmark-compare: the smallest slowdown per sample, against the saved run, that "
+           "fails a timed cell (and only when a Mann-Whitney U test finds it significant).", "0.3"),
     Option("--memory-budget", parse_bytes, "SIZE",
            "Memory the largest-batch search may plan for on the CPU, e.g. 4GiB or 500MB "
            "(accelerators are probed until out of memory, within it where given). "
@@ -145,6 +148,18 @@ def add_options(parser: Any) -> None:
                     help="Record this run's accuracy, speedup and memory as the new baselines "
                          "(atomic write; refused if any test failed; speedups are not taken from "
                          "a run tracked by --memray). Default: off.")
+    group.addoption("--require-baselines", action="store_true", default=False,
+                    help="Fail every gated number that has no baseline to be judged against (verdict "
+                         "new or ungated), as CI should. Default: off.")
+    parser.addini(REQUIRE_BASELINES_INI, type="bool", default=False,
+                  help="Like --require-baselines. Default: false.")
+
+
+REQUIRE_BASELINES_INI = "accelbench_require_baselines"
+
+
+def require_baselines(config: Any) -> bool:
+    return bool(config.getoption("require_baselines") or config.getini(REQUIRE_BASELINES_INI))
 
 
 def value(config: Any, option: Option) -> Any:

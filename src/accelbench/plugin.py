@@ -1,4 +1,5 @@
-"""The accelbench pytest plugin: options, parametrization, benchmark fixtures, gates, reports."""
+"""The accelbench pytest plugin: options, parametrization, benchmark fixtures, the pytest
+outcome of every verdict, and where verdicts are shown (terminal) and kept (JSON)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,18 @@ import pytest
 
 from accelbench import options
 from accelbench.baselines import BaselineError
-from accelbench.benches import BENCHMARKS
+from accelbench.benches import BENCHMARKS, LEAKS, PEAK_CAP, Bench
 from accelbench.devices import host_allocator
 from accelbench.formats import DataError
-from accelbench.memory import is_out_of_memory
+from accelbench.memory import is_out_of_memory, parse_bytes
 from accelbench.session import RunConfig, Session
 from accelbench.training import NonFiniteLoss
+from accelbench.verdicts import SavedRun
 
 SESSION = pytest.StashKey[Session]()
+BODY_PASSED = pytest.StashKey[bool]()  # the cell's own work and verdicts passed
+# pytest-memray's markers decide their own limits; each becomes a verdict of this metric.
+MEMRAY_LIMITS = {"limit_memory": PEAK_CAP, "limit_leaks": LEAKS}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -24,8 +29,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    # A missing baseline is news, not an error, even under filterwarnings=error.
-    config.addinivalue_line("filterwarnings", "default::accelbench.session.MissingBaselineWarning")
     config.stash[SESSION] = Session(RunConfig.from_pytest(config))
 
 
@@ -44,9 +47,18 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             metafunc.parametrize(name, cells, indirect=True)
 
 
+def benchmark_of(item: pytest.Item) -> str | None:
+    """The benchmark fixture a cell uses; None for a test that is not a benchmark cell."""
+    return next((name for name in getattr(item, "fixturenames", ()) if name in BENCHMARKS), None)
+
+
 def is_cell(item: pytest.Item) -> bool:
-    """A benchmark cell: a test that uses one of the benchmark fixtures."""
-    return any(name in BENCHMARKS for name in getattr(item, "fixturenames", ()))
+    return benchmark_of(item) is not None
+
+
+def bench_of(item: pytest.Item) -> Bench | None:
+    name = benchmark_of(item)
+    return getattr(item, "funcargs", {}).get(name) if name else None
 
 
 def _bench_fixture(name: str):
@@ -106,32 +118,78 @@ def pytest_runtest_setup(item: pytest.Item):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item):
     result = yield from _run_clearly(item)
-    if is_cell(item):
-        _hand_over_host_peak(item)
-        failures = session_of(item.config).gate(item.name)
+    bench = bench_of(item)
+    if bench is not None:
+        _hand_over_host_peak(item, bench)
+        failures = session_of(item.config).verdicts.failures(bench.name)
+        item.stash[BODY_PASSED] = not failures
         if failures:
             pytest.fail("\n".join(failures), pytrace=False)
     return result
 
 
-def _hand_over_host_peak(item: pytest.Item) -> None:
+def _hand_over_host_peak(item: pytest.Item, bench: Bench) -> None:
     """Give a memory cell the peak pytest-memray measured over its body (its limit_memory
     marker makes pytest-memray track it, with or without --memray)."""
-    benches = [item.funcargs[name] for name in BENCHMARKS if name in getattr(item, "funcargs", {})]
-    for bench in benches:
-        if hasattr(bench, "host_peak_measured"):
-            manager = item.config.pluginmanager.get_plugin("memray_manager")
-            result = manager.results.get(item.nodeid) if manager else None
-            if result is None:
-                pytest.fail(f"{item.name}: pytest-memray recorded no peak for this cell", pytrace=False)
-            bench.host_peak_measured(int(result.peak_memory), item.funcargs["benchmark"])
+    if hasattr(bench, "host_peak_measured"):
+        manager = item.config.pluginmanager.get_plugin("memray_manager")
+        result = manager.results.get(item.nodeid) if manager else None
+        if result is None:
+            pytest.fail(f"{item.name}: pytest-memray recorded no peak for this cell", pytrace=False)
+        bench.host_peak_measured(int(result.peak_memory))
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """Outermost, so it sees the report after pytest-memray has applied its limits."""
+    report = yield
+    name = benchmark_of(item)
+    if name is None:
+        return report
+    verdicts = session_of(item.config).verdicts
+    if report.when == "setup" and report.skipped:
+        verdicts.skipped(item.name, BENCHMARKS[name].judges, _skip_reason(report))
+    elif report.when == "call" and item.stash.get(BODY_PASSED, False):
+        _memray_verdicts(item, report)
+    if report.when == "call":
+        _keep_extra_info(item)
+    return report
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    text = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return text.removeprefix("Skipped: ")
+
+
+def _memray_verdicts(item: pytest.Item, report: pytest.TestReport) -> None:
+    bench = bench_of(item)
+    for marker in item.iter_markers():
+        metric = MEMRAY_LIMITS.get(marker.name)
+        if metric and bench is not None:
+            failure = None if report.passed else str(report.longrepr)
+            measured = bench.extra_info.get("peak_memory_bytes") if metric == PEAK_CAP else None
+            session_of(item.config).verdicts.from_memray(item.name, metric, failure, measured,
+                                                         parse_bytes(str(marker.args[0])))
+
+
+def _keep_extra_info(item: pytest.Item) -> None:
+    """A cell's extra_info, with its verdicts, goes to its pytest-benchmark entry; cells that
+    pytest-benchmark does not time (memory) are kept for the JSON's accelbench section."""
+    bench = bench_of(item)
+    if bench is None:
+        return
+    state = session_of(item.config)
+    bench.extra_info["verdicts"] = [v.as_json() for v in state.verdicts.by_cell.get(item.name, [])]
+    benchmark = getattr(item, "funcargs", {}).get("benchmark")
+    if benchmark is not None and getattr(benchmark, "stats", None):
+        benchmark.extra_info.update(bench.extra_info)
+    else:
+        state.untimed[item.name] = bench.extra_info
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     state = session_of(session.config)
-    if state.unjudged:
-        state.notes.append(f"{', '.join(sorted(state.unjudged))} NOT gated or recorded: --memray slows "
-                           "TensorFlow down unevenly; judge speed in a run without --memray")
     if not state.run.update_baselines:
         return
     if session.testsfailed:
@@ -147,8 +205,29 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         for name, metrics in state.results.items():
             values = ", ".join(f"{metric}={value:,.4g}" for metric, value in metrics.items())
             terminalreporter.write_line(f"{name}: {values}")
+    if state.verdicts.by_cell:
+        terminalreporter.section("accelbench verdicts")
+        for line in state.verdicts.lines():
+            terminalreporter.write_line(line)
     for note in state.notes:
         terminalreporter.write_line(f"accelbench: {note}")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_benchmark_compare_machine_info(config: pytest.Config, benchmarksession: Any, machine_info: dict,
+                                          compared_benchmark: dict) -> None:
+    """pytest-benchmark loaded a saved run for --benchmark-compare: timed cells are judged against it."""
+    session_of(config).verdicts.saved_runs.append(SavedRun.from_json(compared_benchmark))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_benchmark_update_json(config: pytest.Config, benchmarks: list, output_json: dict) -> None:
+    """Every verdict of the run, and the cells pytest-benchmark does not time, beside its benchmarks."""
+    state = session_of(config)
+    output_json["accelbench"] = {
+        "verdicts": [verdict.as_json() for verdict in state.verdicts.all()],
+        "untimed_cells": [{"name": name, "extra_info": info} for name, info in state.untimed.items()],
+    }
 
 
 @pytest.hookimpl(optionalhook=True)

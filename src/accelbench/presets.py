@@ -12,7 +12,9 @@ class Preset:
     name: str
     batch_sizes: tuple[int, ...]
     models: tuple[str, ...]
-    rounds: int  # timed rounds per cell; pytest-benchmark reports their statistics
+    # Timed rounds per cell: a comparison with a saved run ranks the fast half of each, so
+    # fewer than 8 rounds (4 a side, p >= 0.014) can hardly be significant.
+    rounds: int
     round_seconds: float  # target length of one timed round, so short steps are not lost in noise
     max_train_samples: int | None  # cap on the training set, None for all of it
     svm_subsets: tuple[int, ...]  # n-image subsets the SVM is fitted on
@@ -29,11 +31,11 @@ PRESETS: Registry[Preset] = Registry("preset")
 ALL_MODELS = ("mlp", "mlp_wide", "mlp_deep", "cnn", "svm")
 
 PRESETS.register("quick", Preset(
-    "quick", batch_sizes=(32, 256), models=ALL_MODELS, rounds=5, round_seconds=0.3,
+    "quick", batch_sizes=(32, 256), models=ALL_MODELS, rounds=10, round_seconds=0.15,
     max_train_samples=10_000, svm_subsets=(500, 1000), latency_rounds=100, interleaved_pairs=9,
     memory_ladder=(256, 512, 1024), leak_predictions=20, sweep_to_largest=False))
 PRESETS.register("full", Preset(
     "full", batch_sizes=(32, 64, 128, 256, 512, 1024, 2048, 4096, 8192), models=ALL_MODELS,
-    rounds=15, round_seconds=0.5, max_train_samples=None, svm_subsets=(1000, 2000, 5000),
+    rounds=20, round_seconds=0.3, max_train_samples=None, svm_subsets=(1000, 2000, 5000),
     latency_rounds=1000, interleaved_pairs=15,
     memory_ladder=(256, 512, 1024, 2048, 4096), leak_predictions=200, sweep_to_largest=True))

@@ -92,21 +92,25 @@ class Trainer:
 
     @classmethod
     def build(cls, where: str, spec: ModelSpec, dataset: Dataset, placement: Placement,
-              batch_size: int, options: ModelOptions, round_seconds: float) -> Trainer:
+              batch_size: int, options: ModelOptions, round_seconds: float, steps: int | None = None) -> Trainer:
+        """steps: per round, as a compared run timed them; None calibrates them to round_seconds."""
         model = build_compiled(spec, dataset, placement, options)
         trainer = cls(where, placement, model, repeated_batches(dataset, batch_size, placement), batch_size)
         trainer.compile_seconds = measure.seconds(lambda: trainer._fit(1))  # first call traces
-        # The difference of two fits cancels fit()'s fixed cost per call, leaving the step's;
-        # noise can shrink that difference to nothing, so the fixed cost is taken to be at
-        # most half of a longer fit (else a round of 10,000 tiny steps can last minutes).
-        one = measure.best_of(lambda: trainer._fit(1))
-        more = measure.best_of(lambda: trainer._fit(1 + measure.CALIBRATION_STEPS))
-        step_seconds = max(more - one, more / 2) / measure.CALIBRATION_STEPS
-        trainer.steps = measure.steps_for(round_seconds, step_seconds)
+        trainer.steps = steps or trainer._calibrated_steps(round_seconds)
         model.steps_per_execution = trainer.steps
         model.make_train_function(force=True)
         trainer.run_round()  # warm up the timed shapes: this traces the multi-step function
         return trainer
+
+    def _calibrated_steps(self, round_seconds: float) -> int:
+        # The difference of two fits cancels fit()'s fixed cost per call, leaving the step's;
+        # noise can shrink that difference to nothing, so the fixed cost is taken to be at
+        # most half of a longer fit (else a round of 10,000 tiny steps can last minutes).
+        one = measure.best_of(lambda: self._fit(1))
+        more = measure.best_of(lambda: self._fit(1 + measure.CALIBRATION_STEPS))
+        step_seconds = max(more - one, more / 2) / measure.CALIBRATION_STEPS
+        return measure.steps_for(round_seconds, step_seconds)
 
     def _fit(self, steps: int) -> float:
         with self.placement.scope():
@@ -161,56 +165,60 @@ class OneStep:
 
 @dataclass
 class HandLoop:
-    """The reference: a hand-written tf.function train step over pre-made device batches,
-    the tightest loop a TensorFlow user would write (tf.distribute custom training loop)."""
+    """The reference: a hand-written custom training loop, the tightest a TensorFlow user would
+    write (a tf.function looping over steps, tf.distribute style), training the trainer's own
+    model with its own optimizer on the same input pipeline.
+
+    Same weights, same optimizer state, same batches: only the loop around the step differs,
+    so a gap between the two is fit()'s overhead and nothing else.
+    """
 
     where: str
     placement: Placement
-    step: Any
-    batches: list[Any]
-    batch_size: int
-    steps: int
+    loop: Any
+    iterator: Any
+    steps: Any  # a tensor: a new Python int would retrace the loop
+    samples_per_round: int
 
     @classmethod
-    def like(cls, trainer: Trainer, spec: ModelSpec, dataset: Dataset, options: ModelOptions) -> HandLoop:
+    def like(cls, trainer: Trainer) -> HandLoop:
         import keras
         import tensorflow as tf
 
-        placement = trainer.placement
-        keras.utils.set_random_seed(options.seed)
-        with placement.scope():
-            model = spec.build(dataset.input_shape, NUM_CLASSES, options)
-            optimizer = spec.optimizer()
+        placement, model = trainer.placement, trainer.model
         global_batch = trainer.batch_size
 
+        @tf.function(jit_compile=bool(model.jit_compile))
         def replica_step(x, y):
             with tf.GradientTape() as tape:
                 logits = model(x, training=True)
                 per_sample = keras.losses.sparse_categorical_crossentropy(y, logits, from_logits=True)
                 loss = tf.nn.compute_average_loss(per_sample, global_batch_size=global_batch)
             gradients = tape.gradient(loss, model.trainable_variables)
-            optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+            model.optimizer.apply_gradients(zip(gradients, model.trainable_variables))
             return loss
 
-        @tf.function(jit_compile=trainer.model.jit_compile)
-        def step(batch):
-            return placement.sum(placement.run(replica_step, batch))
+        @tf.function
+        def loop(iterator, steps):
+            loss = tf.constant(0.0)
+            for _ in tf.range(steps):
+                loss = placement.sum(placement.run(replica_step, next(iterator)))
+            return loss
 
-        iterator = iter(trainer.data)
-        batches = [next(iterator) for _ in range(min(trainer.steps, 16))]
-        loop = cls(trainer.where, placement, step, batches, global_batch, trainer.steps)
-        loop.run_round()  # trace outside the clock
-        return loop
+        with placement.scope():
+            iterator = iter(trainer.data)
+            steps = tf.constant(trainer.steps)
+        hand = cls(trainer.where, placement, loop, iterator, steps, trainer.samples_per_round)
+        hand.run_round()  # trace outside the clock
+        return hand
 
     def run_round(self) -> float:
-        loss = None
         with self.placement.scope():
-            for index in range(self.steps):
-                loss = self.step(self.batches[index % len(self.batches)])
-        return check_finite(float(loss), self.where)
+            loss = self.loop(self.iterator, self.steps)
+        return check_finite(float(loss), self.where)  # float() waits for the device
 
     def throughput(self) -> float:
-        return self.steps * self.batch_size / measure.seconds(self.run_round)
+        return self.samples_per_round / measure.seconds(self.run_round)
 
 
 @dataclass

@@ -1,0 +1,72 @@
+"""Statistics behind the verdicts: pure numpy/scipy, no TensorFlow, no pytest.
+
+Noise on a shared machine is one-sided: a busy neighbour only ever slows a round down, often
+by a third at once, and in bursts that cover several rounds. So a run's timing is its fast
+half of rounds (the undisturbed ones), and a comparison of two runs needs both a significant
+rank test between their fast halves and an effect larger than the drift seen between
+unchanged runs.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+def fast_half(samples: Sequence[float]) -> list[float]:
+    """The faster half of the round times (the middle one included when their count is odd)."""
+    ordered = sorted(samples)
+    return ordered[:math.ceil(len(ordered) / 2)]
+
+
+def typical_fast(samples: Sequence[float]) -> float:
+    """The median of the fast half: a run's undisturbed time, robust to bursts of slow rounds."""
+    return statistics.median(fast_half(samples))
+
+
+def significantly_below(ratios: Sequence[float], floor: float, alpha: float = 0.05) -> tuple[bool, float]:
+    """One-sided Wilcoxon signed-rank test that the ratios lie below the floor: (below?, p).
+
+    A gate on a ratio of two noisy timings fails only when the shortfall is more than the
+    noise explains, so unchanged code does not flake on a busy machine.
+    """
+    from scipy.stats import wilcoxon
+
+    differences = [math.log(r / floor) for r in ratios]
+    if all(d == 0 for d in differences):
+        return False, 1.0
+    p_value = float(wilcoxon(differences, alternative="less").pvalue)
+    return p_value < alpha, p_value
+
+
+@dataclass(frozen=True)
+class Shift:
+    """How a new sample of round times compares with a saved one."""
+
+    ratio: float  # typical_fast(new) / typical_fast(saved): above 1 is slower
+    p_value: float  # one-sided Mann-Whitney U: new fast half slower than the saved fast half
+    threshold: float  # the smallest slowdown that counts, as a fraction
+    alpha: float
+
+    @property
+    def slower(self) -> bool:
+        return self.ratio > 1.0 + self.threshold and self.p_value < self.alpha
+
+    @property
+    def faster(self) -> bool:
+        return self.ratio < 1.0 / (1.0 + self.threshold) and self.p_value > 1.0 - self.alpha
+
+
+def shift(saved: Sequence[float], new: Sequence[float], threshold: float, alpha: float = 0.05) -> Shift:
+    """Compare two runs' per-sample round times (as asv compare does: a factor and a rank test).
+
+    Both look at each run's fast half only, so a burst of slow rounds in either run is not
+    taken for a change: the rank test says whether the new fast rounds are slower than noise
+    explains, the factor whether the slowdown is larger than the drift between unchanged runs.
+    """
+    from scipy.stats import mannwhitneyu
+
+    ratio = typical_fast(new) / typical_fast(saved)
+    p_value = float(mannwhitneyu(fast_half(new), fast_half(saved), alternative="greater").pvalue)
+    return Shift(ratio, p_value, threshold, alpha)

@@ -1,0 +1,368 @@
+"""What a run concludes: one Verdict per judged number, decided here and nowhere else.
+
+A verdict names the cell and metric, the measured value, what it was held against (a stored
+baseline, a fixed floor, a saved run), the rule and its tolerance, the statistic behind it,
+and an outcome:
+
+- pass / fail: judged;
+- new: no baseline for this cell yet, though its scope has some (a new cell);
+- ungated: nothing to judge against, with the reason (no baselines for this machine class,
+  a saved run from another machine class);
+- skipped: deliberately not judged (the cell was skipped, or --memray slowed the timings).
+
+--require-baselines turns new and ungated into failures. The plugin renders verdicts in the
+terminal and the JSON; baselines are staged here and written only when asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from accelbench import analysis
+from accelbench.baselines import BaselineFile
+from accelbench.memory import ALLOCATOR_SLACK_BYTES, format_bytes
+
+PASS, FAIL, NEW, UNGATED, SKIPPED = "pass", "fail", "new", "ungated", "skipped"
+OUTCOMES = (FAIL, UNGATED, NEW, SKIPPED, PASS)  # the order the terminal shows them in
+RECORD_HINT = "record with: pytest benchmarks --update-baselines"
+MEMRAY_REASON = "--memray slows TensorFlow down unevenly: judge speed in a run without --memray"
+
+
+# --- rules: how far a number may move from what it is held against -------------------------
+
+@dataclass(frozen=True)
+class AbsoluteDrop:
+    """Holds when measured >= reference - tolerance (accuracy: points of accuracy)."""
+
+    tolerance: float
+    relation = ">="
+
+    def bound(self, reference: float) -> float:
+        return reference - self.tolerance
+
+    def describe(self) -> str:
+        return f"{self.tolerance:g} absolute"
+
+    def show(self, value: float) -> str:
+        return f"{value:.4f}"
+
+    def holds(self, measured: float, reference: float) -> bool:
+        bound = self.bound(reference)
+        return measured >= bound if self.relation == ">=" else measured <= bound
+
+
+@dataclass(frozen=True)
+class RelativeDrop(AbsoluteDrop):
+    """Holds when measured >= reference x (1 - tolerance) (speedups: ratios)."""
+
+    def bound(self, reference: float) -> float:
+        return reference * (1.0 - self.tolerance)
+
+    def describe(self) -> str:
+        return f"{self.tolerance:.0%} relative"
+
+
+@dataclass(frozen=True)
+class AtLeast(AbsoluteDrop):
+    """Holds when measured >= a fixed floor (the reference): no baseline involved."""
+
+    tolerance: float = 0.0
+
+    def describe(self) -> str:
+        return "fixed floor"
+
+
+@dataclass(frozen=True)
+class WithinGap(AbsoluteDrop):
+    """Holds when |measured - reference| <= tolerance (accuracy parity: the gap between devices)."""
+
+    relation = "<="
+
+    def bound(self, reference: float) -> float:
+        return reference + self.tolerance
+
+    def holds(self, measured: float, reference: float) -> bool:
+        return abs(measured - reference) <= self.tolerance
+
+
+@dataclass(frozen=True)
+class RelativeGrowth(AbsoluteDrop):
+    """Holds when measured <= reference x (1 + tolerance) + slack (memory: bytes).
+
+    The slack absorbs allocator granularity, which a relative tolerance cannot for small peaks.
+    """
+
+    slack: float = 0.0
+    relation = "<="
+
+    def bound(self, reference: float) -> float:
+        return reference * (1.0 + self.tolerance) + self.slack
+
+    def describe(self) -> str:
+        return f"{self.tolerance:.0%} relative + {self.show(self.slack)}"
+
+    def show(self, value: float) -> str:
+        return f"{format_bytes(value)} ({value:,.0f} B)" if value >= 1024 else f"{value:,.0f} B"
+
+
+def regression(metric: str, cell: str, reference: float, measured: float, rule: Any,
+               against: str = "baseline") -> str | None:
+    """The failure message when measured breaks the rule, else None."""
+    if rule.holds(measured, reference):
+        return None
+    return (f"{metric} regression in {cell}: measured {rule.show(measured)}, {against} {rule.show(reference)}, "
+            f"tolerance {rule.describe()} (must be {rule.relation} {rule.show(rule.bound(reference))})")
+
+
+# --- the verdict --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Verdict:
+    cell: str
+    metric: str
+    outcome: str
+    measured: float | None = None
+    reference: float | None = None  # the baseline, floor or saved run's value
+    against: str = ""  # what the reference is: "baseline", "floor", "saved run 0003_…"
+    tolerance: str = ""
+    statistic: tuple[tuple[str, Any], ...] = ()  # (name, value): p-values, pair-ratio ranges
+    message: str = ""  # a failure's message, or why a number was not judged
+
+    def as_json(self) -> dict[str, Any]:
+        return {"cell": self.cell, "metric": self.metric, "outcome": self.outcome,
+                "measured": self.measured, "reference": self.reference, "against": self.against,
+                "tolerance": self.tolerance, "statistic": dict(self.statistic), "message": self.message}
+
+
+@dataclass(frozen=True)
+class Gate:
+    """A metric judged against stored baselines: the file, what the numbers depend on, the rule."""
+
+    metric: str
+    store: BaselineFile
+    scope: tuple[str, ...]
+    rule: Any
+    timed: bool = False  # derived from timings: neither judged nor recorded under --memray
+    significance: bool = False  # a ratio of interleaved pairs: fails only if the shortfall is significant
+
+
+@dataclass(frozen=True)
+class Gates:
+    """The metrics judged against baselines stored in the repository."""
+
+    accuracy: Gate
+    speedup: Gate
+    peak_memory: Gate
+    device_peak_memory: Gate
+
+    @classmethod
+    def load(cls, directory: Path, machine_class: str, tensorflow: str, dataset: Any,
+             accuracy_tolerance: float, speedup_tolerance: float, memory_tolerance: float) -> Gates:
+        # Speedups depend on the hardware; allocation patterns on TensorFlow's version as well.
+        memory_store = BaselineFile.load(directory / "memory.json", 3)
+        memory_scope = (machine_class, tensorflow, dataset.name)
+        growth = RelativeGrowth(memory_tolerance, slack=ALLOCATOR_SLACK_BYTES)
+        return cls(
+            accuracy=Gate("accuracy", BaselineFile.load(directory / "accuracy.json", 1), (dataset.key,),
+                          AbsoluteDrop(accuracy_tolerance)),
+            speedup=Gate("speedup", BaselineFile.load(directory / "speedup.json", 2), (machine_class, dataset.name),
+                         RelativeDrop(speedup_tolerance), timed=True, significance=True),
+            peak_memory=Gate("peak_memory_bytes", memory_store, memory_scope, growth),
+            device_peak_memory=Gate("device_peak_memory_bytes", memory_store, memory_scope, growth),
+        )
+
+    def all(self) -> list[Gate]:
+        return [self.accuracy, self.speedup, self.peak_memory, self.device_peak_memory]
+
+
+@dataclass(frozen=True)
+class SavedRun:
+    """A run pytest-benchmark loaded for --benchmark-compare."""
+
+    name: str
+    machine_info: dict[str, Any]
+    cells: dict[str, dict[str, Any]]  # test name with its id -> saved benchmark
+
+    @classmethod
+    def from_json(cls, saved: dict[str, Any]) -> SavedRun:
+        commit = saved.get("commit_info", {}).get("id") or "no commit"
+        return cls(f"of {saved.get('datetime', 'unknown date')} ({commit[:8]})", saved.get("machine_info", {}),
+                   {bench["name"]: bench for bench in saved.get("benchmarks", [])})
+
+
+@dataclass
+class Verdicts:
+    """Every verdict of a run, by cell, and the baselines it stages."""
+
+    update: bool  # --update-baselines: record, do not judge against stored baselines
+    require_baselines: bool
+    memray_tracking: bool
+    timing_threshold: float
+    machine_class: str = ""
+    saved_runs: list[SavedRun] = field(default_factory=list)
+    by_cell: dict[str, list[Verdict]] = field(default_factory=dict)
+
+    def add(self, verdict: Verdict) -> Verdict:
+        self.by_cell.setdefault(verdict.cell, []).append(verdict)
+        return verdict
+
+    def all(self) -> list[Verdict]:
+        return [verdict for verdicts in self.by_cell.values() for verdict in verdicts]
+
+    def saved_steps(self, work: str, cell_id: str) -> int | None:
+        """Steps per round the compared run timed this work with, so both runs time the same
+        work and pytest-benchmark's own comparison of round times means something."""
+        saved = self.saved_runs[-1] if self.saved_runs else None
+        if saved is None or saved.machine_info.get("accelbench_machine_class") != self.machine_class:
+            return None
+        for bench in saved.cells.values():
+            info = bench.get("extra_info", {})
+            if info.get("work") == work and info.get("cell") == cell_id and info.get("steps_per_round"):
+                return int(info["steps_per_round"])
+        return None
+
+    # --- judging ------------------------------------------------------------------------------
+    def against_baseline(self, cell: str, gate: Gate, measured: float,
+                         ratios: Sequence[float] = ()) -> Verdict:
+        base = dict(cell=cell, metric=gate.metric, measured=float(measured), tolerance=gate.rule.describe())
+        if gate.timed and self.memray_tracking:
+            return self.add(Verdict(outcome=SKIPPED, message=MEMRAY_REASON, **base))
+        if self.update:
+            gate.store.stage(gate.scope, cell, gate.metric, measured)
+            return self.add(Verdict(outcome=NEW, message="recorded as the new baseline (--update-baselines)", **base))
+        baseline = gate.store.get(gate.scope, cell, gate.metric)
+        where = f"{'/'.join(gate.scope)} in {gate.store.path.name}"
+        if baseline is None:
+            if gate.store.has_scope(gate.scope):
+                return self.add(Verdict(outcome=NEW, message=f"no baseline for this cell under {where}; {RECORD_HINT}",
+                                        **base))
+            present = ", ".join(gate.store.scopes()) or "none"
+            return self.add(Verdict(outcome=UNGATED, message=f"no {gate.metric} baselines for {where} "
+                                    f"(it has: {present}); {RECORD_HINT}", **base))
+        return self._judge(base, baseline, "baseline", gate.rule, ratios if gate.significance else ())
+
+    def against_floor(self, cell: str, metric: str, measured: float, floor: float,
+                      ratios: Sequence[float] = ()) -> Verdict:
+        base = dict(cell=cell, metric=metric, measured=float(measured), tolerance=AtLeast().describe())
+        if self.memray_tracking:
+            return self.add(Verdict(outcome=SKIPPED, message=MEMRAY_REASON, **base))
+        return self._judge(base, floor, "floor", AtLeast(), ratios)
+
+    def within_gap(self, cell: str, metric: str, gap: float, tolerance: float) -> Verdict:
+        rule = WithinGap(tolerance)
+        base = dict(cell=cell, metric=metric, measured=float(gap), tolerance=rule.describe())
+        return self._judge(base, 0.0, "no gap", rule, ())
+
+    def _judge(self, base: dict, reference: float, against: str, rule: Any, ratios: Sequence[float]) -> Verdict:
+        message = regression(base["metric"], base["cell"], reference, base["measured"], rule, against)
+        statistic: dict[str, Any] = {}
+        if ratios:
+            statistic = {"pairs": len(ratios), "pair_ratio_min": round(min(ratios), 4),
+                         "pair_ratio_max": round(max(ratios), 4)}
+        if message and ratios:
+            # A shortfall of one best-of ratio may be noise: it fails only if the pairs agree.
+            below, p_value = analysis.significantly_below(ratios, rule.bound(reference))
+            statistic["wilcoxon_p"] = round(p_value, 4)
+            message = f"{message}, Wilcoxon p = {p_value:.3g} < 0.05" if below else None
+        return self.add(Verdict(outcome=FAIL if message else PASS, reference=float(reference), against=against,
+                                statistic=tuple(statistic.items()), message=message or "", **base))
+
+    def timing(self, cell: str, seconds_per_sample: Sequence[float]) -> Verdict | None:
+        """The cell's rounds against the run loaded by --benchmark-compare; None without one."""
+        if not self.saved_runs:
+            return None
+        saved = self.saved_runs[-1]
+        tolerance = f"{self.timing_threshold:.0%} slower and Mann-Whitney p < 0.05"
+        base = dict(cell=cell, metric="seconds_per_sample", measured=analysis.typical_fast(seconds_per_sample),
+                    against=f"saved run {saved.name}", tolerance=tolerance)
+        reason = self._not_comparable(saved, cell)
+        if reason:
+            outcome, message = reason
+            return self.add(Verdict(outcome=outcome, message=message, **base))
+        rounds = saved.cells[cell]["extra_info"]["seconds_per_sample"]
+        found = analysis.shift(rounds, seconds_per_sample, self.timing_threshold)
+        statistic = (("ratio", round(found.ratio, 4)), ("mann_whitney_p", round(found.p_value, 4)),
+                     ("rounds", [len(rounds), len(seconds_per_sample)]))
+        message = ""
+        if found.slower:
+            message = (f"timing regression in {cell}: {found.ratio:.2f}x the time per sample of saved run "
+                       f"{saved.name} ({_seconds(analysis.typical_fast(rounds))} -> "
+                       f"{_seconds(base['measured'])} per sample, fast rounds), tolerance {tolerance} "
+                       f"(p = {found.p_value:.3g})")
+        return self.add(Verdict(outcome=FAIL if message else PASS, reference=analysis.typical_fast(rounds),
+                                statistic=statistic, message=message, **base))
+
+    def _not_comparable(self, saved: SavedRun, cell: str) -> tuple[str, str] | None:
+        if self.memray_tracking or saved.machine_info.get("accelbench_memray_tracking"):
+            return SKIPPED, "a run tracked by --memray: " + MEMRAY_REASON
+        theirs = saved.machine_info.get("accelbench_machine_class")
+        if theirs != self.machine_class:
+            return UNGATED, (f"saved run {saved.name} is from machine class {theirs}, this run is "
+                             f"{self.machine_class}: timings compare only on the same hardware")
+        if cell not in saved.cells:
+            return NEW, f"saved run {saved.name} has no {cell}"
+        if "seconds_per_sample" not in saved.cells[cell].get("extra_info", {}):
+            return UNGATED, f"saved run {saved.name} has no per-sample rounds for {cell} (saved by an older accelbench)"
+        return None
+
+    def from_memray(self, cell: str, metric: str, failure: str | None, measured: float | None,
+                    limit: float | None) -> Verdict:
+        """pytest-memray decides its own limits (limit_memory, limit_leaks): record what it said."""
+        return self.add(Verdict(cell=cell, metric=metric, outcome=FAIL if failure else PASS, measured=measured,
+                                reference=limit, against="pytest-memray limit", tolerance="hard limit",
+                                message=failure or ""))
+
+    def skipped(self, cell: str, metrics: Sequence[str], reason: str) -> None:
+        for metric in metrics:
+            self.add(Verdict(cell=cell, metric=metric, outcome=SKIPPED, message=reason))
+
+    # --- the pytest outcome -------------------------------------------------------------------
+    def failures(self, cell: str) -> list[str]:
+        """One line per verdict of this cell that fails the test."""
+        lines = []
+        for verdict in self.by_cell.get(cell, []):
+            if verdict.outcome == FAIL:
+                lines.append(verdict.message)
+            elif self.require_baselines and not self.update and verdict.outcome in (NEW, UNGATED):
+                lines.append(f"--require-baselines: {verdict.metric} of {cell} is {verdict.outcome}: {verdict.message}")
+        return lines
+
+    # --- the terminal -------------------------------------------------------------------------
+    def lines(self) -> list[str]:
+        """Failures first, then what was not judged and why, then counts of the rest."""
+        verdicts = self.all()
+        shown = (FAIL,) if self.update else (FAIL, UNGATED, NEW)
+        lines = [f"{v.outcome.upper():8} {v.cell} {v.metric}: {v.message}"
+                 for outcome in shown for v in verdicts if v.outcome == outcome]
+        unjudged = sum(v.outcome in (UNGATED, NEW) for v in verdicts)
+        if self.update:
+            lines.append(f"{unjudged} value(s) recorded as new baselines (--update-baselines)")
+        elif unjudged:
+            consequence = ("failed (--require-baselines)" if self.require_baselines
+                           else "not judged: pass --require-baselines to fail them")
+            lines.append(f"{unjudged} gated number(s) had nothing to be judged against: {consequence}")
+        reasons: dict[str, int] = {}
+        for verdict in (v for v in verdicts if v.outcome == SKIPPED):
+            reasons[verdict.message] = reasons.get(verdict.message, 0) + 1
+        lines += [f"skipped  {count} verdict(s): {reason}" for reason, count in reasons.items()]
+        lines.append("verdicts: " + ", ".join(f"{sum(v.outcome == o for v in verdicts)} {o}" for o in OUTCOMES))
+        return lines
+
+    def stores(self, gates: Sequence[Gate]) -> list[str]:
+        """Write staged baselines (atomically); returns what was written."""
+        written = []
+        for store in {id(gate.store): gate.store for gate in gates}.values():
+            if store.staged:
+                store.save()
+                written.append(f"{store.path} ({store.staged} values)")
+        return written
+
+
+def _seconds(value: float) -> str:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if value >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value * 1e9:.3g} ns"

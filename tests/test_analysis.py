@@ -1,0 +1,59 @@
+"""The statistics behind the verdicts, on synthetic samples with a known truth."""
+
+import numpy as np
+import pytest
+
+from accelbench import analysis
+
+DRAWS = 100
+ROUNDS = 10  # the quick preset's timed rounds
+
+
+def rounds(rng, base, noise, bursts=0, burst_size=0.0):
+    """One run's round times: one-sided noise (a round is only ever slowed down), and a few
+    rounds slowed by burst_size at once, as a busy neighbour does."""
+    times = base * (1.0 + np.abs(rng.normal(0.0, noise, ROUNDS)))
+    times[rng.choice(ROUNDS, bursts, replace=False)] *= 1.0 + burst_size
+    return list(times)
+
+
+def caught(shift_by, noise, threshold, bursts=0, seed0=0):
+    hits = 0
+    for seed in range(seed0, seed0 + DRAWS):
+        rng = np.random.default_rng(seed)
+        saved = rounds(rng, 1.0, noise, bursts, 0.6)
+        new = rounds(rng, 1.0 + shift_by, noise, bursts, 0.6)
+        hits += analysis.shift(saved, new, threshold).slower
+    return hits
+
+
+def test_a_ten_percent_slowdown_at_low_noise_is_caught():
+    assert caught(0.10, noise=0.01, threshold=0.05) >= 95
+
+
+def test_pure_noise_is_not_taken_for_a_slowdown():
+    assert caught(0.0, noise=0.01, threshold=0.05) <= 5
+    assert caught(0.0, noise=0.05, threshold=0.05) <= 5
+
+
+def test_bursts_of_slow_rounds_are_not_a_regression_but_a_halving_is():
+    """Four rounds of ten slowed by 60% in both runs: the fast halves still tell the truth."""
+    assert caught(0.0, noise=0.03, threshold=0.3, bursts=4) <= 5
+    assert caught(1.0, noise=0.03, threshold=0.3, bursts=4) >= 95
+
+
+def test_a_small_slowdown_below_the_threshold_passes_however_significant():
+    assert caught(0.10, noise=0.01, threshold=0.3) == 0
+
+
+def test_typical_fast_is_the_median_of_the_fast_half():
+    assert analysis.fast_half([5, 1, 4, 2, 3]) == [1, 2, 3]
+    assert analysis.typical_fast([5, 1, 4, 2, 3, 9]) == 2
+    assert analysis.typical_fast([1.0, 100.0, 1.2, 100.0]) == pytest.approx(1.1)
+
+
+def test_significantly_below():
+    below, p_value = analysis.significantly_below([0.7, 0.72, 0.69, 0.75, 0.71, 0.73, 0.7, 0.74, 0.68], 0.9)
+    assert below and p_value < 0.01
+    assert not analysis.significantly_below([0.7, 1.1, 0.95, 1.05, 0.8, 1.0, 1.2, 0.9, 1.0], 0.9)[0]
+    assert analysis.significantly_below([0.9] * 9, 0.9) == (False, 1.0)
