@@ -131,7 +131,7 @@ def test_speedup_gate_and_saved_json(suite):
     assert report["machine_info"]["tensorflow"] and report["machine_info"]["accelbench_machine_class"]
     train = next(b for b in report["benchmarks"] if b["name"] == "test_train[cpu-bs128-mlp]")["extra_info"]
     assert train["samples_per_s"] > 0 and train["compile_seconds"] > 0 and train["achieved_flops"] > 0
-    assert len(train["seconds_per_sample"]) == 10 and train["verdicts"] == []  # nothing to compare with
+    assert len(train["seconds_per_sample"]) == 8 and train["verdicts"] == []  # nothing to compare with
 
     stored = suite.path / "baselines" / "speedup.json"
     (machine_class,) = json.loads(stored.read_text())
@@ -304,7 +304,7 @@ def test_every_judged_number_carries_its_verdict_in_the_json(suite):
     for bench in report["benchmarks"]:  # the two SVM cells
         (verdict,) = bench["extra_info"]["verdicts"]
         assert verdict["outcome"] == "pass" and verdict["metric"] == "accuracy"
-        assert verdict["measured"] == bench["extra_info"]["accuracy"] == pytest.approx(verdict["reference"], abs=1e-4)
+        assert verdict["measured"] == bench["extra_info"]["accuracy"] == pytest.approx(verdict["baseline"], abs=1e-4)
         assert verdict["tolerance"] == "0.02 absolute"
     assert not any("memory" in bench["name"] for bench in report["benchmarks"])
     (memory_cell,) = report["accelbench"]["untimed_cells"]
@@ -336,7 +336,7 @@ def test_compare_judges_timings_and_names_a_planted_slowdown(suite, monkeypatch)
     result = run(suite, *args, "--benchmark-compare", f"--benchmark-json={saved}")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*timing regression in test_inference[[]cpu-bs32-mlp[]]: *x the time per sample "
-                                 "of saved run of *, tolerance 30% slower and Mann-Whitney p < 0.05 (p = *)"])
+                                 "of saved run of *, tolerance 40% slower and Mann-Whitney p < 0.05 (p = *)"])
     (bench,) = json.loads(saved.read_text())["benchmarks"]
     (verdict,) = bench["extra_info"]["verdicts"]
     assert verdict["outcome"] == "fail" and verdict["statistic"]["ratio"] > 2.0

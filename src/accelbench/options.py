@@ -121,7 +121,7 @@ OPTIONS = (
            "granularity).", "0.25"),
     Option("--timing-threshold", fraction, "FRACTION",
            "With --benchmark-compare: the smallest slowdown per sample, against the saved run, that "
-           "fails a timed cell (and only when a Mann-Whitney U test finds it significant).", "0.3"),
+           "fails a timed cell (and only when a Mann-Whitney U test finds it significant).", "0.4"),
     Option("--memory-budget", parse_bytes, "SIZE",
            "Memory the largest-batch search may plan for on the CPU, e.g. 4GiB or 500MB "
            "(accelerators are probed until out of memory, within it where given). "

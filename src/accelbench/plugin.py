@@ -147,7 +147,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if name is None:
         return report
     verdicts = session_of(item.config).verdicts
-    if report.when == "setup" and report.skipped:
+    if report.skipped:  # at setup (a cell that cannot run) or in the body (data too small)
         verdicts.skipped(item.name, BENCHMARKS[name].judges, _skip_reason(report))
     elif report.when == "call" and item.stash.get(BODY_PASSED, False):
         _memray_verdicts(item, report)

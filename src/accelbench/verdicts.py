@@ -4,7 +4,7 @@ A verdict names the cell and metric, the measured value, what it was held agains
 baseline, a fixed floor, a saved run), the rule and its tolerance, the statistic behind it,
 and an outcome:
 
-- pass / fail: judged;
+- pass / fail: judged against a baseline (a stored one, a fixed floor, a saved run's value);
 - new: no baseline for this cell yet, though its scope has some (a new cell);
 - ungated: nothing to judge against, with the reason (no baselines for this machine class,
   a saved run from another machine class);
@@ -79,10 +79,10 @@ class AtLeast(AbsoluteDrop):
 class WithinGap(AbsoluteDrop):
     """Holds when |measured - reference| <= tolerance (accuracy parity: the gap between devices)."""
 
-    relation = "<="
+    relation = "within +/-"  # shown only: holds() compares the size of the gap
 
     def bound(self, reference: float) -> float:
-        return reference + self.tolerance
+        return self.tolerance
 
     def holds(self, measured: float, reference: float) -> bool:
         return abs(measured - reference) <= self.tolerance
@@ -125,15 +125,15 @@ class Verdict:
     metric: str
     outcome: str
     measured: float | None = None
-    reference: float | None = None  # the baseline, floor or saved run's value
-    against: str = ""  # what the reference is: "baseline", "floor", "saved run 0003_…"
+    baseline: float | None = None  # what it is held against: a stored baseline, a floor, a saved run's value
+    against: str = ""  # which of those: "baseline", "floor", "saved run of <date> (<commit>)", ...
     tolerance: str = ""
     statistic: tuple[tuple[str, Any], ...] = ()  # (name, value): p-values, pair-ratio ranges
     message: str = ""  # a failure's message, or why a number was not judged
 
     def as_json(self) -> dict[str, Any]:
         return {"cell": self.cell, "metric": self.metric, "outcome": self.outcome,
-                "measured": self.measured, "reference": self.reference, "against": self.against,
+                "measured": self.measured, "baseline": self.baseline, "against": self.against,
                 "tolerance": self.tolerance, "statistic": dict(self.statistic), "message": self.message}
 
 
@@ -254,7 +254,7 @@ class Verdicts:
     def within_gap(self, cell: str, metric: str, gap: float, tolerance: float) -> Verdict:
         rule = WithinGap(tolerance)
         base = dict(cell=cell, metric=metric, measured=float(gap), tolerance=rule.describe())
-        return self._judge(base, 0.0, "no gap", rule, ())
+        return self._judge(base, 0.0, "parity", rule, ())
 
     def _judge(self, base: dict, reference: float, against: str, rule: Any, ratios: Sequence[float]) -> Verdict:
         message = regression(base["metric"], base["cell"], reference, base["measured"], rule, against)
@@ -267,7 +267,7 @@ class Verdicts:
             below, p_value = analysis.significantly_below(ratios, rule.bound(reference))
             statistic["wilcoxon_p"] = round(p_value, 4)
             message = f"{message}, Wilcoxon p = {p_value:.3g} < 0.05" if below else None
-        return self.add(Verdict(outcome=FAIL if message else PASS, reference=float(reference), against=against,
+        return self.add(Verdict(outcome=FAIL if message else PASS, baseline=float(reference), against=against,
                                 statistic=tuple(statistic.items()), message=message or "", **base))
 
     def timing(self, cell: str, seconds_per_sample: Sequence[float]) -> Verdict | None:
@@ -292,7 +292,7 @@ class Verdicts:
                        f"{saved.name} ({_seconds(analysis.typical_fast(rounds))} -> "
                        f"{_seconds(base['measured'])} per sample, fast rounds), tolerance {tolerance} "
                        f"(p = {found.p_value:.3g})")
-        return self.add(Verdict(outcome=FAIL if message else PASS, reference=analysis.typical_fast(rounds),
+        return self.add(Verdict(outcome=FAIL if message else PASS, baseline=analysis.typical_fast(rounds),
                                 statistic=statistic, message=message, **base))
 
     def _not_comparable(self, saved: SavedRun, cell: str) -> tuple[str, str] | None:
@@ -312,7 +312,7 @@ class Verdicts:
                     limit: float | None) -> Verdict:
         """pytest-memray decides its own limits (limit_memory, limit_leaks): record what it said."""
         return self.add(Verdict(cell=cell, metric=metric, outcome=FAIL if failure else PASS, measured=measured,
-                                reference=limit, against="pytest-memray limit", tolerance="hard limit",
+                                baseline=limit, against="pytest-memray limit", tolerance="hard limit",
                                 message=failure or ""))
 
     def skipped(self, cell: str, metrics: Sequence[str], reason: str) -> None:
@@ -335,8 +335,8 @@ class Verdicts:
         """Failures first, then what was not judged and why, then counts of the rest."""
         verdicts = self.all()
         shown = (FAIL,) if self.update else (FAIL, UNGATED, NEW)
-        lines = [f"{v.outcome.upper():8} {v.cell} {v.metric}: {v.message}"
-                 for outcome in shown for v in verdicts if v.outcome == outcome]
+        lines = [f"{v.outcome.upper():8} " + (v.message if v.outcome == FAIL else f"{v.cell} {v.metric}: {v.message}")
+                 for outcome in shown for v in verdicts if v.outcome == outcome]  # a failure names its cell
         unjudged = sum(v.outcome in (UNGATED, NEW) for v in verdicts)
         if self.update:
             lines.append(f"{unjudged} value(s) recorded as new baselines (--update-baselines)")

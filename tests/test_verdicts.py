@@ -1,0 +1,127 @@
+"""Verdicts without TensorFlow: outcomes, baselines staged, saved runs, the terminal block."""
+
+import pytest
+
+from accelbench.baselines import BaselineFile
+from accelbench.verdicts import AbsoluteDrop, Gate, RelativeDrop, SavedRun, Verdicts
+
+CELL = "test_svm[cpu-n500-grayscale]"
+
+
+def verdicts(**overrides):
+    settings = dict(update=False, require_baselines=False, memray_tracking=False, timing_threshold=0.3,
+                    machine_class="x86_64-2cpu")
+    return Verdicts(**{**settings, **overrides})
+
+
+def accuracy_gate(tmp_path, data=None):
+    store = BaselineFile(tmp_path / "accuracy.json", depth=1, data=data or {})
+    return Gate("accuracy", store, ("digits-n1347",), AbsoluteDrop(0.02))
+
+
+def test_against_a_baseline_pass_and_fail(tmp_path):
+    gate = accuracy_gate(tmp_path, {"digits-n1347": {CELL: {"accuracy": 0.95}}})
+    judged = verdicts()
+    assert judged.against_baseline(CELL, gate, 0.94).outcome == "pass"
+    failed = judged.against_baseline(CELL, gate, 0.92)
+    assert failed.outcome == "fail" and (failed.measured, failed.baseline) == (0.92, 0.95)
+    assert failed.message == (f"accuracy regression in {CELL}: measured 0.9200, baseline 0.9500, "
+                              "tolerance 0.02 absolute (must be >= 0.9300)")
+    assert judged.failures(CELL) == [failed.message]
+
+
+def test_a_new_cell_and_an_unknown_scope_are_told_apart(tmp_path):
+    gate = accuracy_gate(tmp_path, {"digits-n1347": {"test_svm[cpu-n1000-grayscale]": {"accuracy": 0.95}}})
+    new = verdicts().against_baseline(CELL, gate, 0.9)
+    assert new.outcome == "new" and "no baseline for this cell under digits-n1347" in new.message
+    other = Gate("accuracy", gate.store, ("mnist-n8000",), gate.rule)
+    ungated = verdicts().against_baseline(CELL, other, 0.9)
+    assert ungated.outcome == "ungated"
+    assert "no accuracy baselines for mnist-n8000 in accuracy.json (it has: digits-n1347)" in ungated.message
+
+
+def test_require_baselines_fails_new_and_ungated_but_not_while_recording(tmp_path):
+    gate = accuracy_gate(tmp_path)
+    strict = verdicts(require_baselines=True)
+    strict.against_baseline(CELL, gate, 0.9)
+    (line,) = strict.failures(CELL)
+    assert line.startswith(f"--require-baselines: accuracy of {CELL} is ungated: no accuracy baselines")
+    recording = verdicts(require_baselines=True, update=True)
+    assert recording.against_baseline(CELL, gate, 0.9).outcome == "new"
+    assert recording.failures(CELL) == [] and gate.store.staged == 1
+
+
+def test_timed_gates_are_skipped_under_memray(tmp_path):
+    store = BaselineFile(tmp_path / "speedup.json", depth=2)
+    gate = Gate("speedup", store, ("x86_64-2cpu", "digits"), RelativeDrop(0.3), timed=True, significance=True)
+    tracked = verdicts(memray_tracking=True, update=True)
+    assert tracked.against_baseline("c", gate, 2.0, [2.0] * 9).outcome == "skipped"
+    assert tracked.against_floor("c", "harness_efficiency", 0.5, 0.9, [0.5] * 9).outcome == "skipped"
+    assert store.staged == 0  # never recorded from a tracked run
+
+
+def test_a_shortfall_the_pairs_do_not_confirm_passes(tmp_path):
+    judged = verdicts()
+    noisy = [0.7, 1.1, 0.95, 1.05, 0.8, 1.0, 1.2, 0.9, 1.0]
+    passed = judged.against_floor("c", "harness_efficiency", 0.85, 0.9, noisy)
+    assert passed.outcome == "pass" and dict(passed.statistic)["wilcoxon_p"] > 0.05
+    failed = judged.against_floor("c", "harness_efficiency", 0.8, 0.9, [0.7, 0.75, 0.8, 0.72, 0.71, 0.7, 0.74, 0.73, 0.76])
+    assert failed.outcome == "fail" and failed.message.endswith("Wilcoxon p = 0.00195 < 0.05")
+
+
+def test_parity_is_a_gap_either_way():
+    judged = verdicts()
+    assert judged.within_gap("c", "accuracy_gap", -0.01, 0.02).outcome == "pass"
+    failed = judged.within_gap("c", "accuracy_gap", -0.05, 0.02)
+    assert failed.outcome == "fail" and "(must be within +/- 0.0200)" in failed.message
+
+
+def saved_run(cells, machine_class="x86_64-2cpu", tracked=False):
+    return SavedRun.from_json({
+        "datetime": "2026-11-22T12:00:00", "commit_info": {"id": "0123456789abcdef"},
+        "machine_info": {"accelbench_machine_class": machine_class, "accelbench_memray_tracking": tracked},
+        "benchmarks": [{"name": name, "extra_info": info} for name, info in cells.items()]})
+
+
+ROUNDS = [1.0, 1.02, 1.01, 1.03, 1.0, 1.5, 1.01, 1.02, 1.04, 1.6]
+
+
+@pytest.mark.parametrize(("run", "new", "outcome", "says"), [
+    (saved_run({"t[a]": {"seconds_per_sample": ROUNDS}}), ROUNDS, "pass", ""),
+    (saved_run({"t[a]": {"seconds_per_sample": ROUNDS}}), [2 * r for r in ROUNDS], "fail",
+     "timing regression in t[a]: 2.00x the time per sample of saved run of 2026-11-22T12:00:00 (01234567)"),
+    (saved_run({"t[a]": {"seconds_per_sample": ROUNDS}}, machine_class="arm64-8cpu"), ROUNDS, "ungated",
+     "is from machine class arm64-8cpu, this run is x86_64-2cpu"),
+    (saved_run({"t[a]": {"seconds_per_sample": ROUNDS}}, tracked=True), ROUNDS, "skipped", "--memray"),
+    (saved_run({"t[b]": {"seconds_per_sample": ROUNDS}}), ROUNDS, "new", "has no t[a]"),
+    (saved_run({"t[a]": {"steps_per_round": 10}}), ROUNDS, "ungated", "saved by an older accelbench"),
+])
+def test_timing_against_a_saved_run(run, new, outcome, says):
+    judged = verdicts()
+    assert judged.timing("t[a]", new) is None  # no --benchmark-compare, no timing verdict
+    judged.saved_runs.append(run)
+    verdict = judged.timing("t[a]", new)
+    assert verdict.outcome == outcome and says in verdict.message
+
+
+def test_saved_steps_come_from_the_same_hardware_only():
+    run = saved_run({"test_train[cpu-bs32-mlp]": {"work": "train", "cell": "cpu-bs32-mlp", "steps_per_round": 94}})
+    judged = verdicts(saved_runs=[run])
+    assert judged.saved_steps("train", "cpu-bs32-mlp") == 94
+    assert judged.saved_steps("inference", "cpu-bs32-mlp") is None
+    assert verdicts(saved_runs=[run], machine_class="x86_64-4cpu").saved_steps("train", "cpu-bs32-mlp") is None
+
+
+def test_the_terminal_block_lists_failures_then_ungated_then_counts(tmp_path):
+    judged = verdicts()
+    judged.within_gap("p", "accuracy_gap", 0.0, 0.02)
+    judged.against_baseline(CELL, accuracy_gate(tmp_path), 0.9)
+    judged.within_gap("q", "accuracy_gap", 0.5, 0.02)
+    judged.skipped("s", ("speedup",), "needs a device besides cpu")
+    lines = judged.lines()
+    assert lines[0].startswith("FAIL     accuracy_gap regression in q: measured 0.5000, parity 0.0000")
+    assert lines[1].startswith(f"UNGATED  {CELL} accuracy: no accuracy baselines")
+    assert lines[2:] == [
+        "1 gated number(s) had nothing to be judged against: not judged: pass --require-baselines to fail them",
+        "skipped  1 verdict(s): needs a device besides cpu",
+        "verdicts: 1 fail, 1 ungated, 0 new, 1 skipped, 1 pass"]
