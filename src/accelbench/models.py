@@ -36,6 +36,9 @@ class ModelSpec:
     # TensorFlow frees each tensor after its last use, so a step holds at most a few copies of
     # its activations and gradients (oneDNN's reordered copies among them). None: no known bound.
     memory_headroom: float | None = 4.0
+    # What training must hold at once beyond the data, where it grows faster than the data:
+    # (what it is, bytes for n training images). A projection past the machine's memory is unsafe.
+    working_set: tuple[str, Callable[[float], float]] | None = None
 
 
 MODELS: Registry[ModelSpec] = Registry("model")
@@ -116,7 +119,8 @@ MODELS.register("cnn", ModelSpec(
     recipe_batch_size=50, recipe_epochs=10))
 MODELS.register("svm", ModelSpec(
     "svm", "RBF support vector machine (scikit-learn)", _svm,
-    framework="sklearn", batch_trained=False, device_kinds=CPU_ONLY, memory_headroom=None))
+    framework="sklearn", batch_trained=False, device_kinds=CPU_ONLY, memory_headroom=None,
+    working_set=("its kernel matrix, 8·n² bytes", lambda n: 8.0 * n * n)))
 
 
 def forward_flops_per_sample(model: Any) -> float:

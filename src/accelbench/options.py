@@ -69,6 +69,40 @@ def fraction(text: str) -> float:
     return value
 
 
+def positive_number(text: str) -> float:
+    """'60e9', '60000000000' or '6.88'."""
+    try:
+        value = float(text.strip().replace("_", ""))
+    except ValueError:
+        raise ValueError(f"{text.strip()!r} is not a number") from None
+    if not 0.0 < value < float("inf"):
+        raise ValueError(f"{text.strip()!r} is not a positive number")
+    return value
+
+
+def target_sizes(text: str) -> tuple[int, int]:
+    """'60e9,10e9' -> training and test images a projection aims at."""
+    words = _words(text)
+    if len(words) != 2:
+        raise ValueError(f"{text!r} is not two sizes; write TRAIN,TEST, e.g. 60e9,10e9")
+    train, test = (positive_number(word) for word in words)
+    return int(train), int(test)
+
+
+def device_numbers(text: str) -> dict[str, float]:
+    """'tpu=10752,gpu=14' -> {'tpu': 10752.0, 'gpu': 14.0}; devices as --devices names them."""
+    numbers = {}
+    for word in _words(text):
+        device, equals, number = word.partition("=")
+        if not equals:
+            raise ValueError(f"{word!r} is not DEVICE=NUMBER, e.g. tpu=10752")
+        (name,) = parse_devices(device) or ("all",)
+        if name == "all":
+            raise ValueError(f"{word!r}: name one device (cpu, gpu, gpu:N, tpu), not all")
+        numbers[name] = positive_number(number)
+    return numbers
+
+
 def _names_in(registry: Registry) -> Callable[[str], tuple[str, ...]]:
     def names(text: str) -> tuple[str, ...]:
         for word in _words(text):
@@ -122,6 +156,14 @@ OPTIONS = (
     Option("--timing-threshold", fraction, "FRACTION",
            "With --benchmark-compare: the smallest slowdown per sample, against the saved run, that "
            "fails a timed cell (and only when a Mann-Whitney U test finds it significant).", "0.4"),
+    Option("--target-sizes", target_sizes, "TRAIN,TEST",
+           "Training and test images the data-scaling benchmarks project time, memory and cost to.",
+           "60e9,10e9"),
+    Option("--assume-speedup", device_numbers, "DEVICE=X,...",
+           "Speedups over the CPU assumed for devices this run does not measure, e.g. gpu=14,tpu=10752; "
+           "every figure they touch is labelled assumed.", None),
+    Option("--device-prices", device_numbers, "DEVICE=USD,...",
+           "Price per device-hour, e.g. cpu=0.10,tpu=6.88: projected hours become dollars.", None),
     Option("--memory-budget", parse_bytes, "SIZE",
            "Memory the largest-batch search may plan for on the CPU, e.g. 4GiB or 500MB "
            "(accelerators are probed until out of memory, within it where given). "
