@@ -346,3 +346,40 @@ def test_compare_judges_timings_and_names_a_planted_slowdown(suite, monkeypatch)
     assert verdict["outcome"] == "fail" and verdict["statistic"]["ratio"] > 2.0
     stored = sorted((suite.path / "storage").rglob("*.json"))[0]
     assert bench["extra_info"]["steps_per_round"] == json.loads(stored.read_text())["benchmarks"][0]["extra_info"]["steps_per_round"]
+
+
+DATA_SCALING_KEYS = {"sizes", "seconds", "peak_memory_bytes", "exponent", "exponent_stderr", "target_n",
+                     "projected_seconds", "projected_seconds_ci95", "projected_peak_memory_bytes",
+                     "projection_verdict", "backtest_ok"}
+
+
+def test_data_scaling_projects_hours_and_dollars_per_device_measured_or_assumed(suite):
+    """The CPU measured, a TPU assumed by the user, both priced: the MLP recipe at 60 billion images."""
+    saved = suite.path / "scaling.json"
+    result = run(suite, "-k", "data_scaling and mlp", "--models", "mlp", "--devices", "cpu",
+                 "--assume-speedup", "tpu=10752", "--device-prices", "cpu=0.10,tpu=6.88", f"--benchmark-json={saved}")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines([
+        "*accelbench projections*",
+        "mlp recipe, 20 epochs of 60,000,000,000 images:",
+        "  cpu *h [[]*h, *h[]]  $* at $0.1/h * measured",
+        "  tpu *h [[]*h, *h[]]  $* at $6.88/h * assumed: 10752x cpu (--assume-speedup)",
+        "  projection: unsafe",
+        "    - the target is *x the largest measured size (extrapolated only within 10x)",
+        "mlp predicting 10,000,000,000 test images:",
+    ])
+    report = json.loads(saved.read_text())
+    for bench in report["benchmarks"]:
+        info = bench["extra_info"]
+        assert DATA_SCALING_KEYS <= set(info)
+        assert len(info["sizes"]) == len(info["seconds"]) == len(info["peak_memory_bytes"]) >= 5
+        assert info["sizes"] == sorted(info["sizes"]) and len(info["projected_seconds_ci95"]) == 2
+        assert info["projection_verdict"].startswith("unsafe: ")
+    train = next(b["extra_info"] for b in report["benchmarks"] if "train" in b["name"])
+    assert train["target_n"] == 60e9
+    rows = {(row["phase"], row["device"]): row for row in report["accelbench"]["projections"]}
+    cpu, tpu = rows["train", "cpu"], rows["train", "tpu"]
+    assert cpu["basis"] == "measured" and tpu["basis"].startswith("assumed")
+    assert cpu["hours"] == pytest.approx(train["projected_seconds"] * 20 / 3600)
+    assert tpu["hours"] == pytest.approx(cpu["hours"] / 10752)
+    assert tpu["dollars"] == pytest.approx(tpu["hours"] * 6.88)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from accelbench import cells, measure, memory
+from accelbench import cells, costs, growth, measure, memory, projection
 from accelbench.cells import Cell, Grid, ModelOn, Pair, SvmCell
 from accelbench.data import NUM_CLASSES
 from accelbench.inference import PREDICTORS, OneBatch
@@ -338,6 +338,82 @@ class ScalingBench(Bench):
                             estimated_fixed_bytes=estimate.step_fixed, largest_batch=scaling.largest_batch or 0)
 
 
+class DataScalingBench(Bench):
+    """Time and host memory of one phase at log-spaced data sizes, fitted, back-tested and
+    projected to the run's target size.
+
+    Peaks are measured in setup (memray runs one tracker at a time, and pytest-memray may
+    track the body); the body times every size in interleaved rounds through pytest-benchmark
+    (one pytest-benchmark round is the whole sweep).
+    """
+
+    cell: ModelOn
+    phase: str = ""
+
+    def setup(self, node: pytest.Item) -> None:
+        dataset, spec, phase = self.session.dataset, MODELS[self.cell.model], growth.PHASES[self.phase]
+        self.work = phase.works[spec.framework](self.name, spec, dataset, self.placement(),
+                                                self.session.run.model_options)
+        sizes = growth.ladder(self.preset.growth_smallest[phase.slot], len(phase.images(dataset)), self.work.unit)
+        if len(sizes) < projection.MIN_SIZES:
+            pytest.skip(f"{dataset.key} gives {len(sizes)} sizes {list(sizes)} for {self.phase}; a fit "
+                        f"needs {projection.MIN_SIZES} (more data, or a smaller preset start)")
+        self.peaks = growth.measure_peaks(self.work, sizes, self.preset.growth_memory_repeats,
+                                          self.preset.growth_slowest_seconds)
+
+    def __call__(self, benchmark: Any) -> None:
+        sizes = self.peaks.sizes
+        seconds = benchmark.pedantic(growth.time_rounds, args=(self.work, sizes, self.preset.growth_rounds),
+                                     rounds=1, iterations=1)
+        target = self.session.run.target_sizes[growth.PHASES[self.phase].slot]
+        time = projection.project(projection.Curve(sizes, seconds), target)
+        peak = projection.project(projection.Curve(sizes, self.peaks.peaks), target)
+        reasons = self.unsafe_reasons(time, peak)
+        self.info(device=self.placement().description, phase=self.phase, work=self.work.description,
+                  sizes=list(sizes), seconds=projection.medians(seconds), seconds_rounds=[list(r) for r in seconds],
+                  peak_memory_bytes=[int(x) for x in projection.medians(self.peaks.peaks)],
+                  sizes_stopped=self.peaks.stopped, **_projected(time, "seconds"),
+                  **_projected(peak, "peak_memory_bytes", prefix="memory_"),
+                  target_n=target, machine_memory_bytes=self.session.sizing.machine_memory,
+                  projection_verdict=projection.verdict(reasons), unsafe_reasons=reasons,
+                  memray_tracking=self.session.run.memray_tracking)
+        self.session.record(self.name, exponent=time.exponent, exponent_stderr=time.exponent_stderr,
+                            projected_seconds=time.value, projected_peak_memory_bytes=peak.value)
+        self.session.projections.append(costs.Projected(
+            self.cell.model, self.phase, self.cell.device, target, time.value, time.ci95, tuple(reasons)))
+
+    def unsafe_reasons(self, time: projection.Projection, peak: projection.Projection) -> list[str]:
+        """Everything that keeps the projection from being a safe extrapolation: distance, the
+        fits' own doubts, and what the target sizes would need of machines like this one."""
+        reasons = projection.beyond_data(time) + projection.doubts(time, "time", "s")
+        reasons += projection.doubts(peak, "memory", "B")
+        return reasons + growth.regime_reasons(MODELS[self.cell.model], self.phase, self.session.dataset.input_shape,
+                                               time.target, peak.value, self.session.sizing.machine_memory)
+
+
+def _projected(fit: projection.Projection, quantity: str, prefix: str = "") -> dict[str, Any]:
+    """One projection's numbers, named as the data-scaling extra_info names them."""
+    backtest = fit.backtest
+    return {
+        f"{prefix}exponent": fit.exponent, f"{prefix}exponent_stderr": fit.exponent_stderr,
+        f"{prefix}loglog_exponent": fit.loglog_exponent, f"{prefix}loglog_exponent_stderr": fit.loglog_stderr,
+        f"{prefix}fit": {"a": fit.fit.a, "b": fit.fit.b, "k": fit.fit.k},
+        f"projected_{quantity}": fit.value, f"projected_{quantity}_ci95": list(fit.ci95),
+        f"{prefix}backtest_ok": fit.backtest_ok,
+        f"{prefix}backtest": None if backtest is None else {
+            "size": backtest.size, "measured": backtest.measured, "predicted": backtest.predicted,
+            "ci95": list(backtest.ci95)},
+    }
+
+
+class TrainDataScalingBench(DataScalingBench):
+    phase = "train"
+
+
+class PredictDataScalingBench(DataScalingBench):
+    phase = "predict"
+
+
 @dataclass(frozen=True)
 class Benchmark:
     """A benchmark fixture: the cells it is parameterized over, what it runs on each, and the
@@ -363,3 +439,5 @@ BENCHMARKS.register("train_memory", Benchmark(cells.train_cells, TrainMemoryBenc
 BENCHMARKS.register("inference_memory", Benchmark(cells.inference_cells, InferenceMemoryBench, MEMORY))
 BENCHMARKS.register("inference_leaks", Benchmark(cells.leak_cells, LeakBench, (LEAKS,)))
 BENCHMARKS.register("memory_scaling", Benchmark(cells.scaling_cells, ScalingBench))
+BENCHMARKS.register("train_data_scaling", Benchmark(cells.data_scaling_cells, TrainDataScalingBench))
+BENCHMARKS.register("predict_data_scaling", Benchmark(cells.data_scaling_cells, PredictDataScalingBench))

@@ -77,6 +77,7 @@ class Grid:
     # Batch sizes for one device and model, where they depend on them (the full preset sweeps
     # up to the largest batch that fits); None: batch_sizes everywhere.
     sweep: Callable[[str, str], tuple[int, ...]] | None = None
+    data_scaling_models: tuple[str, ...] = ()  # the models the preset measures as the data grows
 
     def batch_sizes_for(self, device: str, model: str) -> tuple[int, ...]:
         return self.sweep(device, model) if self.sweep else self.batch_sizes
@@ -153,6 +154,19 @@ def leak_cells(grid: Grid) -> list:
 def scaling_cells(grid: Grid) -> list:
     cells = [ModelOn(d, m) for d, m in itertools.product(grid.devices, grid.models)]
     return params(grid, cells, (device_absent, device_unsupported, not_batch_trained))
+
+
+def not_data_scaled(grid: Grid, cell) -> str | None:
+    if cell.model in grid.data_scaling_models:
+        return None
+    return (f"this preset scales the data for {', '.join(grid.data_scaling_models)} only; "
+            f"--preset full scales every model")
+
+
+def data_scaling_cells(grid: Grid) -> list:
+    """Every model on every device: time and memory as the data grows."""
+    cells = [ModelOn(d, m) for d, m in itertools.product(grid.devices, grid.models)]
+    return params(grid, cells, (device_absent, device_unsupported, not_data_scaled))
 
 
 def latency_cells(grid: Grid) -> list:

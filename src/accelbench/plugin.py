@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from accelbench import options
+from accelbench import costs, options
 from accelbench.baselines import BaselineError
 from accelbench.benches import BENCHMARKS, LEAKS, PEAK_CAP, Bench
 from accelbench.devices import host_allocator
@@ -209,8 +209,16 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.section("accelbench verdicts")
         for line in state.verdicts.lines():
             terminalreporter.write_line(line)
+    if state.projections:
+        terminalreporter.section("accelbench projections")
+        for line in costs.lines(device_costs(state)):
+            terminalreporter.write_line(line)
     for note in state.notes:
         terminalreporter.write_line(f"accelbench: {note}")
+
+
+def device_costs(state: Session) -> list[costs.DeviceCost]:
+    return costs.device_costs(state.projections, state.run.assumed_speedups, state.run.device_prices)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -227,6 +235,7 @@ def pytest_benchmark_update_json(config: pytest.Config, benchmarks: list, output
     output_json["accelbench"] = {
         "verdicts": [verdict.as_json() for verdict in state.verdicts.all()],
         "untimed_cells": [{"name": name, "extra_info": info} for name, info in state.untimed.items()],
+        "projections": [cost.as_json() for cost in device_costs(state)],
     }
 
 

@@ -28,6 +28,16 @@ class Preset:
     memory_ladder: tuple[int, ...]
     leak_predictions: int  # repeated predictions the leak check watches
     sweep_to_largest: bool  # batch sweep: doubling up to the largest batch that fits, not batch_sizes
+    # Data scaling: sizes double from these (training, test images) up to all of the data;
+    # every size is timed in `growth_rounds` interleaved rounds and its host peak taken
+    # `growth_memory_repeats` times (a memray tracker costs about 0.4 s once TensorFlow is
+    # loaded; with one peak per size the interval comes from the fit's residuals); a size
+    # slower than growth_slowest_seconds is the last.
+    growth_smallest: tuple[int, int]
+    growth_models: tuple[str, ...]  # the quick preset scales the report's two: the MLP and the SVM
+    growth_rounds: int
+    growth_memory_repeats: int
+    growth_slowest_seconds: float
 
 
 PRESETS: Registry[Preset] = Registry("preset")
@@ -36,9 +46,11 @@ ALL_MODELS = tuple(MODELS)  # every registered model, in registration order
 PRESETS.register("quick", Preset(
     "quick", batch_sizes=(32, 256), models=ALL_MODELS, rounds=8, round_seconds=0.3,
     max_train_samples=10_000, svm_subsets=(500, 1000), latency_rounds=100, interleaved_pairs=7,
-    memory_ladder=(256, 512, 1024), leak_predictions=20, sweep_to_largest=False))
+    memory_ladder=(256, 512, 1024), leak_predictions=20, sweep_to_largest=False,
+    growth_smallest=(100, 32), growth_models=("mlp", "svm"), growth_rounds=3, growth_memory_repeats=1, growth_slowest_seconds=10.0))
 PRESETS.register("full", Preset(
     "full", batch_sizes=(32, 64, 128, 256, 512, 1024, 2048, 4096, 8192), models=ALL_MODELS,
     rounds=20, round_seconds=0.5, max_train_samples=None, svm_subsets=(1000, 2000, 5000),
     latency_rounds=1000, interleaved_pairs=15,
-    memory_ladder=(256, 512, 1024, 2048, 4096), leak_predictions=200, sweep_to_largest=True))
+    memory_ladder=(256, 512, 1024, 2048, 4096), leak_predictions=200, sweep_to_largest=True,
+    growth_smallest=(250, 128), growth_models=ALL_MODELS, growth_rounds=5, growth_memory_repeats=3, growth_slowest_seconds=300.0))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from accelbench import data, memory, options
 from accelbench.cells import Cell, Grid
@@ -19,6 +19,9 @@ from accelbench.presets import PRESETS, Preset
 from accelbench.sizing import Sizing
 from accelbench.training import AccuracyRun, OneStep, Trainer, train_to_accuracy
 from accelbench.verdicts import Gates, Verdicts
+
+if TYPE_CHECKING:
+    from accelbench.costs import Projected
 
 # Test accuracy a time-to-accuracy run aims for, by dataset, where the model publishes none.
 TARGET_ACCURACY = {"digits": 0.95, "mnist": 0.95, "fashion_mnist": 0.85, "cifar10": 0.45}
@@ -43,6 +46,9 @@ class RunConfig:
     memray_tracking: bool  # --memray: every test runs under memray, which slows TensorFlow
     model_options: ModelOptions
     intra_op_threads: int
+    target_sizes: tuple[int, int]  # training and test images data-scaling projections aim at
+    assumed_speedups: dict[str, float]  # over the CPU, for devices the run does not measure
+    device_prices: dict[str, float]  # dollars per device-hour
     user_batch_sizes: bool = False  # --batch-sizes given: no sweep to the largest batch
 
     @classmethod
@@ -69,6 +75,9 @@ class RunConfig:
             user_batch_sizes=value["--batch-sizes"] is not None,
             model_options=ModelOptions(deep_layers=value["--deep-layers"]),
             intra_op_threads=value["--intra-op-threads"],
+            target_sizes=value["--target-sizes"],
+            assumed_speedups=value["--assume-speedup"] or {},
+            device_prices=value["--device-prices"] or {},
         )
 
 
@@ -77,6 +86,7 @@ class Session:
         self.run = run
         self.results: dict[str, dict[str, float]] = {}  # reported per cell, judged or not
         self.untimed: dict[str, dict] = {}  # extra_info of cells pytest-benchmark does not time
+        self.projections: list[Projected] = []  # data-scaling cells' projections, for the cost table
         self.notes: list[str] = []  # shown at the end of the run (baselines written or refused)
         self.sizing = Sizing(self)
         self.verdicts = Verdicts(update=run.update_baselines, require_baselines=run.require_baselines,
@@ -98,7 +108,8 @@ class Session:
                     batch_sizes=self.run.batch_sizes, models=self.run.models,
                     svm_subsets=self.run.preset.svm_subsets,
                     labelled=self.run.dataset not in data.UNLABELLED, inventory=self.inventory,
-                    sweep=self.sizing.sweep if sweeps else None)
+                    sweep=self.sizing.sweep if sweeps else None,
+                    data_scaling_models=self.run.preset.growth_models)
 
     @functools.cached_property
     def dataset(self) -> data.Dataset:

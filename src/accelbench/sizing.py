@@ -38,6 +38,11 @@ class Sizing:
     def budget(self) -> int:
         return self.session.run.memory_budget
 
+    @property
+    def machine_memory(self) -> int:
+        """Physical memory of this machine: what one machine of this kind can hold."""
+        return memory.physical_memory_bytes() or 2 * self.budget
+
     def scaling(self, device: str, model: str) -> Scaling:
         """Measured once per device and model: the ladder's peaks, their fit and the largest batch.
 
