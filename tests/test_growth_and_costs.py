@@ -78,6 +78,12 @@ def test_a_measured_device_is_never_replaced_by_an_assumption_and_svm_gets_none(
     assert "no price given (--device-prices)" in "\n".join(costs.lines(rows))
 
 
+def test_huge_figures_stay_readable_and_columns_stay_apart():
+    rows = costs.device_costs([projected("cpu", 2e22)], {}, {"cpu": 0.10})
+    (line,) = [line for line in costs.lines(rows) if line.startswith("  cpu")]
+    assert "1.11e+20 h" in line and "$1.11e+19 at $0.1/h  " in line and line.endswith("measured")
+
+
 def test_prediction_is_one_pass_and_an_estimator_fit_one_fit():
     assert projected("cpu", 1.0, phase="predict").epochs == 1
     assert projected("cpu", 1.0, model="svm").epochs == 1

@@ -109,7 +109,7 @@ def lines(costs: list[DeviceCost]) -> list[str]:
             money = (f"{_dollars(cost.dollars)} at ${cost.price_per_hour:g}/h" if cost.dollars is not None
                      else "no price given (--device-prices)")
             out.append(f"  {cost.device:<6} {_hours(cost.hours):>12} [{_hours(low)}, {_hours(high)}]  "
-                       f"{money:<28} {cost.basis}")
+                       f"{money:<28}  {cost.basis}")
         reasons = group[0].projected.reasons
         out.append(f"  projection: {'unsafe' if reasons else 'extrapolated'}")
         out += [f"    - {reason}" for reason in reasons]
@@ -123,4 +123,6 @@ def _hours(hours: float) -> str:
 
 
 def _dollars(dollars: float) -> str:
-    return f"${dollars:,.0f}" if dollars >= 100 else f"${dollars:.2f}"
+    if 100 <= dollars < 1e9:
+        return f"${dollars:,.0f}"
+    return f"${dollars:.3g}" if dollars >= 1e9 else f"${dollars:.2f}"
