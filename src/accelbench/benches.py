@@ -350,11 +350,15 @@ class DataScalingBench(Bench):
     cell: ModelOn
     phase: str = ""
 
+    @property
+    def slot(self) -> int:
+        return growth.PHASES[self.phase].slot
+
     def setup(self, node: pytest.Item) -> None:
         dataset, spec, phase = self.session.dataset, MODELS[self.cell.model], growth.PHASES[self.phase]
         self.work = phase.works[spec.framework](self.name, spec, dataset, self.placement(),
                                                 self.session.run.model_options)
-        sizes = growth.ladder(self.preset.growth_smallest[phase.slot], len(phase.images(dataset)), self.work.unit)
+        sizes = growth.ladder(self.preset.growth_smallest[self.slot], len(phase.images(dataset)), self.work.unit)
         if len(sizes) < projection.MIN_SIZES:
             pytest.skip(f"{dataset.key} gives {len(sizes)} sizes {list(sizes)} for {self.phase}; a fit "
                         f"needs {projection.MIN_SIZES} (more data, or a smaller preset start)")
@@ -365,7 +369,7 @@ class DataScalingBench(Bench):
         sizes = self.peaks.sizes
         seconds = benchmark.pedantic(growth.time_rounds, args=(self.work, sizes, self.preset.growth_rounds),
                                      rounds=1, iterations=1)
-        target = self.session.run.target_sizes[growth.PHASES[self.phase].slot]
+        target = self.session.run.target_sizes[self.slot]
         time = projection.project(projection.Curve(sizes, seconds), target)
         peak = projection.project(projection.Curve(sizes, self.peaks.peaks), target)
         reasons = self.unsafe_reasons(time, peak)

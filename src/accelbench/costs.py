@@ -101,7 +101,7 @@ def device_costs(projected: Iterable[Projected], assumed_speedups: Mapping[str, 
 def lines(costs: list[DeviceCost]) -> list[str]:
     """The terminal's table: one heading per work, one line per device."""
     out = []
-    for projected, group in itertools.groupby(costs, key=lambda c: (c.projected.model, c.projected.phase)):
+    for _, group in itertools.groupby(costs, key=lambda c: (c.projected.model, c.projected.phase)):
         group = list(group)
         out.append(f"{group[0].projected.work}:")
         for cost in group:
@@ -117,12 +117,15 @@ def lines(costs: list[DeviceCost]) -> list[str]:
 
 
 def _hours(hours: float) -> str:
-    if 100 <= hours < 1e9:
-        return f"{hours:,.0f} h"
-    return f"{hours:.3g} h"
+    return f"{_readable(hours, '.3g')} h"
 
 
 def _dollars(dollars: float) -> str:
-    if 100 <= dollars < 1e9:
-        return f"${dollars:,.0f}"
-    return f"${dollars:.3g}" if dollars >= 1e9 else f"${dollars:.2f}"
+    return f"${_readable(dollars, '.2f')}"
+
+
+def _readable(value: float, small: str) -> str:
+    """Thousands separators from 100 to a billion, three significant digits beyond, `small` below."""
+    if 100 <= value < 1e9:
+        return f"{value:,.0f}"
+    return f"{value:.3g}" if value >= 1e9 else format(value, small)

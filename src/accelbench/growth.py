@@ -14,7 +14,7 @@ import numpy as np
 from accelbench import measure, memory
 from accelbench.data import NUM_CLASSES, Dataset
 from accelbench.devices import Placement
-from accelbench.inference import fitted_estimator
+from accelbench.inference import fitted_estimator, serving_model
 from accelbench.models import ModelOptions, ModelSpec
 from accelbench.registry import Registry
 from accelbench.training import build_compiled, check_finite
@@ -47,7 +47,7 @@ class Work:
     """One phase of one model, run on the first n images."""
 
     unit: int = 1  # sizes are multiples of this
-    description: str = ""
+    description = ""  # what one run is, for extra_info
 
     def run(self, n: int) -> object:
         raise NotImplementedError
@@ -68,9 +68,11 @@ class KerasEpoch(Work):
     @classmethod
     def build(cls, where: str, spec: ModelSpec, dataset: Dataset, placement: Placement, options: ModelOptions):
         x, y = subsets((dataset.x_train, dataset.y_train), options.seed)
-        work = cls(build_compiled(spec, dataset, placement, options), placement, x, y, where, spec.recipe_batch_size)
-        work.description = f"one epoch of fit() at batch {spec.recipe_batch_size}"
-        return work
+        return cls(build_compiled(spec, dataset, placement, options), placement, x, y, where, spec.recipe_batch_size)
+
+    @property
+    def description(self) -> str:
+        return f"one epoch of fit() at batch {self.unit}"
 
     def run(self, n: int) -> float:
         with self.placement.scope():
@@ -90,18 +92,12 @@ class KerasPrediction(Work):
     placement: Placement
     x: np.ndarray
     unit: int = PREDICT_BATCH
+    description = f"predict() at batch {PREDICT_BATCH}"
 
     @classmethod
     def build(cls, where: str, spec: ModelSpec, dataset: Dataset, placement: Placement, options: ModelOptions):
-        import keras
-
-        keras.utils.set_random_seed(options.seed)
-        with placement.scope():
-            model = spec.build(dataset.input_shape, NUM_CLASSES, options)
         (x,) = subsets((dataset.x_test,), options.seed)
-        work = cls(model, placement, x)
-        work.description = f"predict() at batch {PREDICT_BATCH}"
-        return work
+        return cls(serving_model(spec, dataset, placement, options), placement, x)
 
     def run(self, n: int) -> np.ndarray:
         with self.placement.scope():
@@ -117,7 +113,7 @@ class EstimatorFit(Work):
     x: np.ndarray
     y: np.ndarray
     options: ModelOptions
-    description: str = "fit() on n flattened images"
+    description = "fit() on n flattened images"
 
     @classmethod
     def build(cls, where: str, spec: ModelSpec, dataset: Dataset, placement: Placement, options: ModelOptions):
@@ -134,7 +130,7 @@ class EstimatorPrediction(Work):
 
     estimator: Any
     x: np.ndarray
-    description: str = "predict() of n flattened test images"
+    description = "predict() of n flattened test images"
 
     @classmethod
     def build(cls, where: str, spec: ModelSpec, dataset: Dataset, placement: Placement, options: ModelOptions):
@@ -204,16 +200,6 @@ def data_bytes(input_shape: tuple[int, ...], n: float) -> float:
     return n * math.prod(input_shape) * PIXEL_BYTES
 
 
-def format_si_bytes(count: float) -> str:
-    """47040000000000 -> '47.0 TB': decimal units, as disks and clouds are sold."""
-    scaled = count
-    for unit in ("B", "kB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"):
-        if abs(scaled) < 1000:
-            return f"{scaled:.0f} {unit}" if unit == "B" else f"{scaled:.1f} {unit}"
-        scaled /= 1000
-    return f"{count:.3g} B"
-
-
 def machines_needed(bytes_needed: float, machine_bytes: int) -> int:
     return max(1, math.ceil(bytes_needed / machine_bytes))
 
@@ -221,18 +207,18 @@ def machines_needed(bytes_needed: float, machine_bytes: int) -> int:
 def regime_reasons(spec: ModelSpec, phase: str, input_shape: tuple[int, ...], target: float,
                    projected_peak: float, machine_bytes: int) -> list[str]:
     """What stops the measured method from working at the target size on machines like this one."""
-    machine = format_si_bytes(machine_bytes)
+    machine = memory.format_si_bytes(machine_bytes)
     reasons = []
     held = data_bytes(input_shape, target)
     if held > machine_bytes:
-        reasons.append(f"the data itself ({format_si_bytes(held)} as 8-bit pixels) outgrows this machine's "
+        reasons.append(f"the data itself ({memory.format_si_bytes(held)} as 8-bit pixels) outgrows this machine's "
                        f"memory ({machine}), and the measured work holds it in memory")
     if phase == "train" and spec.working_set:
         what, size_of = spec.working_set
         if size_of(target) > machine_bytes:
-            reasons.append(f"{what} ({format_si_bytes(size_of(target))}) outgrows this machine's memory ({machine})")
+            reasons.append(f"{what} ({memory.format_si_bytes(size_of(target))}) outgrows this machine's memory ({machine})")
     if projected_peak > machine_bytes:
-        reasons.append(f"the projected peak memory ({format_si_bytes(projected_peak)}) would take "
+        reasons.append(f"the projected peak memory ({memory.format_si_bytes(projected_peak)}) would take "
                        f"{machines_needed(projected_peak, machine_bytes):,} machines of this kind ({machine} each), "
                        f"and the method then changes (streaming, sharding): a projection is not a promise")
     return reasons

@@ -13,6 +13,16 @@ from accelbench.models import ModelOptions, ModelSpec, forward_flops_per_sample
 from accelbench.training import fixed_batches, one_batch
 
 
+def serving_model(spec: ModelSpec, dataset: Dataset, placement: Placement, options: ModelOptions) -> Any:
+    """The model, seeded and built on the placement, as inference runs it (no training needed:
+    the weights do not change the time or the memory of a prediction)."""
+    import keras
+
+    keras.utils.set_random_seed(options.seed)
+    with placement.scope():
+        return spec.build(dataset.input_shape, NUM_CLASSES, options)
+
+
 @dataclass
 class Predictor:
     """One cell's model predicting full batches of test images, `steps` batches per round."""
@@ -29,12 +39,9 @@ class Predictor:
     @classmethod
     def build(cls, spec: ModelSpec, dataset: Dataset, placement: Placement, batch_size: int,
               options: ModelOptions, round_seconds: float, steps: int | None = None) -> Predictor:
-        import keras
         import tensorflow as tf
 
-        keras.utils.set_random_seed(options.seed)
-        with placement.scope():
-            model = spec.build(dataset.input_shape, NUM_CLASSES, options)
+        model = serving_model(spec, dataset, placement, options)
         (images,) = fixed_batches((dataset.x_test,), batch_size)
         iterator = iter(placement.feed(tf.data.Dataset.from_tensor_slices(images).repeat()))
 
@@ -153,11 +160,7 @@ class OneBatch:
             flat = images.reshape(batch_size, -1)
             one = cls(lambda: estimator.predict(flat), None)
         else:
-            import keras
-
-            keras.utils.set_random_seed(options.seed)
-            with placement.scope():
-                model = spec.build(dataset.input_shape, NUM_CLASSES, options)
+            model = serving_model(spec, dataset, placement, options)
 
             def predict():
                 with placement.scope():

@@ -48,6 +48,17 @@ def format_bytes(count: float) -> str:
     raise AssertionError("unreachable")
 
 
+def format_si_bytes(count: float) -> str:
+    """47040000000000 -> '47.0 TB': decimal units, as disks and clouds are sold (format_bytes
+    counts in powers of 2, as allocators do)."""
+    scaled = count
+    for unit in ("B", "kB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"):
+        if abs(scaled) < 1000:
+            return f"{scaled:.0f} {unit}" if unit == "B" else f"{scaled:.1f} {unit}"
+        scaled /= 1000
+    return f"{count:.3g} B"
+
+
 def physical_memory_bytes() -> int | None:
     try:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")

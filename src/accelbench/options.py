@@ -96,10 +96,10 @@ def device_numbers(text: str) -> dict[str, float]:
         device, equals, number = word.partition("=")
         if not equals:
             raise ValueError(f"{word!r} is not DEVICE=NUMBER, e.g. tpu=10752")
-        (name,) = parse_devices(device) or ("all",)
-        if name == "all":
+        names = parse_devices(device)  # () for all
+        if len(names) != 1:
             raise ValueError(f"{word!r}: name one device (cpu, gpu, gpu:N, tpu), not all")
-        numbers[name] = positive_number(number)
+        numbers[names[0]] = positive_number(number)
     return numbers
 
 

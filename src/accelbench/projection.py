@@ -36,6 +36,7 @@ BOOTSTRAP_DRAWS = 1000
 RESOLUTION = 0.01
 CONFIDENCE = 0.95
 TAIL = (1.0 - CONFIDENCE) / 2 * 100  # percent of the bootstrap left out on each side
+GOLDEN_STEPS = 48  # shrinks the search for k over [0, 4] to 4e-10
 
 
 @dataclass(frozen=True)
@@ -81,9 +82,6 @@ def fit_power_laws(sizes: Sequence[float], values: np.ndarray) -> list[PowerLaw]
     k = (low + high) / 2.0
     a, c, _ = _relative_error(x, y, k)
     return [PowerLaw(float(ai), float(ci), float(ki), float(n.max())) for ai, ci, ki in zip(a, c, k)]
-
-
-GOLDEN_STEPS = 48  # shrinks [0, 4] to 4e-10
 
 
 def _relative_error(x: np.ndarray, y: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -175,11 +173,6 @@ def _resampled_residuals(curve: Curve, draws: int, rng: np.random.Generator) -> 
     return np.maximum(fitted * (1.0 + rng.choice(residuals, (draws, len(sizes)))), values.min() / 2)
 
 
-def bootstrap_fits(curve: Curve, draws: int = BOOTSTRAP_DRAWS, seed: int = 0) -> list[PowerLaw]:
-    """The fit of every resample of the rounds."""
-    return fit_power_laws(curve.sizes, resampled_medians(curve, draws, seed))
-
-
 def interval(fits: Sequence[PowerLaw], n: float) -> tuple[float, float]:
     low, high = np.percentile([fit(n) for fit in fits], [TAIL, 100 - TAIL])
     return float(low), float(high)
@@ -205,19 +198,19 @@ class Backtest:
                 f"[{low:.4g}, {high:.4g}] there, measured {self.measured:.4g} {unit}")
 
 
-def backtest(curve: Curve, draws: int = BOOTSTRAP_DRAWS, seed: int = 0) -> Backtest | None:
+def backtest(curve: Curve, resampled: np.ndarray) -> Backtest | None:
     """Fit without the largest size and predict its measurement; None where too few sizes are left.
 
-    The interval is a prediction interval: each resample's fit of the smaller sizes, times the
-    largest size's own resampled noise (its median is a measurement too, not the truth).
+    `resampled` is the curve's bootstrap (resampled_medians). The interval is a prediction
+    interval: each resample's fit of the smaller sizes, times the largest size's own resampled
+    noise (its median is a measurement too, not the truth).
     """
     if len(curve.sizes) - 1 < MIN_SIZES:
         return None
     smaller = curve.without_largest()
-    medians = resampled_medians(curve, draws, seed)
-    fits = fit_power_laws(smaller.sizes, medians[:, :-1])
+    fits = fit_power_laws(smaller.sizes, resampled[:, :-1])
     measured = curve.typical[-1]
-    predictions = [fit(curve.largest) * noise / measured for fit, noise in zip(fits, medians[:, -1])]
+    predictions = [fit(curve.largest) * noise / measured for fit, noise in zip(fits, resampled[:, -1])]
     low, high = np.percentile(predictions, [TAIL, 100 - TAIL])
     central = fit_power_law(smaller.sizes, smaller.typical)
     return Backtest(curve.largest, measured, float(central(curve.largest)), (float(low), float(high)))
@@ -253,11 +246,12 @@ class Projection:
 def project(curve: Curve, target: float, draws: int = BOOTSTRAP_DRAWS, seed: int = 0) -> Projection:
     if len(curve.sizes) < MIN_SIZES:
         raise ValueError(f"a projection needs {MIN_SIZES} or more sizes, got {len(curve.sizes)}")
-    fits = bootstrap_fits(curve, draws, seed)
+    resampled = resampled_medians(curve, draws, seed)
+    fits = fit_power_laws(curve.sizes, resampled)
     central = fit_power_law(curve.sizes, curve.typical)
     slope, slope_stderr = loglog_exponent(curve.sizes, curve.typical)
     return Projection(central, float(np.std([f.k for f in fits], ddof=1)), slope, slope_stderr, float(target),
-                      float(central(target)), interval(fits, target), backtest(curve, draws, seed))
+                      float(central(target)), interval(fits, target), backtest(curve, resampled))
 
 
 def beyond_data(projection: Projection) -> list[str]:

@@ -9,9 +9,10 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from accelbench import data, memory, options
+from accelbench.costs import Projected
 from accelbench.cells import Cell, Grid
 from accelbench.devices import Inventory, Placement
 from accelbench.models import MODELS, ModelOptions
@@ -19,9 +20,6 @@ from accelbench.presets import PRESETS, Preset
 from accelbench.sizing import Sizing
 from accelbench.training import AccuracyRun, OneStep, Trainer, train_to_accuracy
 from accelbench.verdicts import Gates, Verdicts
-
-if TYPE_CHECKING:
-    from accelbench.costs import Projected
 
 # Test accuracy a time-to-accuracy run aims for, by dataset, where the model publishes none.
 TARGET_ACCURACY = {"digits": 0.95, "mnist": 0.95, "fashion_mnist": 0.85, "cifar10": 0.45}
