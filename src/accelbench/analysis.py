@@ -14,6 +14,9 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
+
 def fast_half(samples: Sequence[float]) -> list[float]:
     """The faster half of the round times (the middle one included when their count is odd)."""
     ordered = sorted(samples)
@@ -70,3 +73,21 @@ def shift(saved: Sequence[float], new: Sequence[float], threshold: float, alpha:
     ratio = typical_fast(new) / typical_fast(saved)
     p_value = float(mannwhitneyu(fast_half(new), fast_half(saved), alternative="greater").pvalue)
     return Shift(ratio, p_value, threshold, alpha)
+
+
+def crossover(xs: Sequence[float], ratios: Sequence[float]) -> float | None:
+    """Where a candidate overtakes a reference: the first x at which ratio = candidate /
+    reference rises through 1, interpolated on log x between the two measured points around it.
+
+    The smallest x when the candidate leads from the start; None when it never leads.
+    """
+    points = sorted(zip(xs, ratios))
+    if not points:
+        return None
+    if points[0][1] >= 1.0:
+        return float(points[0][0])
+    for (x0, r0), (x1, r1) in zip(points, points[1:]):
+        if r0 < 1.0 <= r1:
+            share = (1.0 - r0) / (r1 - r0)
+            return float(np.exp(np.log(x0) + share * (np.log(x1) - np.log(x0))))
+    return None

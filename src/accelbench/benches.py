@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from accelbench import cells, costs, growth, measure, memory, projection
+from accelbench import cells, costs, growth, measure, memory, projection, traces
 from accelbench.cells import Cell, Grid, ModelOn, Pair, SvmCell
 from accelbench.data import NUM_CLASSES
 from accelbench.inference import PREDICTORS, OneBatch
@@ -50,6 +50,10 @@ class Bench:
     def placement(self, device: str | None = None):
         return self.session.placement(device or self.cell.device)
 
+    def say(self, text: str) -> None:
+        """The run's one-line status: what this cell is measuring now."""
+        self.session.progress(f"{self.name}: {text}")
+
     def setup(self, node: pytest.Item) -> None:
         """Work done when the fixture is made, before the test body (which pytest-memray may track)."""
 
@@ -73,6 +77,13 @@ class Bench:
         self.verdicts.timing(self.name, per_sample)
         return stats.stats.median
 
+    def trace(self, phase: str, build_step: Callable[[], Callable[[], object]]) -> None:
+        """With --trace-dir: profile a few steady-state steps of this cell's model, after its
+        timed rounds (never inside one); estimators have no TensorFlow steps to trace."""
+        directory = self.session.run.trace_dir
+        if directory is not None and MODELS[self.cell.model].framework != "sklearn":
+            self.info(**traces.trace_steps(directory, self.name, phase, build_step()))
+
     def time_steady_state(self, benchmark: Any, work: Any, work_kind: str, flops_per_sample: float | None) -> None:
         """Rounds of a trainer or predictor: samples/s from the median round."""
         median = self.time_rounds(benchmark, work.run_round, work.samples_per_round, work_kind, self.preset.rounds)
@@ -83,7 +94,6 @@ class Bench:
         self.info(samples_per_s=samples_per_s)
         if flops_per_sample:
             self.info(flops_per_sample=flops_per_sample, achieved_flops=flops_per_sample * samples_per_s)
-        self.session.record(self.name, samples_per_s=samples_per_s)
 
 
 class TrainBench(Bench):
@@ -94,6 +104,7 @@ class TrainBench(Bench):
         flops = forward_flops_per_sample(trainer.model) * TRAIN_FLOPS_PER_FORWARD
         self.time_steady_state(benchmark, trainer, "train", flops)
         self.info(jit_compile=bool(trainer.model.jit_compile))
+        self.trace("train", lambda: self.session.one_step(self.cell).run)
 
 
 class InferenceBench(Bench):
@@ -109,6 +120,11 @@ class InferenceBench(Bench):
     def __call__(self, benchmark: Any) -> None:
         predictor = self.build()
         self.time_steady_state(benchmark, predictor, "inference", predictor.flops_per_sample())
+        self.trace("predict", self.one_batch)
+
+    def one_batch(self) -> Callable[[], object]:
+        return OneBatch.build(MODELS[self.cell.model], self.session.dataset, self.placement(),
+                              self.cell.batch_size, self.session.run.model_options).predict
 
 
 class LatencyBench(InferenceBench):
@@ -122,6 +138,7 @@ class LatencyBench(InferenceBench):
         if median:
             percentiles = measure.percentiles(self.extra_info["seconds_per_sample"])
             self.info(**{f"latency_{k}_ms": v * 1e3 for k, v in percentiles.items()})
+        self.trace("predict", self.one_batch)
 
 
 class AccuracyBench(Bench):
@@ -133,8 +150,8 @@ class AccuracyBench(Bench):
                   epochs=run.epochs, train_seconds=run.train_seconds, target_accuracy=run.target,
                   epochs_to_target=run.epochs_to_target, seconds_to_target=run.seconds_to_target,
                   published_accuracy=MODELS[self.cell.model].published_accuracy.get(
-                      self.session.dataset.name))
-        self.session.record(self.name, accuracy=run.accuracy)
+                      self.session.dataset.name),
+                  accuracy_per_epoch=run.history, cumulative_train_seconds=run.clock, loss_per_epoch=run.losses)
         self.verdicts.against_baseline(self.name, self.gates.accuracy, run.accuracy)
 
 
@@ -158,11 +175,11 @@ class SvmBench(Bench):
                          warmup_rounds=0, setup=lambda: ((make(),), {}))
         x_test = dataset.x_test.reshape(len(dataset.x_test), -1)
         predict_seconds = measure.seconds(lambda: fitted[-1].predict(x_test))
-        accuracy = float((fitted[-1].predict(x_test) == dataset.y_test).mean())
-        self.info(subset=n, pixels=self.cell.pixels, predict_seconds=predict_seconds, accuracy=accuracy,
+        self.info(subset=n, pixels=self.cell.pixels, predict_seconds=predict_seconds,
                   support_vectors=int(fitted[-1].support_vectors_.shape[0]))
-        if dataset.labelled:
-            self.session.record(self.name, accuracy=accuracy)
+        if dataset.labelled:  # synthetic labels are noise: their accuracy means nothing
+            accuracy = float((fitted[-1].predict(x_test) == dataset.y_test).mean())
+            self.info(accuracy=accuracy)
             self.verdicts.against_baseline(self.name, self.gates.accuracy, accuracy)
 
 
@@ -183,7 +200,6 @@ class SpeedupBench(Bench):
         self.info(speedup=speedup, reference=self.cell.reference.id,
                   candidate=self.cell.candidate.id, reference_samples_per_s=max(reference),
                   candidate_samples_per_s=max(candidate), pair_ratios=[round(r, 4) for r in ratios])
-        self.session.record(self.name, speedup=speedup)
         self.verdicts.against_baseline(self.name, self.gates.speedup, speedup, ratios)
 
 
@@ -203,7 +219,6 @@ class OverheadBench(Bench):
         ratios = measure.pair_ratios(hand, suite)
         self.info(harness_efficiency=efficiency, floor=HARNESS_EFFICIENCY_FLOOR, suite_samples_per_s=max(suite),
                   hand_loop_samples_per_s=max(hand), pair_ratios=[round(r, 4) for r in ratios])
-        self.session.record(self.name, harness_efficiency=efficiency)
         self.verdicts.against_floor(self.name, "harness_efficiency", efficiency, HARNESS_EFFICIENCY_FLOOR, ratios)
 
 
@@ -216,8 +231,7 @@ class ParityBench(Bench):
         runs = benchmark.pedantic(lambda: [self.session.accuracy_run(c) for c in self.cell.cells],
                                   rounds=1, iterations=1)
         reference, candidate = (run.accuracy for run in runs)
-        self.info(reference_accuracy=reference, candidate_accuracy=candidate)
-        self.session.record(self.name, accuracy_gap=candidate - reference)
+        self.info(reference_accuracy=reference, candidate_accuracy=candidate, accuracy_gap=candidate - reference)
         self.verdicts.within_gap(self.name, "accuracy_gap", candidate - reference,
                                  self.session.run.accuracy_tolerance)
 
@@ -258,12 +272,10 @@ class StepMemoryBench(Bench):
                   estimated_bytes=self.estimated, host_memory_cap_bytes=self.cap)
         if device_peak is not None:
             self.info(device_peak_memory_bytes=device_peak)
-            self.session.record(self.name, device_peak_memory_bytes=device_peak)
             self.verdicts.against_baseline(self.name, self.gates.device_peak_memory, device_peak)
 
     def host_peak_measured(self, peak: int) -> None:
         self.info(peak_memory_bytes=peak)
-        self.session.record(self.name, peak_memory_bytes=peak)
         self.verdicts.against_baseline(self.name, self.gates.peak_memory, peak)
 
 
@@ -333,9 +345,6 @@ class ScalingBench(Bench):
                   weight_bytes=estimate.weights, optimizer_slot_bytes=estimate.optimizer_slots,
                   memory_budget_bytes=scaling.budget, largest_batch=scaling.largest_batch,
                   largest_batch_search=scaling.searched_by)
-        self.session.record(self.name, per_sample_bytes=fit.per_sample,
-                            estimated_per_sample_bytes=estimate.step_per_sample, fixed_bytes=fit.fixed,
-                            estimated_fixed_bytes=estimate.step_fixed, largest_batch=scaling.largest_batch or 0)
 
 
 class DataScalingBench(Bench):
@@ -363,11 +372,11 @@ class DataScalingBench(Bench):
             pytest.skip(f"{dataset.key} gives {len(sizes)} sizes {list(sizes)} for {self.phase}; a fit "
                         f"needs {projection.MIN_SIZES} (more data, or a smaller preset start)")
         self.peaks = growth.measure_peaks(self.work, sizes, self.preset.growth_memory_repeats,
-                                          self.preset.growth_slowest_seconds)
+                                          self.preset.growth_slowest_seconds, self.say)
 
     def __call__(self, benchmark: Any) -> None:
         sizes = self.peaks.sizes
-        seconds = benchmark.pedantic(growth.time_rounds, args=(self.work, sizes, self.preset.growth_rounds),
+        seconds = benchmark.pedantic(growth.time_rounds, args=(self.work, sizes, self.preset.growth_rounds, self.say),
                                      rounds=1, iterations=1)
         target = self.session.run.target_sizes[self.slot]
         time = projection.project(projection.Curve(sizes, seconds), target)
@@ -381,8 +390,6 @@ class DataScalingBench(Bench):
                   target_n=target, machine_memory_bytes=self.session.sizing.machine_memory,
                   projection_verdict=projection.verdict(reasons), unsafe_reasons=reasons,
                   memray_tracking=self.session.run.memray_tracking)
-        self.session.record(self.name, exponent=time.exponent, exponent_stderr=time.exponent_stderr,
-                            projected_seconds=time.value, projected_peak_memory_bytes=peak.value)
         self.session.projections.append(costs.Projected(
             self.cell.model, self.phase, self.cell.device, target, time.value, time.ci95, tuple(reasons)))
 

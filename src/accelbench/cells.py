@@ -26,6 +26,11 @@ class Cell:
     def id(self) -> str:
         return f"{self.device}-bs{self.batch_size}-{self.model}"
 
+    def fields(self) -> dict:
+        """Where a summary table puts the cell: row device x model, column (a batch size)."""
+        return {"device": self.device, "model": self.model, "batch_size": self.batch_size,
+                "column": f"bs{self.batch_size}"}
+
 
 @dataclass(frozen=True)
 class ModelOn:
@@ -37,6 +42,9 @@ class ModelOn:
     @property
     def id(self) -> str:
         return f"{self.device}-{self.model}"
+
+    def fields(self) -> dict:
+        return {"device": self.device, "model": self.model, "column": ""}
 
 
 @dataclass(frozen=True)
@@ -51,6 +59,17 @@ class Pair:
     def cells(self) -> tuple[Cell, Cell]:
         return self.reference, self.candidate
 
+    @property
+    def model(self) -> str:
+        return self.candidate.model
+
+    def fields(self) -> dict:
+        """The candidate's row; the column says what it is compared with."""
+        reference, candidate = self.reference, self.candidate
+        compared = (f"bs{candidate.batch_size}/bs{reference.batch_size}" if reference.device == candidate.device
+                    else f"bs{candidate.batch_size} vs {reference.device}")
+        return {**candidate.fields(), "column": compared, "reference": reference.id}
+
 
 @dataclass(frozen=True)
 class SvmCell:
@@ -62,6 +81,9 @@ class SvmCell:
     @property
     def id(self) -> str:
         return f"{self.device}-n{self.subset}-{self.pixels}"
+
+    def fields(self) -> dict:
+        return {"device": self.device, "model": self.model, "column": f"n{self.subset} {self.pixels}"}
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from accelbench import measure, memory
+from accelbench import measure, memory, progress
 from accelbench.data import NUM_CLASSES, Dataset
 from accelbench.devices import Placement
 from accelbench.inference import fitted_estimator, serving_model
@@ -167,14 +167,16 @@ class Peaks:
     stopped: str | None  # why the ladder stopped short of its largest size
 
 
-def measure_peaks(work: Work, sizes: tuple[int, ...], repeats: int, slowest_seconds: float) -> Peaks:
+def measure_peaks(work: Work, sizes: tuple[int, ...], repeats: int, slowest_seconds: float,
+                  say: Callable[[str], None] = progress.quiet) -> Peaks:
     """Warm each size up (tracing at its shapes), then take its host peak `repeats` times.
 
     Runs outside any test body: memray runs one tracker at a time, and pytest-memray may be
     tracking the body. A size whose warm-up takes longer than slowest_seconds is the last.
     """
     measured, peaks = [], []
-    for size in sizes:
+    for index, size in enumerate(sizes, 1):
+        say(f"memory peak at n={size:,} ({index} of {len(sizes)} sizes)")
         first = measure.seconds(lambda: work.run(size))
         measured.append(size)
         peaks.append(tuple(memory.host_peak(lambda: work.run(size)) for _ in range(repeats)))
@@ -184,12 +186,14 @@ def measure_peaks(work: Work, sizes: tuple[int, ...], repeats: int, slowest_seco
     return Peaks(tuple(measured), tuple(peaks), None)
 
 
-def time_rounds(work: Work, sizes: tuple[int, ...], rounds: int) -> tuple[tuple[float, ...], ...]:
+def time_rounds(work: Work, sizes: tuple[int, ...], rounds: int,
+                say: Callable[[str], None] = progress.quiet) -> tuple[tuple[float, ...], ...]:
     """Seconds of every size in every round, the sizes taken in turn within each round: a slow
     spell on a shared machine then touches all sizes alike instead of bending the curve."""
     seconds: list[list[float]] = [[] for _ in sizes]
-    for _ in range(rounds):
+    for round_number in range(1, rounds + 1):
         for index, size in enumerate(sizes):
+            say(f"timing n={size:,}, round {round_number} of {rounds}")
             seconds[index].append(measure.seconds(lambda: work.run(size)))
     return tuple(tuple(s) for s in seconds)
 

@@ -8,12 +8,13 @@ from typing import Any
 
 import pytest
 
-from accelbench import costs, options
+from accelbench import costs, options, summary
 from accelbench.baselines import BaselineError
 from accelbench.benches import BENCHMARKS, LEAKS, PEAK_CAP, Bench
 from accelbench.devices import host_allocator
 from accelbench.formats import DataError
 from accelbench.memory import is_out_of_memory, parse_bytes
+from accelbench.progress import Progress
 from accelbench.session import RunConfig, Session
 from accelbench.training import NonFiniteLoss
 from accelbench.verdicts import SavedRun
@@ -29,7 +30,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.stash[SESSION] = Session(RunConfig.from_pytest(config))
+    session = config.stash[SESSION] = Session(RunConfig.from_pytest(config))
+    session.progress = Progress(config)
 
 
 def session_of(config: pytest.Config) -> Session:
@@ -73,6 +75,20 @@ def _bench_fixture(name: str):
 
 for _name in BENCHMARKS:  # one fixture per benchmark kind, named after it
     globals()[f"{_name}_fixture"] = _bench_fixture(_name)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """pytest-benchmark groups like with like: one group per benchmark kind and model, so its
+    batch sizes and devices sit side by side and "relative" compares comparable rounds."""
+    for item in items:
+        name, model = benchmark_of(item), getattr(cell_of(item), "model", None)
+        if name and model:  # a placeholder (nothing to compare) has no cell
+            item.add_marker(pytest.mark.benchmark(group=f"{name.removesuffix('_bench')} {model}"))
+
+
+def cell_of(item: pytest.Item) -> Any:
+    callspec = getattr(item, "callspec", None)
+    return callspec.params.get(benchmark_of(item)) if callspec else None
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -143,6 +159,7 @@ def _hand_over_host_peak(item: pytest.Item, bench: Bench) -> None:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     """Outermost, so it sees the report after pytest-memray has applied its limits."""
     report = yield
+    session_of(item.config).progress.done()
     name = benchmark_of(item)
     if name is None:
         return report
@@ -181,6 +198,8 @@ def _keep_extra_info(item: pytest.Item) -> None:
         return
     state = session_of(item.config)
     bench.extra_info["verdicts"] = [v.as_json() for v in state.verdicts.by_cell.get(item.name, [])]
+    bench.extra_info[summary.CELL_KEY] = {"benchmark": benchmark_of(item), **bench.cell.fields()}
+    state.cells[item.name] = bench.extra_info
     benchmark = getattr(item, "funcargs", {}).get("benchmark")
     if benchmark is not None and getattr(benchmark, "stats", None):
         benchmark.extra_info.update(bench.extra_info)
@@ -200,11 +219,15 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     state = session_of(terminalreporter.config)
-    if state.results:
-        terminalreporter.section("accelbench results")
-        for name, metrics in state.results.items():
-            values = ", ".join(f"{metric}={value:,.4g}" for metric, value in metrics.items())
-            terminalreporter.write_line(f"{name}: {values}")
+    records = [summary.CellRecord.from_extra_info(name, info) for name, info in state.cells.items()]
+    tables = summary.tables([("", [record for record in records if record])])
+    if tables:
+        terminalreporter.section("accelbench summary")
+        for table in tables:
+            for line in summary.text_lines(table):
+                terminalreporter.write_line(line)
+            terminalreporter.write_line("")
+        terminalreporter.write_line(summary.LEGEND)
     if state.verdicts.by_cell:
         terminalreporter.section("accelbench verdicts")
         for line in state.verdicts.lines():

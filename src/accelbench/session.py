@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from accelbench import data, memory, options
+from accelbench import data, memory, options, progress
 from accelbench.costs import Projected
 from accelbench.cells import Cell, Grid
 from accelbench.devices import Inventory, Placement
@@ -47,6 +47,7 @@ class RunConfig:
     target_sizes: tuple[int, int]  # training and test images data-scaling projections aim at
     assumed_speedups: dict[str, float]  # over the CPU, for devices the run does not measure
     device_prices: dict[str, float]  # dollars per device-hour
+    trace_dir: Path | None = None  # --trace-dir: where step traces go; None traces nothing
     user_batch_sizes: bool = False  # --batch-sizes given: no sweep to the largest batch
 
     @classmethod
@@ -76,15 +77,17 @@ class RunConfig:
             target_sizes=value["--target-sizes"],
             assumed_speedups=value["--assume-speedup"] or {},
             device_prices=value["--device-prices"] or {},
+            trace_dir=value["--trace-dir"],
         )
 
 
 class Session:
     def __init__(self, run: RunConfig) -> None:
         self.run = run
-        self.results: dict[str, dict[str, float]] = {}  # reported per cell, judged or not
+        self.cells: dict[str, dict] = {}  # every finished cell's extra_info, for the summary tables
         self.untimed: dict[str, dict] = {}  # extra_info of cells pytest-benchmark does not time
         self.projections: list[Projected] = []  # data-scaling cells' projections, for the cost table
+        self.progress = progress.Progress()  # silent until the plugin gives it pytest's terminal
         self.notes: list[str] = []  # shown at the end of the run (baselines written or refused)
         self.sizing = Sizing(self)
         self.verdicts = Verdicts(update=run.update_baselines, require_baselines=run.require_baselines,
@@ -148,16 +151,12 @@ class Session:
             target = spec.published_accuracy.get(self.dataset.name, TARGET_ACCURACY.get(self.dataset.name, 0.9))
             self._accuracy_runs[cell] = train_to_accuracy(
                 cell.id, spec, self.dataset, self.placement(cell.device), cell.batch_size,
-                spec.recipe_epochs, target, self.run.model_options)
+                spec.recipe_epochs, target, self.run.model_options, self.progress)
         return self._accuracy_runs[cell]
 
     def one_step(self, cell: Cell) -> OneStep:
         return OneStep.build(cell.id, MODELS[cell.model], self.dataset, self.placement(cell.device),
                              cell.batch_size, self.run.model_options)
-
-    def record(self, test_name: str, **metrics: float) -> None:
-        """Numbers shown in the run's results section (gated ones get a verdict besides)."""
-        self.results.setdefault(test_name, {}).update({k: float(v) for k, v in metrics.items()})
 
     def save_baselines(self) -> list[str]:
         return self.verdicts.stores(self.gates.all())

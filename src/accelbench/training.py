@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from accelbench import measure
+from accelbench import measure, progress
 from accelbench.data import NUM_CLASSES, Dataset
 from accelbench.devices import Placement
 from accelbench.models import ModelOptions, ModelSpec
@@ -231,11 +232,14 @@ class AccuracyRun:
     target: float
     epochs_to_target: int | None = None
     seconds_to_target: float | None = None
-    history: list[float] = field(default_factory=list)
+    history: list[float] = field(default_factory=list)  # test accuracy after each epoch
+    clock: list[float] = field(default_factory=list)  # training seconds up to the end of each epoch
+    losses: list[float] = field(default_factory=list)  # training loss of each epoch
 
 
 def train_to_accuracy(where: str, spec: ModelSpec, dataset: Dataset, placement: Placement,
-                      batch_size: int, epochs: int, target: float, options: ModelOptions) -> AccuracyRun:
+                      batch_size: int, epochs: int, target: float, options: ModelOptions,
+                      say: Callable[[str], None] = progress.quiet) -> AccuracyRun:
     """Train epoch by epoch, evaluating test accuracy after each (outside the training clock)."""
     import tensorflow as tf
 
@@ -244,15 +248,17 @@ def train_to_accuracy(where: str, spec: ModelSpec, dataset: Dataset, placement: 
                               .shuffle(len(dataset.x_train), seed=options.seed).batch(batch_size))
     run = AccuracyRun(accuracy=0.0, epochs=0, train_seconds=0.0, target=target)
     for epoch in range(1, epochs + 1):
+        say(f"{where}: training epoch {epoch} of {epochs}, test accuracy so far {run.accuracy:.2%}")
         start = time.perf_counter()
         with placement.scope():
             history = model.fit(pipeline, epochs=1, verbose=0, shuffle=False)
-        check_finite(float(history.history["loss"][-1]), where)
+        run.losses.append(check_finite(float(history.history["loss"][-1]), where))
         run.train_seconds += time.perf_counter() - start
         with placement.scope():
             run.accuracy = accuracy(model, dataset.x_test, dataset.y_test)
         run.epochs = epoch
         run.history.append(run.accuracy)
+        run.clock.append(run.train_seconds)
         if run.epochs_to_target is None and run.accuracy >= target:
             run.epochs_to_target, run.seconds_to_target = epoch, run.train_seconds
     return run

@@ -1,0 +1,184 @@
+"""The run at a glance: tables with rows device x model and a column per batch size (or per
+compared pair, subset, phase), each number beside the verdict that judged it.
+
+Built from cells' extra_info as the JSON keeps it, so the terminal and `accelbench report`
+show the same tables. No TensorFlow, no pytest: one or several runs in, tables out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from accelbench.memory import format_bytes
+
+CELL_KEY = "accelbench_cell"  # extra_info key: which benchmark, device, model and column a cell is
+TIMING = "seconds_per_sample"  # the timing verdict's metric (judged against a compared run)
+# Beside a number: how its verdict came out. A number with no verdict shows none.
+MARKS = {"pass": "ok", "fail": "FAIL", "new": "new", "ungated": "ungated", "skipped": "skipped"}
+SEVERITY = ("fail", "ungated", "new", "skipped", "pass")  # the worst outcome of a cell's verdicts shows
+
+
+@dataclass(frozen=True)
+class CellRecord:
+    """One benchmark cell of one run, as its extra_info describes it."""
+
+    name: str  # test name with its id: test_train[cpu-bs256-mlp]
+    benchmark: str  # the benchmark fixture: train_bench, batch_speedup, ...
+    device: str
+    model: str
+    column: str  # bs256, bs256/bs32, n5000 grayscale, '' (one per device x model)
+    info: Mapping[str, Any]
+
+    @classmethod
+    def from_extra_info(cls, name: str, info: Mapping[str, Any]) -> CellRecord | None:
+        where = info.get(CELL_KEY)
+        if not isinstance(where, Mapping):
+            return None
+        return cls(name, where["benchmark"], where["device"], where["model"], where.get("column", ""), info)
+
+    @property
+    def batch_size(self) -> int | None:
+        return self.info.get(CELL_KEY, {}).get("batch_size")
+
+    def outcome(self, metrics: Sequence[str]) -> str | None:
+        """The worst outcome among this cell's verdicts on these metrics; None if none judged them."""
+        outcomes = {v["outcome"] for v in self.info.get("verdicts", ()) if v.get("metric") in metrics}
+        return next((o for o in SEVERITY if o in outcomes), None)
+
+
+# --- how numbers read ------------------------------------------------------------------------
+
+def _scaled(value: float, units: Sequence[tuple[float, str]]) -> str:
+    for scale, suffix in units:
+        if abs(value) >= scale:
+            return f"{value / scale:.3g}{suffix}"
+    return f"{value:.3g}"
+
+
+def rate(value: float) -> str:
+    """Samples per second in readable units: 31.2k/s."""
+    return _scaled(value, ((1e9, "G"), (1e6, "M"), (1e3, "k"))) + "/s"
+
+
+def milliseconds(value: float) -> str:
+    return f"{value:.3g} ms"
+
+
+def times(value: float) -> str:
+    return f"{value:.2f}x"
+
+
+def percent(value: float) -> str:
+    return f"{100 * value:.2f}%"
+
+
+def points(value: float) -> str:
+    return f"{100 * value:+.2f} pt"
+
+
+def plain(value: float) -> str:
+    return f"{value:.3g}"
+
+
+def count(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def exponent(value: float, info: Mapping[str, Any] | None = None) -> str:
+    stderr = (info or {}).get("exponent_stderr")
+    return f"{value:.2f}±{stderr:.2f}" if stderr is not None else f"{value:.2f}"
+
+
+# --- the sections ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Section:
+    """One table: the metric some benchmarks report, how it reads, and which verdicts judge it."""
+
+    title: str
+    benchmarks: Mapping[str, str]  # benchmark fixture -> its column label, from the cell's {column}
+    metric: str
+    show: Callable[[float], str]
+    judged_by: tuple[str, ...] = ()
+
+    def column(self, record: CellRecord) -> str:
+        return self.benchmarks[record.benchmark].format(column=record.column).strip() or "value"
+
+    def cell_text(self, record: CellRecord) -> str:
+        value = record.info.get(self.metric)
+        if not isinstance(value, (int, float)):
+            return "-"
+        text = exponent(value, record.info) if self.show is exponent else self.show(value)
+        outcome = record.outcome(self.judged_by)
+        return f"{text} {MARKS[outcome]}" if outcome else text
+
+
+MEMORY = ("peak_memory_bytes", "peak_memory_cap")
+SECTIONS = (
+    Section("training throughput (samples/s)", {"train_bench": "{column}"}, "samples_per_s", rate, (TIMING,)),
+    Section("inference throughput (samples/s)", {"inference_bench": "{column}"}, "samples_per_s", rate, (TIMING,)),
+    Section("batch-1 latency, median", {"latency_bench": "{column}"}, "latency_p50_ms", milliseconds, (TIMING,)),
+    Section("speedup (interleaved rounds)", {"batch_speedup": "{column}", "device_speedup": "{column}"}, "speedup", times,
+            ("speedup",)),
+    Section("harness efficiency: fit() / a hand-written loop", {"overhead_bench": "{column}"}, "harness_efficiency",
+            plain, ("harness_efficiency",)),
+    Section("test accuracy", {"accuracy_bench": "recipe", "svm_bench": "{column}"}, "accuracy", percent,
+            ("accuracy",)),
+    Section("accuracy gap to the cpu", {"accuracy_parity": "{column}"}, "accuracy_gap", points, ("accuracy_gap",)),
+    Section("host memory peak of one step", {"train_memory": "train {column}", "inference_memory": "predict {column}"},
+            "peak_memory_bytes", format_bytes, MEMORY),
+    Section("device memory peak of one step", {"train_memory": "train {column}", "inference_memory": "predict {column}"},
+            "device_peak_memory_bytes", format_bytes, ("device_peak_memory_bytes",)),
+    Section("training memory per sample (fitted)", {"memory_scaling": "{column}"}, "per_sample_bytes", format_bytes),
+    Section("largest batch that fits", {"memory_scaling": "{column}"}, "largest_batch", count),
+    Section("data scaling: time exponent k in a + b·n^k",
+            {"train_data_scaling": "train", "predict_data_scaling": "predict"}, "exponent", exponent),
+)
+
+
+@dataclass(frozen=True)
+class Table:
+    title: str
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+def tables(runs: Sequence[tuple[str, Sequence[CellRecord]]]) -> list[Table]:
+    """One table per section that any run has numbers for. With several runs every column
+    repeats per run, headed by the run's tag (its label is the caller's to explain)."""
+    result = []
+    for section in SECTIONS:
+        table = _table(section, runs)
+        if table.rows:
+            result.append(table)
+    return result
+
+
+def _table(section: Section, runs: Sequence[tuple[str, Sequence[CellRecord]]]) -> Table:
+    found: dict[tuple[str, str], dict[tuple[str, str], str]] = {}  # (device, model) -> (column, tag) -> text
+    columns: list[str] = []
+    for tag, records in runs:
+        for record in records:
+            if record.benchmark not in section.benchmarks or section.metric not in record.info:
+                continue
+            column = section.column(record)
+            if column not in columns:
+                columns.append(column)
+            found.setdefault((record.device, record.model), {})[(column, tag)] = section.cell_text(record)
+    tags = [tag for tag, _ in runs]
+    keys = [(column, tag) for column in columns for tag in tags]
+    header = ("device", "model", *(f"{c} {t}" if len(tags) > 1 else c for c, t in keys))
+    rows = tuple((device, model, *(texts.get(key, "-") for key in keys)) for (device, model), texts in found.items())
+    return Table(section.title, header, rows)
+
+
+def text_lines(table: Table) -> list[str]:
+    """A table for a fixed-width terminal: columns padded to their widest entry."""
+    widths = [max(len(row[i]) for row in (table.header, *table.rows)) for i in range(len(table.header))]
+    line = lambda row: "  ".join(text.ljust(width) for text, width in zip(row, widths)).rstrip()
+    return [table.title, line(table.header), *(line(row) for row in table.rows)]
+
+
+LEGEND = "beside a number: its verdict (ok, FAIL, new: no baseline yet, ungated: none for this machine)"

@@ -1,0 +1,198 @@
+"""`accelbench report` and the summary tables, on runs written here: no TensorFlow, no benchmark."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+
+import pytest
+
+from accelbench import analysis, summary
+from accelbench.report import cli, markdown
+from accelbench.report.runs import ReportError, load_runs
+
+CELL = summary.CELL_KEY
+
+
+def cell(name, benchmark, device, model, column="", batch_size=None, **info):
+    where = {"benchmark": benchmark, "device": device, "model": model, "column": column}
+    if batch_size:
+        where["batch_size"] = batch_size
+    return {"name": name, "extra_info": {CELL: where, **info}}
+
+
+def timed(entry, median=0.01):
+    return {**entry, "group": "g", "fullname": f"benchmarks/x.py::{entry['name']}",
+            "stats": {"median": median, "min": median * 0.9, "iqr": median / 10, "rounds": 8}}
+
+
+def run_document(machine_class="x86_64-2cpu", speed=1.0, tensorflow="2.21.0", models=("mlp", "cnn")):
+    """A pytest-benchmark run as the plugin saves it, with every kind the report draws."""
+    benchmarks, untimed = [], []
+    for model in models:
+        for batch in (32, 256, 1024):
+            rate = speed * batch * 100 / (1 + batch / 512)
+            benchmarks.append(timed(cell(f"test_train[cpu-bs{batch}-{model}]", "train_bench", "cpu", model,
+                                         f"bs{batch}", batch, samples_per_s=rate, verdicts=[])))
+            benchmarks.append(timed(cell(f"test_inference[cpu-bs{batch}-{model}]", "inference_bench", "cpu",
+                                         model, f"bs{batch}", batch, samples_per_s=3 * rate)))
+            benchmarks.append(timed(cell(f"test_train[gpu-bs{batch}-{model}]", "train_bench", "gpu", model,
+                                         f"bs{batch}", batch, samples_per_s=rate * batch / 100)))
+            untimed.append(cell(f"test_train_memory[cpu-bs{batch}-{model}]", "train_memory", "cpu", model,
+                                f"bs{batch}", batch, peak_memory_bytes=2**20 * (40 + batch / 10),
+                                verdicts=[{"cell": f"test_train_memory[cpu-bs{batch}-{model}]",
+                                           "metric": "peak_memory_bytes", "outcome": "pass"}]))
+        benchmarks.append(timed(cell(f"test_batch_speedup[cpu-bs1024-over-bs32-{model}]", "batch_speedup", "cpu",
+                                     model, "bs1024/bs32", 1024, speedup=2.9,
+                                     verdicts=[{"cell": "x", "metric": "speedup", "outcome": "fail",
+                                                "measured": 2.9, "baseline": 4.5, "against": "baseline",
+                                                "tolerance": "30% relative",
+                                                "message": "speedup regression in x"}])))
+        benchmarks.append(timed(cell(f"test_time_to_accuracy[cpu-bs100-{model}]", "accuracy_bench", "cpu", model,
+                                     "bs100", 100, accuracy=0.95, target_accuracy=0.95,
+                                     accuracy_per_epoch=[0.8, 0.9, 0.95],
+                                     cumulative_train_seconds=[1.0, 2.0, 3.0])))
+        untimed.append(cell(f"test_memory_scaling[cpu-{model}]", "memory_scaling", "cpu", model,
+                            per_sample_bytes=5000.0, fixed_bytes=4e7, largest_batch=4096,
+                            ladder_batch_sizes=[32, 64, 128], ladder_peak_bytes=[4.02e7, 4.03e7, 4.06e7]))
+    sizes = [100, 200, 400, 800]
+    benchmarks.append(timed(cell("test_train_data_scaling[cpu-svm]", "train_data_scaling", "cpu", "svm",
+                                 phase="train", sizes=sizes, seconds=[0.01 * (n / 100) ** 2 for n in sizes],
+                                 seconds_rounds=[[0.01 * (n / 100) ** 2] * 3 for n in sizes],
+                                 peak_memory_bytes=[1e6 * n for n in sizes], exponent=2.0,
+                                 exponent_stderr=0.01, fit={"a": 0.0, "b": 1e-6, "k": 2.0},
+                                 memory_fit={"a": 0.0, "b": 1e6, "k": 1.0}, target_n=60e9,
+                                 projected_seconds=3.6e15, projected_seconds_ci95=[3e15, 4e15],
+                                 projected_peak_memory_bytes=6e16, projected_peak_memory_bytes_ci95=[5e16, 7e16],
+                                 backtest={"size": 800, "measured": 0.64, "predicted": 0.64, "ci95": [0.6, 0.7]},
+                                 backtest_ok=True)))
+    return {
+        "machine_info": {"accelbench_machine_class": machine_class, "tensorflow": tensorflow, "keras": "3.12.0",
+                         "node": "box", "cpu": {"brand_raw": "Some CPU", "count": 2, "flags": ["sse"] * 500}},
+        "commit_info": {"id": "abcdef1234567890", "dirty": False},
+        "datetime": "2026-11-22T21:00:00+00:00", "version": "5.3.1", "benchmarks": benchmarks,
+        "accelbench": {"verdicts": [v for b in benchmarks + untimed for v in b["extra_info"].get("verdicts", [])],
+                       "untimed_cells": untimed,
+                       "projections": [{"model": "svm", "phase": "train", "device": "cpu", "basis": "measured",
+                                        "target_n": 60e9, "hours": 1e12, "hours_ci95": [1e11, 1e13],
+                                        "dollars": None, "projection_verdict": "unsafe: far"}]},
+    }
+
+
+@pytest.fixture
+def two_runs(tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(run_document()))
+    b.write_text(json.dumps(run_document("x86_64-64cpu-1-x-H100", speed=7.0, tensorflow="2.20.0")))
+    return a, b
+
+
+def names_of(path):
+    document = json.loads(path.read_text())
+    return [e["name"] for e in document["benchmarks"] + document["accelbench"]["untimed_cells"]]
+
+
+def test_report_of_one_run_has_every_cell_and_a_plot_of_each_kind(tmp_path, two_runs):
+    out = tmp_path / "report.html"
+    assert cli.main(["report", str(two_runs[0]), "-o", str(out)]) == 0
+    page = out.read_text()
+    for name in names_of(two_runs[0]):
+        assert name in page, name
+    kinds = re.findall(r"<figure data-kind='([a-z ]+)'><h3>[^<]*</h3><img alt='[^']*' src='data:image/png;base64,",
+                       page)
+    assert {"throughput", "speedup", "memory", "data size", "accuracy"} <= set(kinds)
+    assert not re.search(r"(src|href)=['\"]https?:", page)  # opens with no network
+    assert "speedup regression in x" in page and "Some CPU, 2 logical cores" in page
+    assert "sse" not in page  # the CPU's flags are not a machine description
+
+
+def test_two_machine_classes_merge_and_nothing_of_either_is_lost(tmp_path, two_runs):
+    out, md = tmp_path / "report.html", tmp_path / "summary.md"
+    assert cli.main(["report", str(two_runs[0]), str(two_runs[1]), "-o", str(out), "--markdown", str(md)]) == 0
+    page, text = out.read_text(), md.read_text()
+    for tag, path in zip("AB", two_runs):
+        for name in names_of(path):
+            assert re.search(rf"<td>{tag}</td><td>{re.escape(name)}</td>", page), (tag, name)
+    assert "x86_64-2cpu · tensorflow 2.21.0" in page and "x86_64-64cpu-1-x-H100 · tensorflow 2.20.0" in page
+    runs = load_runs(two_runs)
+    tables = {t.title: t for t in summary.tables([(r.tag, list(r.cells)) for r in runs])}
+    training = tables["training throughput (samples/s)"]
+    assert training.header == ("device", "model", "bs32 A", "bs32 B", "bs256 A", "bs256 B", "bs1024 A", "bs1024 B")
+    cpu_mlp = next(row for row in training.rows if row[:2] == ("cpu", "mlp"))
+    assert all(value != "-" for value in cpu_mlp)  # every run's number is there, side by side
+    for run in runs:  # every number of every cell of both runs is in some table of the summary
+        for record in run.cells_of("train_bench", "inference_bench"):
+            assert summary.rate(record.info["samples_per_s"]) in str(tables), record.name
+    assert "| A |" in text and "| B |" in text or "A:" in text
+    assert "speedup regression in x" in text
+
+
+def test_markdown_stays_under_60_kb_for_a_big_grid(tmp_path):
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(run_document(models=tuple(f"model{i}" for i in range(400)))))
+    text = markdown.render(load_runs([path]))
+    assert len(text.encode()) <= markdown.LIMIT
+    assert "Left out to stay under 60 kB" in text
+
+
+@pytest.mark.parametrize("content, says", [
+    (None, "no such file or folder"),
+    ("{not json", "not JSON"),
+    ('{"a": 1}', "not a pytest-benchmark run"),
+    ('{"machine_info": {}, "benchmarks": [{"name": "test_x", "extra_info": {}}]}', "no accelbench cells"),
+])
+def test_bad_input_is_one_clear_line_and_a_nonzero_exit(tmp_path, capsys, content, says):
+    path = tmp_path / "run.json"
+    if content is not None:
+        path.write_text(content)
+    assert cli.main(["report", str(path), "-o", str(tmp_path / "r.html")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and says in err and str(path) in err and "Traceback" not in err
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_a_storage_folder_stands_for_its_runs(tmp_path, two_runs):
+    storage = tmp_path / "storage" / "Linux-CPython-3.11-64bit"
+    storage.mkdir(parents=True)
+    for index, path in enumerate(two_runs, 1):
+        (storage / f"000{index}_run.json").write_text(path.read_text())
+    assert [run.tag for run in load_runs([tmp_path / "storage"])] == ["A", "B"]
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ReportError, match="a folder with no .json runs"):
+        load_runs([tmp_path / "empty"])
+
+
+def test_the_report_never_imports_tensorflow(two_runs, tmp_path):
+    import subprocess
+
+    code = ("import sys; from accelbench.report import cli; "
+            f"cli.main(['report', {str(two_runs[0])!r}, '-o', {str(tmp_path / 'r.html')!r}]); "
+            "assert 'tensorflow' not in sys.modules and 'keras' not in sys.modules, 'imported'")
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+
+
+def test_summary_rows_are_device_by_model_with_batch_columns_and_verdicts():
+    records = [summary.CellRecord.from_extra_info(e["name"], e["extra_info"])
+               for e in run_document()["benchmarks"] + run_document()["accelbench"]["untimed_cells"]]
+    tables = {t.title: t for t in summary.tables([("", records)])}
+    training = tables["training throughput (samples/s)"]
+    assert training.header == ("device", "model", "bs32", "bs256", "bs1024")
+    assert [row[:2] for row in training.rows] == [("cpu", "mlp"), ("gpu", "mlp"), ("cpu", "cnn"), ("gpu", "cnn")]
+    assert training.rows[0][2] == "3.01k/s"  # 3200 / 1.0625
+    assert tables["speedup (interleaved rounds)"].rows[0][2] == "2.90x FAIL"
+    assert tables["host memory peak of one step"].rows[0][2] == "43.2 MiB ok"  # 40 MiB + 32/10
+    lines = summary.text_lines(training)
+    assert lines[1].split() == ["device", "model", "bs32", "bs256", "bs1024"]
+
+
+@pytest.mark.parametrize("value, text", [(31234, "31.2k/s"), (512, "512/s"), (2.5e6, "2.5M/s"), (0.5, "0.5/s")])
+def test_rates_read_in_units(value, text):
+    assert summary.rate(value) == text
+
+
+def test_crossover_is_found_between_the_batch_sizes_around_it():
+    sizes = [32, 64, 128, 256, 512]
+    assert analysis.crossover(sizes, [0.2, 0.5, 0.8, 1.6, 3.0]) == pytest.approx(128 * 2 ** (0.2 / 0.8))
+    assert analysis.crossover(sizes, [1.2, 2, 3, 4, 5]) == 32  # leads from the start
+    assert analysis.crossover(sizes, [0.1, 0.2, 0.3, 0.4, 0.5]) is None
