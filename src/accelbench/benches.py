@@ -78,11 +78,14 @@ class Bench:
         return stats.stats.median
 
     def trace(self, phase: str, build_step: Callable[[], Callable[[], object]]) -> None:
-        """With --trace-dir: profile a few steady-state steps of this cell's model, after its
-        timed rounds (never inside one); estimators have no TensorFlow steps to trace."""
+        """With --trace-dir: profile a few steady-state steps of this cell's model once every
+        cell has run. A trace left the next cell's timed rounds 1.4-1.75x slower when taken
+        in place, so no timed round of the run follows one. Estimators have no TensorFlow
+        steps to trace."""
         directory = self.session.run.trace_dir
         if directory is not None and MODELS[self.cell.model].framework != "sklearn":
-            self.info(**traces.trace_steps(directory, self.name, phase, build_step()))
+            self.session.deferred.append((f"step trace of {self.name}", lambda: self.info(
+                **traces.trace_steps(directory, self.name, phase, build_step(), self.say))))
 
     def time_steady_state(self, benchmark: Any, work: Any, work_kind: str, flops_per_sample: float | None) -> None:
         """Rounds of a trainer or predictor: samples/s from the median round."""

@@ -7,6 +7,7 @@ of each for the run.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,7 @@ class Session:
         self.untimed: dict[str, dict] = {}  # extra_info of cells pytest-benchmark does not time
         self.projections: list[Projected] = []  # data-scaling cells' projections, for the cost table
         self.progress = progress.Progress()  # silent until the plugin gives it pytest's terminal
+        self.deferred: list[tuple[str, Callable[[], None]]] = []  # (what, work) after the last cell: step traces
         self.notes: list[str] = []  # shown at the end of the run (baselines written or refused)
         self.sizing = Sizing(self)
         self.verdicts = Verdicts(update=run.update_baselines, require_baselines=run.require_baselines,

@@ -1,5 +1,5 @@
 """Step traces (--trace-dir): a few steady-state steps of a cell under TensorFlow's profiler,
-after its timed rounds, never inside one.
+taken once every cell of the run has finished, so that no timed round follows a trace.
 
 Each traced cell gets a folder with
 - tensorboard/: the profiler's XSpace (plugins/profile/<run>/<host>.xplane.pb), which
@@ -20,6 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from accelbench import progress
+
 TRACED_STEPS = 5
 WARMUP_STEPS = 2  # run untraced first: the step's function is traced and its memory allocated
 
@@ -30,13 +32,14 @@ def folder_for(directory: Path, cell_name: str) -> Path:
 
 
 def trace_steps(directory: Path, cell_name: str, phase: str, step: Callable[[], Any],
-                steps: int = TRACED_STEPS) -> dict[str, Any]:
+                say: Callable[[str], None] = progress.quiet, steps: int = TRACED_STEPS) -> dict[str, Any]:
     """Profile `steps` calls of `step` (one training or inference step each); returns what
     extra_info keeps about the trace."""
     import tensorflow as tf
 
     folder = folder_for(directory, cell_name)
     folder.mkdir(parents=True, exist_ok=True)
+    say(f"tracing {steps} {phase} steps")
     for _ in range(WARMUP_STEPS):
         step()
     spans = []
