@@ -17,14 +17,12 @@ from accelbench.models import MODELS, TRAIN_FLOPS_PER_FORWARD, forward_flops_per
 from accelbench.registry import Registry
 from accelbench.session import Session
 from accelbench.training import HandLoop
+from accelbench.verdicts import LEAKS, PEAK_CAP, TIMING
 
 HARNESS_EFFICIENCY_FLOOR = 0.90  # the suite's fit() must reach 90% of a hand-written loop
 SVM_FIT_ROUNDS = 10  # fits take milliseconds; a comparison ranks the fast half of the rounds
 # limit_leaks: what one allocation site may still hold after the repeated predictions.
 LEAK_LIMIT_PER_LOCATION = 2**20
-# Metrics judged outside a bench's own code: against a compared run, and by pytest-memray.
-TIMING = "seconds_per_sample"
-PEAK_CAP, LEAKS = "peak_memory_cap", "leaked_bytes_per_location"
 MEMORY = ("peak_memory_bytes", PEAK_CAP)
 
 
@@ -73,7 +71,7 @@ class Bench:
         if not stats:  # --benchmark-disable: nothing was timed
             return None
         per_sample = [seconds / samples_per_round for seconds in stats.stats.data]
-        self.extra_info["seconds_per_sample"] = per_sample
+        self.extra_info[TIMING] = per_sample
         self.verdicts.timing(self.name, per_sample)
         return stats.stats.median
 
@@ -139,7 +137,7 @@ class LatencyBench(InferenceBench):
                                   warmup_rounds=10)
         self.info(compile_seconds=predictor.compile_seconds)
         if median:
-            percentiles = measure.percentiles(self.extra_info["seconds_per_sample"])
+            percentiles = measure.percentiles(self.extra_info[TIMING])
             self.info(**{f"latency_{k}_ms": v * 1e3 for k, v in percentiles.items()})
         self.trace("predict", self.one_batch)
 

@@ -10,14 +10,14 @@ import pytest
 
 from accelbench import costs, options, summary
 from accelbench.baselines import BaselineError
-from accelbench.benches import BENCHMARKS, LEAKS, PEAK_CAP, Bench
+from accelbench.benches import BENCHMARKS, Bench
 from accelbench.devices import host_allocator
 from accelbench.formats import DataError
 from accelbench.memory import is_out_of_memory, parse_bytes
 from accelbench.progress import Progress
 from accelbench.session import RunConfig, Session
 from accelbench.training import NonFiniteLoss
-from accelbench.verdicts import SavedRun
+from accelbench.verdicts import LEAKS, PEAK_CAP, SavedRun
 
 SESSION = pytest.StashKey[Session]()
 BODY_PASSED = pytest.StashKey[bool]()  # the cell's own work and verdicts passed

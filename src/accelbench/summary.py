@@ -12,12 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from accelbench.memory import format_bytes
+from accelbench.verdicts import FAIL, NEW, OUTCOMES, PASS, PEAK_CAP, SKIPPED, TIMING, UNGATED
 
 CELL_KEY = "accelbench_cell"  # extra_info key: which benchmark, device, model and column a cell is
-TIMING = "seconds_per_sample"  # the timing verdict's metric (judged against a compared run)
-# Beside a number: how its verdict came out. A number with no verdict shows none.
-MARKS = {"pass": "ok", "fail": "FAIL", "new": "new", "ungated": "ungated", "skipped": "skipped"}
-SEVERITY = ("fail", "ungated", "new", "skipped", "pass")  # the worst outcome of a cell's verdicts shows
+# Beside a number: how its verdict came out (the worst, if several judged it). None: no verdict.
+MARKS = {PASS: "ok", FAIL: "FAIL", NEW: "new", UNGATED: "ungated", SKIPPED: "skipped"}
 
 
 @dataclass(frozen=True)
@@ -45,7 +44,7 @@ class CellRecord:
     def outcome(self, metrics: Sequence[str]) -> str | None:
         """The worst outcome among this cell's verdicts on these metrics; None if none judged them."""
         outcomes = {v["outcome"] for v in self.info.get("verdicts", ()) if v.get("metric") in metrics}
-        return next((o for o in SEVERITY if o in outcomes), None)
+        return next((o for o in OUTCOMES if o in outcomes), None)
 
 
 # --- how numbers read ------------------------------------------------------------------------
@@ -115,7 +114,7 @@ class Section:
         return f"{text} {MARKS[outcome]}" if outcome else text
 
 
-MEMORY = ("peak_memory_bytes", "peak_memory_cap")
+MEMORY = ("peak_memory_bytes", PEAK_CAP)
 SECTIONS = (
     Section("training throughput (samples/s)", {"train_bench": "{column}"}, "samples_per_s", rate, (TIMING,)),
     Section("inference throughput (samples/s)", {"inference_bench": "{column}"}, "samples_per_s", rate, (TIMING,)),
@@ -124,8 +123,9 @@ SECTIONS = (
             ("speedup",)),
     Section("harness efficiency: fit() / a hand-written loop", {"overhead_bench": "{column}"}, "harness_efficiency",
             plain, ("harness_efficiency",)),
-    Section("test accuracy", {"accuracy_bench": "recipe", "svm_bench": "{column}"}, "accuracy", percent,
+    Section("test accuracy after the published recipe", {"accuracy_bench": "recipe"}, "accuracy", percent,
             ("accuracy",)),
+    Section("SVM test accuracy by training subset", {"svm_bench": "{column}"}, "accuracy", percent, ("accuracy",)),
     Section("accuracy gap to the cpu", {"accuracy_parity": "{column}"}, "accuracy_gap", points, ("accuracy_gap",)),
     Section("host memory peak of one step", {"train_memory": "train {column}", "inference_memory": "predict {column}"},
             "peak_memory_bytes", format_bytes, MEMORY),

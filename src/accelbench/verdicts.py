@@ -26,7 +26,10 @@ from accelbench.baselines import BaselineFile
 from accelbench.memory import ALLOCATOR_SLACK_BYTES, format_bytes
 
 PASS, FAIL, NEW, UNGATED, SKIPPED = "pass", "fail", "new", "ungated", "skipped"
-OUTCOMES = (FAIL, UNGATED, NEW, SKIPPED, PASS)  # the order the terminal shows them in
+OUTCOMES = (FAIL, UNGATED, NEW, SKIPPED, PASS)  # the order the terminal shows them in: worst first
+# Metrics judged outside a bench's own code: against a compared run, and by pytest-memray.
+TIMING = "seconds_per_sample"
+PEAK_CAP, LEAKS = "peak_memory_cap", "leaked_bytes_per_location"
 RECORD_HINT = "record with: pytest benchmarks --update-baselines"
 MEMRAY_REASON = "--memray slows TensorFlow down unevenly: judge speed in a run without --memray"
 
@@ -276,7 +279,7 @@ class Verdicts:
             return None
         saved = self.saved_runs[-1]
         tolerance = f"{self.timing_threshold:.0%} slower and Mann-Whitney p < 0.05"
-        base = dict(cell=cell, metric="seconds_per_sample", measured=analysis.typical_fast(seconds_per_sample),
+        base = dict(cell=cell, metric=TIMING, measured=analysis.typical_fast(seconds_per_sample),
                     against=f"saved run {saved.name}", tolerance=tolerance)
         reason = self._not_comparable(saved, cell)
         if reason:

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from accelbench.report.runs import Run
-from accelbench.summary import SEVERITY
+from accelbench.verdicts import FAIL, NEW, OUTCOMES, UNGATED
 
 MACHINE_KEYS = ("accelbench_machine_class", "node", "cpu", "system", "release", "python_version", "tensorflow",
                 "keras", "scikit-learn", "numpy", "accelbench_devices", "accelbench_host_allocator",
@@ -18,21 +18,24 @@ def _number(value) -> str:
     return f"{value:.4g}" if isinstance(value, (int, float)) else "" if value is None else str(value)
 
 
+ATTENTION = (FAIL, UNGATED, NEW)  # outcomes a reviewer must look at
+
+
 def verdict_counts(run: Run) -> str:
     counts = Counter(v.get("outcome") for v in run.verdicts)
-    return ", ".join(f"{counts[o]} {o}" for o in SEVERITY if counts[o]) or "no verdicts"
+    return ", ".join(f"{counts[o]} {o}" for o in OUTCOMES if counts[o]) or "no verdicts"
 
 
 VERDICT_HEADER = ("run", "cell", "metric", "outcome", "measured", "held against", "tolerance", "message")
 
 
-def verdict_rows(runs: Sequence[Run], outcomes: Sequence[str] = SEVERITY) -> list[tuple[str, ...]]:
+def verdict_rows(runs: Sequence[Run], outcomes: Sequence[str] = OUTCOMES) -> list[tuple[str, ...]]:
     """Every verdict of these outcomes, the worst first."""
     rows = [(run.tag, v.get("cell", ""), v.get("metric", ""), v.get("outcome", ""), _number(v.get("measured")),
              f"{_number(v.get('baseline'))} ({v.get('against')})" if v.get("against") else _number(v.get("baseline")),
              str(v.get("tolerance", "")), str(v.get("message", "")))
             for run in runs for v in run.verdicts if v.get("outcome") in outcomes]
-    return sorted(rows, key=lambda row: SEVERITY.index(row[3]) if row[3] in SEVERITY else 0)
+    return sorted(rows, key=lambda row: OUTCOMES.index(row[3]) if row[3] in OUTCOMES else 0)
 
 
 CELL_HEADER = ("run", "cell", "benchmark", "median round", "min round", "IQR", "rounds")

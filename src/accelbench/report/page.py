@@ -37,7 +37,7 @@ def _runs(runs: Sequence[Run]) -> str:
 
 
 def _verdicts(runs: Sequence[Run]) -> str:
-    attention = content.verdict_rows(runs, ("fail", "ungated", "new"))
+    attention = content.verdict_rows(runs, content.ATTENTION)
     parts = [_table(content.VERDICT_HEADER, attention, outcome_column=3) if attention
              else "<p>Every judged number passed or was deliberately skipped.</p>"]
     everything = content.verdict_rows(runs)
