@@ -159,7 +159,8 @@ def _hand_over_host_peak(item: pytest.Item, bench: Bench) -> None:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     """Outermost, so it sees the report after pytest-memray has applied its limits."""
     report = yield
-    session_of(item.config).progress.done()
+    if report.when != "setup" or not report.passed:  # one status line from setup to the cell's result
+        session_of(item.config).progress.done()
     name = benchmark_of(item)
     if name is None:
         return report
