@@ -212,12 +212,12 @@ def _keep_extra_info(item: pytest.Item) -> None:
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session):
     """Step traces run after the last cell and before pytest-benchmark saves the run (its own
-    wrapper saves before it yields), so the saved extra_info names them; baselines after."""
+    wrapper saves before it yields), so the saved extra_info names them. Both this and the
+    baselines come before the terminal reporter's summary, which shows their notes."""
     state = session_of(session.config)
     _run_deferred(state)
-    result = yield
     _save_baselines(session, state)
-    return result
+    return (yield)
 
 
 def _run_deferred(state: Session) -> None:

@@ -99,19 +99,24 @@ def throughput(runs: Sequence[Run]) -> list[Plot]:
                 for device, mine in _per_device(by_run.get(run.tag, [])).items():
                     ax.plot(*_curve(mine, "samples_per_s"), marker="o",
                             label=_series_label(run, device, len(runs) > 1))
-            _log_axes(ax, f"{model}: {phase}", "batch size", "samples/s")
+            _style(ax, f"{model}: {phase}", "batch size", "samples/s", xbase=2, ylog=True)
         plots.append(Plot("throughput", f"{phase.capitalize()} throughput against batch size", _encode(figure)))
     return plots
 
 
-def _log_axes(ax, title: str, xlabel: str, ylabel: str, base: int = 2) -> None:
-    ax.set_xscale("log", base=base)
-    ax.set_yscale("log")
-    ax.set_title(title)
+def _style(ax, title: str, xlabel: str, ylabel: str, *, xbase: int | None = None, ylog: bool = False,
+           legend: str = "small") -> None:
+    """Titles, labels, grid and legend of a panel; log axes where asked (batch sizes: base 2)."""
+    if xbase:
+        ax.set_xscale("log", base=xbase)
+    if ylog:
+        ax.set_yscale("log")
+    if title:
+        ax.set_title(title, fontsize="medium")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize="small")
+    ax.legend(fontsize=legend)
 
 
 def speedup(runs: Sequence[Run]) -> list[Plot]:
@@ -135,7 +140,7 @@ def speedup(runs: Sequence[Run]) -> list[Plot]:
                             label=f"{_series_label(run, pair.device, several)} {pair.column} interleaved")
             notes += _overtakes(ax, run, model, curves, several)
         ax.axhline(1.0, color="grey", linewidth=0.8)
-        _log_axes(ax, f"{model}: training speedup", "batch size", "speedup (x)")
+        _style(ax, f"{model}: training speedup", "batch size", "speedup (x)", xbase=2, ylog=True)
     if not notes:
         notes = ["every run measured one device: no device overtakes another here"]
     return [Plot("speedup", "Speedup against batch size", _encode(figure), "; ".join(notes))]
@@ -189,12 +194,7 @@ def memory(runs: Sequence[Run]) -> list[Plot]:
             for device, mine in _per_device(steps).items():
                 sizes, peaks = _curve(mine, "peak_memory_bytes")
                 ax.plot(sizes, np.array(peaks) / mib, marker="^", linestyle="", label=f"{label(device)} step cells")
-        ax.set_xscale("log", base=2)
-        ax.set_title(f"{model}: host peak of one training step")
-        ax.set_xlabel("batch size")
-        ax.set_ylabel("MiB")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize="x-small")
+        _style(ax, f"{model}: host peak of one training step", "batch size", "MiB", xbase=2, legend="x-small")
     return [Plot("memory", "Memory against batch size", _encode(figure))]
 
 
@@ -244,12 +244,7 @@ def _projection_panel(ax, cell: CellRecord, key: str, prefix: str, unit: str) ->
                     yerr=[[backtest["predicted"] - backtest["ci95"][0]], [backtest["ci95"][1] - backtest["predicted"]]],
                     marker="x", color="green" if ok else "red", capsize=3,
                     label=f"back-test {'held' if ok else 'FAILED'}")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("images")
-    ax.set_ylabel(unit)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize="x-small")
+    _style(ax, "", "images", unit, xbase=10, ylog=True, legend="x-small")
 
 
 def accuracy(runs: Sequence[Run]) -> list[Plot]:
@@ -266,11 +261,7 @@ def accuracy(runs: Sequence[Run]) -> list[Plot]:
         target = next(iter(by_run.values()))[0].info.get("target_accuracy")
         if target:
             ax.axhline(target, color="grey", linestyle="--", label=f"target {target:.2%}")
-        ax.set_title(f"{model}: time to accuracy")
-        ax.set_xlabel("training seconds")
-        ax.set_ylabel("test accuracy")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize="small")
+        _style(ax, f"{model}: time to accuracy", "training seconds", "test accuracy")
     return [Plot("accuracy", "Accuracy per epoch against training time", _encode(figure))]
 
 
