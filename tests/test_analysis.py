@@ -57,3 +57,21 @@ def test_significantly_below():
     assert below and p_value < 0.01
     assert not analysis.significantly_below([0.7, 1.1, 0.95, 1.05, 0.8, 1.0, 1.2, 0.9, 1.0], 0.9)[0]
     assert analysis.significantly_below([0.9] * 9, 0.9) == (False, 1.0)
+
+
+@pytest.mark.parametrize("reference, candidate, digits", [
+    (0.9812, 0.9815, 3),  # the studies' "equal to the 3rd significant digit"
+    (0.2345, 0.2391, 1),
+    (1.0, 1.0, analysis.MAX_DIGITS),
+    (0.5, 0.9, 0),
+    (0.0, 0.1, 0),
+])
+def test_matching_significant_digits(reference, candidate, digits):
+    assert analysis.matching_digits(reference, candidate) == digits
+
+
+def test_saturation_is_where_throughput_stops_growing_5_percent_per_doubling():
+    sizes = [32, 64, 128, 256, 512, 1024]
+    assert analysis.saturation(sizes, [10, 18, 30, 32, 33, 33]) == 256  # 30 -> 32: +6.7%, 32 -> 33: +3.1%
+    assert analysis.saturation(sizes, [10, 20, 40, 80, 160, 320]) is None
+    assert analysis.saturation([32, 256], [100, 110]) == 32  # 10% over three doublings: 3.2% each

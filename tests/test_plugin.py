@@ -439,3 +439,21 @@ def test_trace_dir_writes_a_tensorboard_profile_and_a_chrome_trace_of_the_same_s
                     stats = {stat_names[stat.metadata_id]: stat.int64_value for stat in event.stats}
                     markers.append(stats["step_num"])
     assert sorted(markers) == list(range(traced))  # the same steps, marked for TensorBoard
+
+
+def test_multi_worker_cell_matches_one_process_loss_and_leaves_no_process(suite):
+    """Two local worker processes (MultiWorkerMirroredStrategy, TF_CONFIG each) against one process."""
+    import os
+
+    saved = suite.path / "run.json"
+    result = run(suite, "-k", "multi_worker", "--preset", "full", "--models", "mlp", "--batch-sizes", "32",
+                 "--dataset", "digits", f"--benchmark-json={saved}")
+    result.assert_outcomes(passed=1)
+    result.stdout.re_match_lines([r"loss gap to one device after the same steps",
+                                  r"cpu +mlp +\d\.\de-\d\d ok|cpu +mlp +0\.0e\+00 ok"])
+    info = json.loads(saved.read_text())["benchmarks"][0]["extra_info"]
+    assert info["workers"] == 2 and info["loss_gap"] < 1e-5 and 0 < info["scaling_efficiency"]
+    assert len(info["process_ids"]) == 3  # the one-process reference, then two workers
+    for pid in info["process_ids"]:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)

@@ -76,6 +76,21 @@ def test_parity_is_a_gap_either_way():
     assert failed.outcome == "fail" and "(must be within +/- 0.0200)" in failed.message
 
 
+def test_loss_parity_is_judged_in_significant_digits_and_a_planted_difference_fails_clearly():
+    """The studies: losses equal to the 3rd significant digit (MNIST), the 2nd (Fashion-MNIST)."""
+    cell = "test_accuracy_parity[gpu-vs-cpu-bs100-mlp]"
+    judged = verdicts()
+    same = judged.matching_digits(cell, "loss", 0.08123, 0.08127, 2)
+    assert (same.outcome, same.measured, same.metric) == ("pass", 3.0, "loss_matching_digits")
+    planted = judged.matching_digits(cell, "loss", 0.08123, 0.0841, 2)  # a device that trains differently
+    assert planted.outcome == "fail" and planted.measured == 1.0
+    assert planted.message == (
+        "loss_matching_digits regression in test_accuracy_parity[gpu-vs-cpu-bs100-mlp]: measured 1 digits, "
+        "floor 2 digits, tolerance matching significant digits (must be >= 2 digits): "
+        "loss 0.0841 on the device against 0.08123 on the reference")
+    assert dict(planted.statistic) == {"reference_loss": 0.08123, "candidate_loss": 0.0841}
+
+
 def saved_run(cells, machine_class="x86_64-2cpu", tracked=False):
     return SavedRun.from_json({
         "datetime": "2026-11-22T12:00:00", "commit_info": {"id": "0123456789abcdef"},

@@ -91,3 +91,28 @@ def crossover(xs: Sequence[float], ratios: Sequence[float]) -> float | None:
             share = (1.0 - r0) / (r1 - r0)
             return float(np.exp(np.log(x0) + share * (np.log(x1) - np.log(x0))))
     return None
+
+
+MAX_DIGITS = 15  # a float64 agrees with itself to about this many significant digits
+
+
+def matching_digits(reference: float, candidate: float) -> int:
+    """Significant digits two numbers share, as the studies counted them ("equal to the 3rd
+    significant digit"): floor(-log10(|a - b| / |a|)), 0 when they differ in the first."""
+    if reference == candidate:
+        return MAX_DIGITS
+    if reference == 0 or not math.isfinite(reference) or not math.isfinite(candidate):
+        return 0
+    relative = abs(candidate - reference) / abs(reference)
+    return int(min(MAX_DIGITS, max(0.0, math.floor(-math.log10(relative)))))
+
+
+def saturation(batch_sizes: Sequence[float], throughputs: Sequence[float], growth: float = 0.05) -> float | None:
+    """The batch size from which throughput stops growing by more than `growth` per doubling
+    (on one device: where a larger batch stops paying); None when it grows all the way."""
+    points = sorted(zip(batch_sizes, throughputs))
+    for (b0, t0), (b1, t1) in zip(points, points[1:]):
+        per_doubling = (t1 / t0) ** (1.0 / math.log2(b1 / b0)) - 1.0
+        if per_doubling <= growth:
+            return float(b0)
+    return None

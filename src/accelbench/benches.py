@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from accelbench import cells, costs, growth, measure, memory, projection, traces
-from accelbench.cells import Cell, Grid, ModelOn, Pair, SvmCell
+from accelbench import analysis, cells, costs, distributed, growth, measure, memory, projection, traces
+from accelbench.cells import Cell, Grid, ModelOn, Pair, Spread, SvmCell
+from accelbench.devices import kind_of
 from accelbench.data import NUM_CLASSES
 from accelbench.inference import PREDICTORS, OneBatch
 from accelbench.models import MODELS, TRAIN_FLOPS_PER_FORWARD, forward_flops_per_sample
@@ -232,9 +233,14 @@ class ParityBench(Bench):
         runs = benchmark.pedantic(lambda: [self.session.accuracy_run(c) for c in self.cell.cells],
                                   rounds=1, iterations=1)
         reference, candidate = (run.accuracy for run in runs)
-        self.info(reference_accuracy=reference, candidate_accuracy=candidate, accuracy_gap=candidate - reference)
+        reference_loss, candidate_loss = (run.losses[-1] for run in runs)
+        self.info(reference_accuracy=reference, candidate_accuracy=candidate, accuracy_gap=candidate - reference,
+                  reference_loss=reference_loss, candidate_loss=candidate_loss,
+                  accuracy_matching_digits=analysis.matching_digits(reference, candidate),
+                  loss_matching_digits=analysis.matching_digits(reference_loss, candidate_loss))
         self.verdicts.within_gap(self.name, "accuracy_gap", candidate - reference,
                                  self.session.run.accuracy_tolerance)
+        self.verdicts.matching_digits(self.name, "loss", reference_loss, candidate_loss, self.session.run.parity_digits)
 
 
 def skip_without_memray(node: pytest.Item) -> None:
@@ -426,6 +432,49 @@ class PredictDataScalingBench(DataScalingBench):
     phase = "predict"
 
 
+class SpreadBench(Bench):
+    """One model trained across N replicas (one process) or N worker processes, against the
+    same model on one device: the loss after the same steps from the same seed, and the
+    scaling efficiency, throughput on N / (N x throughput on one) at the same per-replica batch.
+    Each side runs in fresh processes (distributed.py owns them)."""
+
+    cell: Spread
+
+    def job(self, mode: str) -> distributed.Job:
+        run = self.session.run
+        return distributed.Job(
+            mode=mode, model=self.cell.model, dataset=run.dataset, data_dir=str(run.data_dir) if run.data_dir else None,
+            per_replica_batch=self.cell.batch_size, replicas=self.cell.count, max_train_samples=self.preset.max_train_samples,
+            seed=run.model_options.seed, deep_layers=run.model_options.deep_layers, device=kind_of(self.cell.device),
+            threads=run.intra_op_threads)
+
+    def run_both(self) -> tuple[distributed.Result, distributed.Result]:
+        self.say("training on one device (the reference)")
+        reference = distributed.run_job(self.job("single"), SPREAD_TIMEOUT_S, self.watch)
+        self.say(f"training on {self.cell.count} {self.cell.unit}")
+        spread = distributed.run_job(self.job(self.cell.unit), SPREAD_TIMEOUT_S, self.watch)
+        return reference, spread
+
+    def watch(self, pids: list[int]) -> None:
+        self.extra_info.setdefault("process_ids", []).extend(pids)  # a test checks none is left
+
+    def __call__(self, benchmark: Any) -> None:
+        reference, spread = benchmark.pedantic(self.run_both, rounds=1, iterations=1)
+        gap = max(abs(a - b) for a, b in zip(spread.losses, reference.losses))
+        one_device = reference.reference_samples_per_s
+        self.info(**{self.cell.unit: self.cell.count}, device=self.placement().description,
+                  per_replica_batch=self.cell.batch_size, global_batch=self.cell.batch_size * self.cell.count,
+                  replicas_in_sync=spread.replicas_in_sync, samples_per_s=spread.samples_per_s,
+                  one_device_samples_per_s=one_device,
+                  scaling_efficiency=spread.samples_per_s / (self.cell.count * one_device),
+                  losses=spread.losses, reference_losses=reference.losses, loss_gap=gap,
+                  loss_tolerance=distributed.LOSS_TOLERANCE)
+        self.verdicts.within_gap(self.name, "loss_gap", gap, distributed.LOSS_TOLERANCE)
+
+
+SPREAD_TIMEOUT_S = 90.0  # per job: TensorFlow's start in each process, a gRPC cluster, a few rounds
+
+
 @dataclass(frozen=True)
 class Benchmark:
     """A benchmark fixture: the cells it is parameterized over, what it runs on each, and the
@@ -446,10 +495,13 @@ BENCHMARKS.register("svm_bench", Benchmark(cells.svm_cells, SvmBench, (TIMING, "
 BENCHMARKS.register("overhead_bench", Benchmark(cells.overhead_cells, OverheadBench, ("harness_efficiency",)))
 BENCHMARKS.register("batch_speedup", Benchmark(cells.batch_speedup_cells, SpeedupBench, ("speedup",)))
 BENCHMARKS.register("device_speedup", Benchmark(cells.device_speedup_cells, SpeedupBench, ("speedup",)))
-BENCHMARKS.register("accuracy_parity", Benchmark(cells.parity_cells, ParityBench, ("accuracy_gap",)))
+BENCHMARKS.register("accuracy_parity", Benchmark(cells.parity_cells, ParityBench,
+                                                  ("accuracy_gap", "loss_matching_digits")))
 BENCHMARKS.register("train_memory", Benchmark(cells.train_cells, TrainMemoryBench, MEMORY))
 BENCHMARKS.register("inference_memory", Benchmark(cells.inference_cells, InferenceMemoryBench, MEMORY))
 BENCHMARKS.register("inference_leaks", Benchmark(cells.leak_cells, LeakBench, (LEAKS,)))
 BENCHMARKS.register("memory_scaling", Benchmark(cells.scaling_cells, ScalingBench))
 BENCHMARKS.register("train_data_scaling", Benchmark(cells.data_scaling_cells, TrainDataScalingBench))
 BENCHMARKS.register("predict_data_scaling", Benchmark(cells.data_scaling_cells, PredictDataScalingBench))
+BENCHMARKS.register("multi_device", Benchmark(cells.multi_device_cells, SpreadBench, ("loss_gap",)))
+BENCHMARKS.register("multi_worker", Benchmark(cells.multi_worker_cells, SpreadBench, ("loss_gap",)))

@@ -87,6 +87,26 @@ class SvmCell:
 
 
 @dataclass(frozen=True)
+class Spread:
+    """One model trained across several replicas of one process, or several worker processes:
+    `cpu-bs256-mlp-2workers`. batch_size is per replica."""
+
+    device: str
+    batch_size: int
+    model: str
+    count: int
+    unit: str  # replicas or workers
+
+    @property
+    def id(self) -> str:
+        return f"{self.device}-bs{self.batch_size}-{self.model}-{self.count}{self.unit}"
+
+    def fields(self) -> dict:
+        return {"device": self.device, "model": self.model, "batch_size": self.batch_size,
+                "column": f"bs{self.batch_size} x {self.count} {self.unit}"}
+
+
+@dataclass(frozen=True)
 class Grid:
     """What this run asked for, resolved against the devices this machine has."""
 
@@ -100,6 +120,7 @@ class Grid:
     # up to the largest batch that fits); None: batch_sizes everywhere.
     sweep: Callable[[str, str], tuple[int, ...]] | None = None
     data_scaling_models: tuple[str, ...] = ()  # the models the preset measures as the data grows
+    spread: int = 0  # replicas / workers of the distributed cells; 0: the preset leaves them out
 
     def batch_sizes_for(self, device: str, model: str) -> tuple[int, ...]:
         return self.sweep(device, model) if self.sweep else self.batch_sizes
@@ -254,3 +275,25 @@ def parity_cells(grid: Grid) -> list:
     pairs = _device_pairs(grid, lambda device, model: (MODELS[model].recipe_batch_size,), "vs")
     rules = (device_absent, device_unsupported, unlabelled)
     return params(grid, pairs, rules) if pairs else _one_device(grid)
+
+
+SPREAD_BATCH = 256  # per replica, at most: what one replica of the studies' MLPs trained at
+
+
+def _spread_cells(grid: Grid, unit: str, devices: Iterable[str]) -> list:
+    if not grid.spread:
+        return placeholder(f"no-{unit}", f"the quick preset leaves the {unit} cells out (each starts fresh "
+                                        f"TensorFlow processes: 20-40 s); run them with --preset full")
+    batch = max((b for b in grid.batch_sizes if b <= SPREAD_BATCH), default=min(grid.batch_sizes))
+    cells = [Spread(d, batch, m, grid.spread, unit) for d in devices for m in grid.trainable_models()]
+    return params(grid, cells, (device_absent, device_unsupported))
+
+
+def multi_device_cells(grid: Grid) -> list:
+    """N replicas in one process: N logical CPU devices (here), or N GPUs."""
+    return _spread_cells(grid, "replicas", [d for d in grid.devices if kind_of(d) in ("cpu", "gpu")])
+
+
+def multi_worker_cells(grid: Grid) -> list:
+    """N worker processes on this host, each a CPU worker of a MultiWorkerMirroredStrategy cluster."""
+    return _spread_cells(grid, "workers", [d for d in grid.devices if d == REFERENCE_DEVICE])

@@ -38,6 +38,9 @@ class Preset:
     growth_rounds: int
     growth_memory_repeats: int
     growth_slowest_seconds: float
+    # Multi-device and multi-worker cells: replicas (or worker processes) each; 0 leaves them
+    # out (each starts fresh TensorFlow processes: 20-40 s a cell on 2 cores).
+    spread: int = 0
 
 
 PRESETS: Registry[Preset] = Registry("preset")
@@ -53,4 +56,5 @@ PRESETS.register("full", Preset(
     rounds=20, round_seconds=0.5, max_train_samples=None, svm_subsets=(1000, 2000, 5000),
     latency_rounds=1000, interleaved_pairs=15,
     memory_ladder=(256, 512, 1024, 2048, 4096), leak_predictions=200, sweep_to_largest=True,
-    growth_smallest=(250, 128), growth_models=ALL_MODELS, growth_rounds=5, growth_memory_repeats=3, growth_slowest_seconds=300.0))
+    growth_smallest=(250, 128), growth_models=ALL_MODELS, growth_rounds=5, growth_memory_repeats=3, growth_slowest_seconds=300.0,
+    spread=2))

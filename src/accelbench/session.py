@@ -40,6 +40,7 @@ class RunConfig:
     speedup_tolerance: float
     memory_tolerance: float
     timing_threshold: float  # the smallest slowdown against a saved run that fails a cell
+    parity_digits: int  # significant digits a device's final loss shares with the CPU's
     require_baselines: bool  # new and ungated verdicts fail
     memory_budget: int  # bytes the CPU's largest-batch search plans for
     memray_tracking: bool  # --memray: every test runs under memray, which slows TensorFlow
@@ -69,6 +70,7 @@ class RunConfig:
             speedup_tolerance=value["--speedup-tolerance"],
             memory_tolerance=value["--memory-tolerance"],
             timing_threshold=value["--timing-threshold"],
+            parity_digits=value["--parity-digits"],
             require_baselines=options.require_baselines(config),
             memory_budget=value["--memory-budget"] or (memory.physical_memory_bytes() or 2**33) // 2,
             memray_tracking=bool(config.getoption("memray", default=False)),
@@ -112,7 +114,7 @@ class Session:
                     svm_subsets=self.run.preset.svm_subsets,
                     labelled=self.run.dataset not in data.UNLABELLED, inventory=self.inventory,
                     sweep=self.sizing.sweep if sweeps else None,
-                    data_scaling_models=self.run.preset.growth_models)
+                    data_scaling_models=self.run.preset.growth_models, spread=self.run.preset.spread)
 
     @functools.cached_property
     def dataset(self) -> data.Dataset:

@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from accelbench import analysis
+from accelbench.cells import REFERENCE_DEVICE as REFERENCE
 from accelbench.memory import format_bytes
 from accelbench.verdicts import FAIL, NEW, OUTCOMES, PASS, PEAK_CAP, SKIPPED, TIMING, UNGATED
 
@@ -107,6 +109,8 @@ class Section:
 
     def cell_text(self, record: CellRecord) -> str:
         value = record.info.get(self.metric)
+        if isinstance(value, str):  # a derived finding, already in words
+            return value
         if not isinstance(value, (int, float)):
             return "-"
         text = exponent(value, record.info) if self.show is exponent else self.show(value)
@@ -115,6 +119,7 @@ class Section:
 
 
 MEMORY = ("peak_memory_bytes", PEAK_CAP)
+CURVE = "batch_curve"  # derived records: throughput against batch size, across a run's cells
 SECTIONS = (
     Section("training throughput (samples/s)", {"train_bench": "{column}"}, "samples_per_s", rate, (TIMING,)),
     Section("inference throughput (samples/s)", {"inference_bench": "{column}"}, "samples_per_s", rate, (TIMING,)),
@@ -127,12 +132,24 @@ SECTIONS = (
             ("accuracy",)),
     Section("SVM test accuracy by training subset", {"svm_bench": "{column}"}, "accuracy", percent, ("accuracy",)),
     Section("accuracy gap to the cpu", {"accuracy_parity": "{column}"}, "accuracy_gap", points, ("accuracy_gap",)),
+    Section("final loss: significant digits shared with the cpu", {"accuracy_parity": "{column}"},
+            "loss_matching_digits", count, ("loss_matching_digits",)),
     Section("host memory peak of one step", {"train_memory": "train {column}", "inference_memory": "predict {column}"},
             "peak_memory_bytes", format_bytes, MEMORY),
     Section("device memory peak of one step", {"train_memory": "train {column}", "inference_memory": "predict {column}"},
             "device_peak_memory_bytes", format_bytes, ("device_peak_memory_bytes",)),
     Section("training memory per sample (fitted)", {"memory_scaling": "{column}"}, "per_sample_bytes", format_bytes),
     Section("largest batch that fits", {"memory_scaling": "{column}"}, "largest_batch", count),
+    Section("scaling efficiency: throughput on N / (N x on one device)",
+            {"multi_device": "{column}", "multi_worker": "{column}"}, "scaling_efficiency", plain),
+    Section("loss gap to one device after the same steps", {"multi_device": "{column}", "multi_worker": "{column}"},
+            "loss_gap", lambda value: f"{value:.1e}", ("loss_gap",)),
+    Section("saturation: the batch size from which throughput grows less than 5% per doubling",
+            {CURVE: "{column}"}, "saturation", plain),
+    Section("speedup over the smallest batch, from the separately timed cells (+overheads: with compilation)",
+            {CURVE: "{column}"}, "speedup_over_smallest", times),
+    Section("where a device overtakes the cpu (throughput ratio crosses 1)", {CURVE: "{column}"},
+            "overtakes_cpu", plain),
     Section("data scaling: time exponent k in a + b·n^k",
             {"train_data_scaling": "train", "predict_data_scaling": "predict"}, "exponent", exponent),
 )
@@ -148,6 +165,7 @@ class Table:
 def tables(runs: Sequence[tuple[str, Sequence[CellRecord]]]) -> list[Table]:
     """One table per section that any run has numbers for. With several runs every column
     repeats per run, headed by the run's tag (its label is the caller's to explain)."""
+    runs = [(tag, [*records, *curve_records(records)]) for tag, records in runs]
     result = []
     for section in SECTIONS:
         table = _table(section, runs)
@@ -172,6 +190,73 @@ def _table(section: Section, runs: Sequence[tuple[str, Sequence[CellRecord]]]) -
     header = ("device", "model", *(f"{c} {t}" if len(tags) > 1 else c for c, t in keys))
     rows = tuple((device, model, *(texts.get(key, "-") for key in keys)) for (device, model), texts in found.items())
     return Table(section.title, header, rows)
+
+
+# --- throughput against batch size, across cells ---------------------------------------------
+
+PHASES = (("train", "train_bench"), ("predict", "inference_bench"))
+
+
+def curve_records(records: Sequence[CellRecord]) -> list[CellRecord]:
+    """What a run's throughputs say across batch sizes and devices, as records of their own:
+    the saturation batch size, speedups over the smallest batch (prediction also with its
+    compilation counted), and the batch size where each device overtakes the cpu."""
+    derived = []
+    for phase, benchmark in PHASES:
+        curves: dict[tuple[str, str], list[CellRecord]] = {}
+        for record in records:
+            if record.benchmark == benchmark and record.batch_size and "samples_per_s" in record.info:
+                curves.setdefault((record.device, record.model), []).append(record)
+        for (device, model), cells in curves.items():
+            cells = sorted(cells, key=lambda cell: cell.batch_size)
+            derived += _curve(phase, device, model, cells)
+        derived += _crossovers(phase, curves)
+    return derived
+
+
+def _derived(device: str, model: str, column: str, **info: Any) -> CellRecord:
+    return CellRecord(f"{CURVE}[{device}-{model}-{column}]", CURVE, device, model, column, info)
+
+
+def _curve(phase: str, device: str, model: str, cells: list[CellRecord]) -> list[CellRecord]:
+    if len(cells) < 2:
+        return []
+    sizes = [cell.batch_size for cell in cells]
+    rates = [cell.info["samples_per_s"] for cell in cells]
+    saturated = analysis.saturation(sizes, rates)
+    found = [_derived(device, model, phase, saturation=f"bs{saturated:.0f}" if saturated
+                      else f"none up to bs{sizes[-1]}")]
+    found += [_derived(device, model, f"{phase} bs{size}", speedup_over_smallest=rate / rates[0])
+              for size, rate in zip(sizes[1:], rates[1:])]
+    with_overheads = [_with_compilation(cell) for cell in cells]
+    if phase == "predict" and all(with_overheads):
+        found += [_derived(device, model, f"{phase} bs{size} +overheads", speedup_over_smallest=rate / with_overheads[0])
+                  for size, rate in zip(sizes[1:], with_overheads[1:])]
+    return found
+
+
+def _with_compilation(cell: CellRecord) -> float | None:
+    """Samples/s of one timed round with the cell's compilation (first call) added to it."""
+    info = cell.info
+    if not info.get("compile_seconds") or not info.get("steps_per_round"):
+        return None
+    samples = info["steps_per_round"] * cell.batch_size
+    return samples / (samples / info["samples_per_s"] + info["compile_seconds"])
+
+
+def _crossovers(phase: str, curves: Mapping[tuple[str, str], list[CellRecord]]) -> list[CellRecord]:
+    found = []
+    for (device, model), cells in curves.items():
+        reference = {c.batch_size: c.info["samples_per_s"] for c in curves.get((REFERENCE, model), [])}
+        shared = [(c.batch_size, c.info["samples_per_s"] / reference[c.batch_size])
+                  for c in cells if c.batch_size in reference]
+        if device == REFERENCE or not shared:
+            continue
+        sizes, ratios = zip(*sorted(shared))
+        batch = analysis.crossover(sizes, ratios)
+        found.append(_derived(device, model, phase, overtakes_cpu=f"bs≈{batch:.0f}" if batch
+                              else f"not up to bs{sizes[-1]}"))
+    return found
 
 
 def text_lines(table: Table) -> list[str]:

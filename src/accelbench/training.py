@@ -164,6 +164,25 @@ class OneStep:
         return check_finite(float(loss), self.where)  # float() waits for the device
 
 
+def custom_step(model: Any, optimizer: Any, global_batch: int, jit_compile: bool = False) -> Any:
+    """One replica's training step, tf.distribute style: the loss averaged over the global
+    batch, so that gradients summed across replicas equal one device's on the whole batch."""
+    import keras
+    import tensorflow as tf
+
+    @tf.function(jit_compile=jit_compile)
+    def replica_step(x, y):
+        with tf.GradientTape() as tape:
+            logits = model(x, training=True)
+            per_sample = keras.losses.sparse_categorical_crossentropy(y, logits, from_logits=True)
+            loss = tf.nn.compute_average_loss(per_sample, global_batch_size=global_batch)
+        gradients = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+        return loss
+
+    return replica_step
+
+
 @dataclass
 class HandLoop:
     """The reference: a hand-written custom training loop, the tightest a TensorFlow user would
@@ -183,21 +202,10 @@ class HandLoop:
 
     @classmethod
     def like(cls, trainer: Trainer) -> HandLoop:
-        import keras
         import tensorflow as tf
 
         placement, model = trainer.placement, trainer.model
-        global_batch = trainer.batch_size
-
-        @tf.function(jit_compile=bool(model.jit_compile))
-        def replica_step(x, y):
-            with tf.GradientTape() as tape:
-                logits = model(x, training=True)
-                per_sample = keras.losses.sparse_categorical_crossentropy(y, logits, from_logits=True)
-                loss = tf.nn.compute_average_loss(per_sample, global_batch_size=global_batch)
-            gradients = tape.gradient(loss, model.trainable_variables)
-            model.optimizer.apply_gradients(zip(gradients, model.trainable_variables))
-            return loss
+        replica_step = custom_step(model, model.optimizer, trainer.batch_size, jit_compile=bool(model.jit_compile))
 
         @tf.function
         def loop(iterator, steps):
@@ -248,7 +256,7 @@ def train_to_accuracy(where: str, spec: ModelSpec, dataset: Dataset, placement: 
                               .shuffle(len(dataset.x_train), seed=options.seed).batch(batch_size))
     run = AccuracyRun(accuracy=0.0, epochs=0, train_seconds=0.0, target=target)
     for epoch in range(1, epochs + 1):
-        say(f"{where}: training epoch {epoch} of {epochs}, test accuracy so far {run.accuracy:.2%}")
+        say(f"{where}: training epoch {epoch} of {epochs}" + (f", test accuracy {run.accuracy:.2%}" if run.epochs else ""))
         start = time.perf_counter()
         with placement.scope():
             history = model.fit(pipeline, epochs=1, verbose=0, shuffle=False)

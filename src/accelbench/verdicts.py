@@ -79,6 +79,17 @@ class AtLeast(AbsoluteDrop):
 
 
 @dataclass(frozen=True)
+class AtLeastDigits(AtLeast):
+    """Holds when two numbers share at least the floor's count of significant digits."""
+
+    def describe(self) -> str:
+        return "matching significant digits"
+
+    def show(self, value: float) -> str:
+        return f"{value:.0f} digits"
+
+
+@dataclass(frozen=True)
 class WithinGap(AbsoluteDrop):
     """Holds when |measured - reference| <= tolerance (accuracy parity: the gap between devices)."""
 
@@ -254,17 +265,29 @@ class Verdicts:
             return self.add(Verdict(outcome=SKIPPED, message=MEMRAY_REASON, **base))
         return self._judge(base, floor, "floor", AtLeast(), ratios)
 
+    def matching_digits(self, cell: str, what: str, reference: float, candidate: float, floor: int) -> Verdict:
+        """Parity as the studies stated it: two devices' numbers equal to the n-th significant digit."""
+        digits = analysis.matching_digits(reference, candidate)
+        base = dict(cell=cell, metric=f"{what}_matching_digits", measured=float(digits),
+                    tolerance=AtLeastDigits().describe())
+        return self._judge(base, floor, "floor", AtLeastDigits(), (),
+                           {f"reference_{what}": reference, f"candidate_{what}": candidate},
+                           detail=f"{what} {candidate!r} on the device against {reference!r} on the reference")
+
     def within_gap(self, cell: str, metric: str, gap: float, tolerance: float) -> Verdict:
         rule = WithinGap(tolerance)
         base = dict(cell=cell, metric=metric, measured=float(gap), tolerance=rule.describe())
         return self._judge(base, 0.0, "parity", rule, ())
 
-    def _judge(self, base: dict, reference: float, against: str, rule: Any, ratios: Sequence[float]) -> Verdict:
+    def _judge(self, base: dict, reference: float, against: str, rule: Any, ratios: Sequence[float],
+               statistic: dict[str, Any] | None = None, detail: str = "") -> Verdict:
         message = regression(base["metric"], base["cell"], reference, base["measured"], rule, against)
-        statistic: dict[str, Any] = {}
+        statistic = dict(statistic or {})
+        if message and detail:  # what the number was derived from, where that is what a reader needs
+            message += f": {detail}"
         if ratios:
-            statistic = {"pairs": len(ratios), "pair_ratio_min": round(min(ratios), 4),
-                         "pair_ratio_max": round(max(ratios), 4)}
+            statistic.update({"pairs": len(ratios), "pair_ratio_min": round(min(ratios), 4),
+                              "pair_ratio_max": round(max(ratios), 4)})
         if message and ratios:
             # A shortfall of one best-of ratio may be noise: it fails only if the pairs agree.
             below, p_value = analysis.significantly_below(ratios, rule.bound(reference))
