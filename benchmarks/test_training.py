@@ -11,3 +11,7 @@ def test_time_to_accuracy(benchmark, accuracy_bench):
 
 def test_harness_overhead(benchmark, overhead_bench):
     overhead_bench(benchmark)
+
+
+def test_threads(benchmark, threads_bench):
+    threads_bench(benchmark)

@@ -457,3 +457,15 @@ def test_multi_worker_cell_matches_one_process_loss_and_leaves_no_process(suite)
     for pid in info["process_ids"]:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def test_threads_cell_compares_one_intra_op_thread_with_all_in_fresh_processes(suite):
+    saved = suite.path / "run.json"
+    result = run(suite, "-k", "test_threads", "--preset", "full", "--models", "mlp", "--batch-sizes", "32",
+                 f"--benchmark-json={saved}")
+    result.assert_outcomes(passed=1)
+    result.stdout.re_match_lines([r"all intra-op threads against 1 \(interleaved processes\)",
+                                  r"cpu +mlp +\d+\.\d\dx$"])
+    info = json.loads(saved.read_text())["benchmarks"][0]["extra_info"]
+    assert len(info["pair_ratios"]) == 2 and len(info["process_ids"]) == 4  # A B B A
+    assert info["all_threads_speedup"] == info["all_threads_samples_per_s"] / info["one_thread_samples_per_s"]

@@ -3,6 +3,7 @@ put context into extra_info, and hand every judged number to the run's verdicts.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,8 +12,8 @@ import pytest
 
 from accelbench import analysis, cells, costs, distributed, growth, measure, memory, projection, traces
 from accelbench.cells import Cell, Grid, ModelOn, Pair, Spread, SvmCell
-from accelbench.devices import kind_of
 from accelbench.data import NUM_CLASSES
+from accelbench.devices import kind_of
 from accelbench.inference import PREDICTORS, OneBatch
 from accelbench.models import MODELS, TRAIN_FLOPS_PER_FORWARD, forward_flops_per_sample
 from accelbench.registry import Registry
@@ -222,6 +223,44 @@ class OverheadBench(Bench):
         self.info(harness_efficiency=efficiency, floor=HARNESS_EFFICIENCY_FLOOR, suite_samples_per_s=max(suite),
                   hand_loop_samples_per_s=max(hand), pair_ratios=[round(r, 4) for r in ratios])
         self.verdicts.against_floor(self.name, "harness_efficiency", efficiency, HARNESS_EFFICIENCY_FLOOR, ratios)
+
+
+class ThreadsBench(Bench):
+    """The slides' 1 vCPU against 8: the cell's model trained with 1 intra-op thread and with
+    TensorFlow's default (all cores). TensorFlow fixes its threads when it starts, so each
+    side runs in fresh processes, interleaved A B B A; each process times its own rounds."""
+
+    cell: Cell
+
+    def job(self, threads: int) -> distributed.Job:
+        run = self.session.run
+        return distributed.Job(
+            mode="single", model=self.cell.model, dataset=run.dataset, data_dir=str(run.data_dir) if run.data_dir else None,
+            per_replica_batch=self.cell.batch_size, replicas=1, check_steps=0, max_train_samples=self.preset.max_train_samples,
+            seed=run.model_options.seed, deep_layers=run.model_options.deep_layers, threads=threads)
+
+    def throughputs(self) -> tuple[list[float], list[float]]:
+        one, every = [], []
+        for threads in (1, 0, 0, 1) * THREADS_PAIRS:
+            self.say(f"training with {threads or 'all'} intra-op thread(s)")
+            result = distributed.run_job(self.job(threads), SPREAD_TIMEOUT_S, self.watch)
+            (one if threads == 1 else every).append(result.samples_per_round / min(result.round_seconds))
+        return one, every
+
+    def watch(self, pids: list[int]) -> None:
+        self.extra_info.setdefault("process_ids", []).extend(pids)
+
+    def __call__(self, benchmark: Any) -> None:
+        one, every = benchmark.pedantic(self.throughputs, rounds=1, iterations=1)
+        speedup = measure.best_ratio(one, every)
+        cores = os.cpu_count() or 1
+        self.info(device=self.placement().description, batch_size=self.cell.batch_size, cores=cores,
+                  one_thread_samples_per_s=max(one), all_threads_samples_per_s=max(every),
+                  all_threads_speedup=speedup, parallel_efficiency=speedup / cores,
+                  pair_ratios=[round(r, 4) for r in measure.pair_ratios(one, every)])
+
+
+THREADS_PAIRS = 1  # A B B A: two processes a side (each starts TensorFlow: about 5 s)
 
 
 class ParityBench(Bench):
@@ -503,5 +542,6 @@ BENCHMARKS.register("inference_leaks", Benchmark(cells.leak_cells, LeakBench, (L
 BENCHMARKS.register("memory_scaling", Benchmark(cells.scaling_cells, ScalingBench))
 BENCHMARKS.register("train_data_scaling", Benchmark(cells.data_scaling_cells, TrainDataScalingBench))
 BENCHMARKS.register("predict_data_scaling", Benchmark(cells.data_scaling_cells, PredictDataScalingBench))
+BENCHMARKS.register("threads_bench", Benchmark(cells.threads_cells, ThreadsBench))
 BENCHMARKS.register("multi_device", Benchmark(cells.multi_device_cells, SpreadBench, ("loss_gap",)))
 BENCHMARKS.register("multi_worker", Benchmark(cells.multi_worker_cells, SpreadBench, ("loss_gap",)))

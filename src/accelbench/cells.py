@@ -121,6 +121,7 @@ class Grid:
     sweep: Callable[[str, str], tuple[int, ...]] | None = None
     data_scaling_models: tuple[str, ...] = ()  # the models the preset measures as the data grows
     spread: int = 0  # replicas / workers of the distributed cells; 0: the preset leaves them out
+    compare_threads: bool = False  # 1 intra-op thread against all, per model
 
     def batch_sizes_for(self, device: str, model: str) -> tuple[int, ...]:
         return self.sweep(device, model) if self.sweep else self.batch_sizes
@@ -297,3 +298,13 @@ def multi_device_cells(grid: Grid) -> list:
 def multi_worker_cells(grid: Grid) -> list:
     """N worker processes on this host, each a CPU worker of a MultiWorkerMirroredStrategy cluster."""
     return _spread_cells(grid, "workers", [d for d in grid.devices if d == REFERENCE_DEVICE])
+
+
+def threads_cells(grid: Grid) -> list:
+    """1 intra-op thread against all of them, per model at its largest batch, on the CPU."""
+    if not grid.compare_threads:
+        return placeholder("no-threads", "the quick preset leaves the 1-thread-against-all cells out (each "
+                                         "starts 4 TensorFlow processes); run them with --preset full")
+    cells = [Cell(REFERENCE_DEVICE, max(grid.batch_sizes_for(REFERENCE_DEVICE, m)), m)
+             for m in grid.trainable_models()]
+    return params(grid, cells, (device_absent, device_unsupported))

@@ -41,6 +41,7 @@ class Preset:
     # Multi-device and multi-worker cells: replicas (or worker processes) each; 0 leaves them
     # out (each starts fresh TensorFlow processes: 20-40 s a cell on 2 cores).
     spread: int = 0
+    compare_threads: bool = False  # 1 intra-op thread against all, per model (the slides' 1 vs 8 vCPUs)
 
 
 PRESETS: Registry[Preset] = Registry("preset")
@@ -57,4 +58,4 @@ PRESETS.register("full", Preset(
     latency_rounds=1000, interleaved_pairs=15,
     memory_ladder=(256, 512, 1024, 2048, 4096), leak_predictions=200, sweep_to_largest=True,
     growth_smallest=(250, 128), growth_models=ALL_MODELS, growth_rounds=5, growth_memory_repeats=3, growth_slowest_seconds=300.0,
-    spread=2))
+    spread=2, compare_threads=True))

@@ -114,7 +114,8 @@ class Session:
                     svm_subsets=self.run.preset.svm_subsets,
                     labelled=self.run.dataset not in data.UNLABELLED, inventory=self.inventory,
                     sweep=self.sizing.sweep if sweeps else None,
-                    data_scaling_models=self.run.preset.growth_models, spread=self.run.preset.spread)
+                    data_scaling_models=self.run.preset.growth_models, spread=self.run.preset.spread,
+                    compare_threads=self.run.preset.compare_threads)
 
     @functools.cached_property
     def dataset(self) -> data.Dataset:

@@ -140,6 +140,8 @@ SECTIONS = (
             "device_peak_memory_bytes", format_bytes, ("device_peak_memory_bytes",)),
     Section("training memory per sample (fitted)", {"memory_scaling": "{column}"}, "per_sample_bytes", format_bytes),
     Section("largest batch that fits", {"memory_scaling": "{column}"}, "largest_batch", count),
+    Section("all intra-op threads against 1 (interleaved processes)", {"threads_bench": "{column}"},
+            "all_threads_speedup", times),
     Section("scaling efficiency: throughput on N / (N x on one device)",
             {"multi_device": "{column}", "multi_worker": "{column}"}, "scaling_efficiency", plain),
     Section("loss gap to one device after the same steps", {"multi_device": "{column}", "multi_worker": "{column}"},
