@@ -225,30 +225,42 @@ class OverheadBench(Bench):
         self.verdicts.against_floor(self.name, "harness_efficiency", efficiency, HARNESS_EFFICIENCY_FLOOR, ratios)
 
 
-class ThreadsBench(Bench):
-    """The slides' 1 vCPU against 8: the cell's model trained with 1 intra-op thread and with
-    TensorFlow's default (all cores). TensorFlow fixes its threads when it starts, so each
-    side runs in fresh processes, interleaved A B B A; each process times its own rounds."""
+class ProcessBench(Bench):
+    """A cell whose work runs in fresh processes (distributed.py owns them): TensorFlow fixes
+    its threads, devices and cluster when it starts."""
 
-    cell: Cell
-
-    def job(self, threads: int) -> distributed.Job:
+    def job(self, mode: str, replicas: int = 1, **fields: Any) -> distributed.Job:
         run = self.session.run
         return distributed.Job(
-            mode="single", model=self.cell.model, dataset=run.dataset, data_dir=str(run.data_dir) if run.data_dir else None,
-            per_replica_batch=self.cell.batch_size, replicas=1, check_steps=0, max_train_samples=self.preset.max_train_samples,
-            seed=run.model_options.seed, deep_layers=run.model_options.deep_layers, threads=threads)
+            mode=mode, model=self.cell.model, dataset=run.dataset, data_dir=str(run.data_dir) if run.data_dir else None,
+            per_replica_batch=self.cell.batch_size, replicas=replicas, max_train_samples=self.preset.max_train_samples,
+            seed=run.model_options.seed, deep_layers=run.model_options.deep_layers, device=kind_of(self.cell.device),
+            **{"threads": run.intra_op_threads, **fields})
+
+    def run_job(self, job: distributed.Job) -> distributed.Result:
+        return distributed.run_job(job, PROCESS_TIMEOUT_S, self.watch)
+
+    def watch(self, pids: list[int]) -> None:
+        self.extra_info.setdefault("process_ids", []).extend(pids)  # a test checks none is left
+
+
+PROCESS_TIMEOUT_S = 90.0  # per job: TensorFlow's start in each process, a gRPC cluster, a few rounds
+
+
+class ThreadsBench(ProcessBench):
+    """The slides' 1 vCPU against 8: the cell's model trained with 1 intra-op thread and with
+    TensorFlow's default (all cores), each side in fresh processes, interleaved A B B A; each
+    process times its own rounds."""
+
+    cell: Cell
 
     def throughputs(self) -> tuple[list[float], list[float]]:
         one, every = [], []
         for threads in (1, 0, 0, 1) * THREADS_PAIRS:
             self.say(f"training with {threads or 'all'} intra-op thread(s)")
-            result = distributed.run_job(self.job(threads), SPREAD_TIMEOUT_S, self.watch)
+            result = self.run_job(self.job("single", check_steps=0, threads=threads))
             (one if threads == 1 else every).append(result.samples_per_round / min(result.round_seconds))
         return one, every
-
-    def watch(self, pids: list[int]) -> None:
-        self.extra_info.setdefault("process_ids", []).extend(pids)
 
     def __call__(self, benchmark: Any) -> None:
         one, every = benchmark.pedantic(self.throughputs, rounds=1, iterations=1)
@@ -471,7 +483,7 @@ class PredictDataScalingBench(DataScalingBench):
     phase = "predict"
 
 
-class SpreadBench(Bench):
+class SpreadBench(ProcessBench):
     """One model trained across N replicas (one process) or N worker processes, against the
     same model on one device: the loss after the same steps from the same seed, and the
     scaling efficiency, throughput on N / (N x throughput on one) at the same per-replica batch.
@@ -479,23 +491,11 @@ class SpreadBench(Bench):
 
     cell: Spread
 
-    def job(self, mode: str) -> distributed.Job:
-        run = self.session.run
-        return distributed.Job(
-            mode=mode, model=self.cell.model, dataset=run.dataset, data_dir=str(run.data_dir) if run.data_dir else None,
-            per_replica_batch=self.cell.batch_size, replicas=self.cell.count, max_train_samples=self.preset.max_train_samples,
-            seed=run.model_options.seed, deep_layers=run.model_options.deep_layers, device=kind_of(self.cell.device),
-            threads=run.intra_op_threads)
-
     def run_both(self) -> tuple[distributed.Result, distributed.Result]:
         self.say("training on one device (the reference)")
-        reference = distributed.run_job(self.job("single"), SPREAD_TIMEOUT_S, self.watch)
+        reference = self.run_job(self.job("single", self.cell.count))
         self.say(f"training on {self.cell.count} {self.cell.unit}")
-        spread = distributed.run_job(self.job(self.cell.unit), SPREAD_TIMEOUT_S, self.watch)
-        return reference, spread
-
-    def watch(self, pids: list[int]) -> None:
-        self.extra_info.setdefault("process_ids", []).extend(pids)  # a test checks none is left
+        return reference, self.run_job(self.job(self.cell.unit, self.cell.count))
 
     def __call__(self, benchmark: Any) -> None:
         reference, spread = benchmark.pedantic(self.run_both, rounds=1, iterations=1)
@@ -509,9 +509,6 @@ class SpreadBench(Bench):
                   losses=spread.losses, reference_losses=reference.losses, loss_gap=gap,
                   loss_tolerance=distributed.LOSS_TOLERANCE)
         self.verdicts.within_gap(self.name, "loss_gap", gap, distributed.LOSS_TOLERANCE)
-
-
-SPREAD_TIMEOUT_S = 90.0  # per job: TensorFlow's start in each process, a gRPC cluster, a few rounds
 
 
 @dataclass(frozen=True)
