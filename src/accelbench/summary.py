@@ -2,7 +2,7 @@
 compared pair, subset, phase), each number beside the verdict that judged it.
 
 Built from cells' extra_info as the JSON keeps it, so the terminal and `accelbench report`
-show the same tables. No TensorFlow, no pytest: one or several runs in, tables out.
+show the same tables. No TensorFlow: one or several runs in, tables out.
 """
 
 from __future__ import annotations
