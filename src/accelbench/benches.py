@@ -14,7 +14,7 @@ from accelbench import analysis, cells, costs, distributed, growth, measure, mem
 from accelbench.cells import Cell, Grid, ModelOn, Pair, Spread, SvmCell
 from accelbench.data import NUM_CLASSES
 from accelbench.devices import kind_of
-from accelbench.inference import PREDICTORS, OneBatch
+from accelbench.inference import PREDICTORS
 from accelbench.models import MODELS, TRAIN_FLOPS_PER_FORWARD, forward_flops_per_sample
 from accelbench.registry import Registry
 from accelbench.session import Session
@@ -123,11 +123,7 @@ class InferenceBench(Bench):
     def __call__(self, benchmark: Any) -> None:
         predictor = self.build()
         self.time_steady_state(benchmark, predictor, "inference", predictor.flops_per_sample())
-        self.trace("predict", self.one_batch)
-
-    def one_batch(self) -> Callable[[], object]:
-        return OneBatch.build(MODELS[self.cell.model], self.session.dataset, self.placement(),
-                              self.cell.batch_size, self.session.run.model_options).predict
+        self.trace("predict", lambda: self.session.one_batch(self.cell).predict)
 
 
 class LatencyBench(InferenceBench):
@@ -141,7 +137,7 @@ class LatencyBench(InferenceBench):
         if median:
             percentiles = measure.percentiles(self.extra_info[TIMING])
             self.info(**{f"latency_{k}_ms": v * 1e3 for k, v in percentiles.items()})
-        self.trace("predict", self.one_batch)
+        self.trace("predict", lambda: self.session.one_batch(self.cell).predict)
 
 
 class AccuracyBench(Bench):
@@ -259,7 +255,7 @@ class ThreadsBench(ProcessBench):
         for threads in (1, 0, 0, 1) * THREADS_PAIRS:
             self.say(f"training with {threads or 'all'} intra-op thread(s)")
             result = self.run_job(self.job("single", check_steps=0, threads=threads))
-            (one if threads == 1 else every).append(result.samples_per_round / min(result.round_seconds))
+            (one if threads == 1 else every).append(result.fastest_samples_per_s)
         return one, every
 
     def __call__(self, benchmark: Any) -> None:
@@ -349,8 +345,7 @@ class InferenceMemoryBench(StepMemoryBench):
     """One batch predicted (predict_on_batch, or the estimator's predict)."""
 
     def build(self) -> Any:
-        one = OneBatch.build(MODELS[self.cell.model], self.session.dataset, self.placement(),
-                             self.cell.batch_size, self.session.run.model_options)
+        one = self.session.one_batch(self.cell)
         estimated = memory.estimate(one.model).inference(self.cell.batch_size) if one.model else 0
         return one.predict, estimated
 
@@ -367,8 +362,7 @@ class LeakBench(Bench):
 
     def setup(self, node: pytest.Item) -> None:
         skip_without_memray(node)
-        self.one = OneBatch.build(MODELS[self.cell.model], self.session.dataset, self.placement(),
-                                  self.cell.batch_size, self.session.run.model_options)
+        self.one = self.session.one_batch(self.cell)
         node.add_marker(pytest.mark.limit_leaks(f"{LEAK_LIMIT_PER_LOCATION} B"))
 
     def predict_repeatedly(self) -> None:
@@ -503,7 +497,8 @@ class SpreadBench(ProcessBench):
         one_device = reference.reference_samples_per_s
         self.info(**{self.cell.unit: self.cell.count}, device=self.placement().description,
                   per_replica_batch=self.cell.batch_size, global_batch=self.cell.batch_size * self.cell.count,
-                  replicas_in_sync=spread.replicas_in_sync, samples_per_s=spread.samples_per_s,
+                  replicas_in_sync=spread.replicas_in_sync, replica_devices=spread.devices,
+                  samples_per_s=spread.samples_per_s,
                   one_device_samples_per_s=one_device,
                   scaling_efficiency=spread.samples_per_s / (self.cell.count * one_device),
                   losses=spread.losses, reference_losses=reference.losses, loss_gap=gap,

@@ -27,12 +27,13 @@ import json
 import os
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -78,16 +79,16 @@ class Result:
 
     @property
     def samples_per_s(self) -> float:
-        return self.samples_per_round / _median(self.round_seconds)
+        return self.samples_per_round / statistics.median(self.round_seconds)
+
+    @property
+    def fastest_samples_per_s(self) -> float:
+        """Of the best round: what A/B comparisons rank (noise only ever slows a round)."""
+        return self.samples_per_round / min(self.round_seconds)
 
     @property
     def reference_samples_per_s(self) -> float:
-        return self.reference_samples_per_round / _median(self.reference_round_seconds)
-
-
-def _median(values: Sequence[float]) -> float:
-    ordered = sorted(values)
-    return ordered[len(ordered) // 2]
+        return self.reference_samples_per_round / statistics.median(self.reference_round_seconds)
 
 
 # --- inside a job's process ------------------------------------------------------------------
@@ -320,8 +321,7 @@ def _run_once(job: Job, timeout_s: float, on_start) -> Result:
                 env = {"TF_CONFIG": tf_config(ports, index)} if job.mode == "workers" else {}
                 if job.device == "cpu":
                     env["CUDA_VISIBLE_DEVICES"] = "-1"  # a CPU job: a GPU host's cards stay out of it
-                worker_job = Job(**{**asdict(job), "threads": job.threads or threads})
-                results.append(group.start(worker_job, index, env))
+                results.append(group.start(replace(job, threads=job.threads or threads), index, env))
             if on_start:
                 on_start(group.pids)
             group.wait(time.monotonic() + timeout_s)

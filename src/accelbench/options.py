@@ -168,8 +168,8 @@ OPTIONS = (
     Option("--device-prices", device_numbers, "DEVICE=USD,...",
            "Price per device-hour, e.g. cpu=0.10,tpu=6.88: projected hours become dollars.", None),
     Option("--trace-dir", Path, "DIR",
-           "Profile a few steady-state steps of every training and inference cell after its timed "
-           "rounds: TensorFlow's profiler (TensorBoard's profile tab) and a Chrome-trace JSON "
+           "Profile a few steady-state steps of every training and inference cell once the run's last "
+           "cell has finished: TensorFlow's profiler (TensorBoard's profile tab) and a Chrome-trace JSON "
            "(Perfetto), one folder per cell. Default: off.", None),
     Option("--memory-budget", parse_bytes, "SIZE",
            "Memory the largest-batch search may plan for on the CPU, e.g. 4GiB or 500MB "

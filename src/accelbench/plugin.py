@@ -200,13 +200,11 @@ def _keep_extra_info(item: pytest.Item) -> None:
     state = session_of(item.config)
     bench.extra_info["verdicts"] = [v.as_json() for v in state.verdicts.by_cell.get(item.name, [])]
     bench.extra_info[summary.CELL_KEY] = {"benchmark": benchmark_of(item), **bench.cell.fields()}
-    state.cells[item.name] = bench.extra_info
     benchmark = getattr(item, "funcargs", {}).get("benchmark")
     if benchmark is not None and getattr(benchmark, "stats", None):
         benchmark.extra_info.update(bench.extra_info)
-        bench.extra_info = state.cells[item.name] = benchmark.extra_info  # what comes later lands in the JSON
-    else:
-        state.untimed[item.name] = bench.extra_info
+        bench.extra_info = benchmark.extra_info  # one dict: what comes later (traces) lands in the JSON
+    state.cells[item.name] = bench.extra_info
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -277,9 +275,10 @@ def pytest_benchmark_compare_machine_info(config: pytest.Config, benchmarksessio
 def pytest_benchmark_update_json(config: pytest.Config, benchmarks: list, output_json: dict) -> None:
     """Every verdict of the run, and the cells pytest-benchmark does not time, beside its benchmarks."""
     state = session_of(config)
+    timed = {entry["name"] for entry in output_json.get("benchmarks", ())}
     output_json["accelbench"] = {
         "verdicts": [verdict.as_json() for verdict in state.verdicts.all()],
-        "untimed_cells": [{"name": name, "extra_info": info} for name, info in state.untimed.items()],
+        "untimed_cells": [{"name": name, "extra_info": info} for name, info in state.cells.items() if name not in timed],
         "projections": [cost.as_json() for cost in device_costs(state)],
     }
 

@@ -16,6 +16,7 @@ from accelbench import data, memory, options, progress
 from accelbench.costs import Projected
 from accelbench.cells import Cell, Grid
 from accelbench.devices import Inventory, Placement
+from accelbench.inference import OneBatch
 from accelbench.models import MODELS, ModelOptions
 from accelbench.presets import PRESETS, Preset
 from accelbench.sizing import Sizing
@@ -87,8 +88,7 @@ class RunConfig:
 class Session:
     def __init__(self, run: RunConfig) -> None:
         self.run = run
-        self.cells: dict[str, dict] = {}  # every finished cell's extra_info, for the summary tables
-        self.untimed: dict[str, dict] = {}  # extra_info of cells pytest-benchmark does not time
+        self.cells: dict[str, dict] = {}  # every finished cell's extra_info: the summary tables, the JSON's untimed cells
         self.projections: list[Projected] = []  # data-scaling cells' projections, for the cost table
         self.progress = progress.Progress()  # silent until the plugin gives it pytest's terminal
         self.deferred: list[tuple[str, Callable[[], None]]] = []  # (what, work) after the last cell: step traces
@@ -158,6 +158,10 @@ class Session:
                 cell.id, spec, self.dataset, self.placement(cell.device), cell.batch_size,
                 spec.recipe_epochs, target, self.run.model_options, self.progress)
         return self._accuracy_runs[cell]
+
+    def one_batch(self, cell: Cell) -> OneBatch:
+        return OneBatch.build(MODELS[cell.model], self.dataset, self.placement(cell.device), cell.batch_size,
+                              self.run.model_options)
 
     def one_step(self, cell: Cell) -> OneStep:
         return OneStep.build(cell.id, MODELS[cell.model], self.dataset, self.placement(cell.device),

@@ -87,9 +87,8 @@ def count(value: float) -> str:
     return f"{value:,.0f}"
 
 
-def exponent(value: float, info: Mapping[str, Any] | None = None) -> str:
-    stderr = (info or {}).get("exponent_stderr")
-    return f"{value:.2f}±{stderr:.2f}" if stderr is not None else f"{value:.2f}"
+def two_places(value: float) -> str:
+    return f"{value:.2f}"
 
 
 # --- the sections ------------------------------------------------------------------------------
@@ -103,6 +102,7 @@ class Section:
     metric: str
     show: Callable[[float], str]
     judged_by: tuple[str, ...] = ()
+    stderr: str | None = None  # the extra_info key of the number's standard error, shown as ±
 
     def column(self, record: CellRecord) -> str:
         return self.benchmarks[record.benchmark].format(column=record.column).strip() or "value"
@@ -113,7 +113,9 @@ class Section:
             return value
         if not isinstance(value, (int, float)):
             return "-"
-        text = exponent(value, record.info) if self.show is exponent else self.show(value)
+        text = self.show(value)
+        if self.stderr and isinstance(record.info.get(self.stderr), (int, float)):
+            text += f"±{self.show(record.info[self.stderr])}"
         outcome = record.outcome(self.judged_by)
         return f"{text} {MARKS[outcome]}" if outcome else text
 
@@ -153,7 +155,7 @@ SECTIONS = (
     Section("where a device overtakes the cpu (throughput ratio crosses 1)", {CURVE: "{column}"},
             "overtakes_cpu", plain),
     Section("data scaling: time exponent k in a + b·n^k",
-            {"train_data_scaling": "train", "predict_data_scaling": "predict"}, "exponent", exponent),
+            {"train_data_scaling": "train", "predict_data_scaling": "predict"}, "exponent", two_places, stderr="exponent_stderr"),
 )
 
 

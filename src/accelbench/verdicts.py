@@ -98,6 +98,10 @@ class WithinGap(AbsoluteDrop):
     def bound(self, reference: float) -> float:
         return self.tolerance
 
+    def show(self, value: float) -> str:
+        """Four places for accuracy gaps (0.0200); a loss gap of 1e-05 would read 0.0000."""
+        return super().show(value) if self.tolerance >= 1e-3 else f"{value:.2e}"
+
     def holds(self, measured: float, reference: float) -> bool:
         return abs(measured - reference) <= self.tolerance
 
