@@ -10,7 +10,7 @@ CELL = "test_svm[cpu-n500-grayscale]"
 
 def verdicts(**overrides):
     settings = dict(update=False, require_baselines=False, memray_tracking=False, timing_threshold=0.3,
-                    machine_class="x86_64-2cpu")
+                    fingerprint="arch=x86_64; cpus=2")
     return Verdicts(**{**settings, **overrides})
 
 
@@ -56,16 +56,18 @@ def test_timed_gates_are_skipped_under_memray(tmp_path):
     gate = Gate("speedup", store, ("x86_64-2cpu", "digits"), RelativeDrop(0.3), timed=True, significance=True)
     tracked = verdicts(memray_tracking=True, update=True)
     assert tracked.against_baseline("c", gate, 2.0, [2.0] * 9).outcome == "skipped"
-    assert tracked.against_floor("c", "harness_efficiency", 0.5, 0.9, [0.5] * 9).outcome == "skipped"
     assert store.staged == 0  # never recorded from a tracked run
 
 
 def test_a_shortfall_the_pairs_do_not_confirm_passes(tmp_path):
+    """A speedup of 0.85 against a floor of 1.0 x (1 - 0.1) = 0.9 fails only if its pairs agree."""
+    store = BaselineFile(tmp_path / "speedup.json", depth=2, data={"m": {"digits": {"c": {"speedup": 1.0}}}})
+    gate = Gate("speedup", store, ("m", "digits"), RelativeDrop(0.1), timed=True, significance=True)
     judged = verdicts()
     noisy = [0.7, 1.1, 0.95, 1.05, 0.8, 1.0, 1.2, 0.9, 1.0]
-    passed = judged.against_floor("c", "harness_efficiency", 0.85, 0.9, noisy)
+    passed = judged.against_baseline("c", gate, 0.85, noisy)
     assert passed.outcome == "pass" and dict(passed.statistic)["wilcoxon_p"] > 0.05
-    failed = judged.against_floor("c", "harness_efficiency", 0.8, 0.9, [0.7, 0.75, 0.8, 0.72, 0.71, 0.7, 0.74, 0.73, 0.76])
+    failed = judged.against_baseline("c", gate, 0.8, [0.7, 0.75, 0.8, 0.72, 0.71, 0.7, 0.74, 0.73, 0.76])
     assert failed.outcome == "fail" and failed.message.endswith("Wilcoxon p = 0.00195 < 0.05")
 
 
@@ -100,10 +102,10 @@ def test_loss_parity_is_judged_in_significant_digits_and_a_planted_difference_fa
     assert dict(planted.statistic) == {"reference_loss": 0.08123, "candidate_loss": 0.0841}
 
 
-def saved_run(cells, machine_class="x86_64-2cpu", tracked=False):
+def saved_run(cells, fingerprint="arch=x86_64; cpus=2", tracked=False):
     return SavedRun.from_json({
         "datetime": "2026-11-22T12:00:00", "commit_info": {"id": "0123456789abcdef"},
-        "machine_info": {"accelbench_machine_class": machine_class, "accelbench_memray_tracking": tracked},
+        "machine_info": {"accelbench_fingerprint": fingerprint, "accelbench_memray_tracking": tracked},
         "benchmarks": [{"name": name, "extra_info": info} for name, info in cells.items()]})
 
 
@@ -114,8 +116,10 @@ ROUNDS = [1.0, 1.02, 1.01, 1.03, 1.0, 1.5, 1.01, 1.02, 1.04, 1.6]
     (saved_run({"t[a]": {"seconds_per_sample": ROUNDS}}), ROUNDS, "pass", ""),
     (saved_run({"t[a]": {"seconds_per_sample": ROUNDS}}), [2 * r for r in ROUNDS], "fail",
      "timing regression in t[a]: 2.00x the time per sample of saved run of 2026-11-22T12:00:00 (01234567)"),
-    (saved_run({"t[a]": {"seconds_per_sample": ROUNDS}}, machine_class="arm64-8cpu"), ROUNDS, "ungated",
-     "is from machine class arm64-8cpu, this run is x86_64-2cpu"),
+    (saved_run({"t[a]": {"seconds_per_sample": ROUNDS}}, fingerprint="arch=x86_64; cpus=8"), ROUNDS, "ungated",
+     "is from another machine (cpus: 2 here, 8 there): timings compare only on the same hardware"),
+    (saved_run({"t[a]": {"seconds_per_sample": ROUNDS}}, fingerprint=None), ROUNDS, "ungated",
+     "is from another machine (it has no fingerprint (saved by an older accelbench))"),
     (saved_run({"t[a]": {"seconds_per_sample": ROUNDS}}, tracked=True), ROUNDS, "skipped", "--memray"),
     (saved_run({"t[b]": {"seconds_per_sample": ROUNDS}}), ROUNDS, "new", "has no t[a]"),
     (saved_run({"t[a]": {"steps_per_round": 10}}), ROUNDS, "ungated", "saved by an older accelbench"),
@@ -133,7 +137,7 @@ def test_saved_steps_come_from_the_same_hardware_only():
     judged = verdicts(saved_runs=[run])
     assert judged.saved_steps("train", "cpu-bs32-mlp") == 94
     assert judged.saved_steps("inference", "cpu-bs32-mlp") is None
-    assert verdicts(saved_runs=[run], machine_class="x86_64-4cpu").saved_steps("train", "cpu-bs32-mlp") is None
+    assert verdicts(saved_runs=[run], fingerprint="arch=x86_64; cpus=4").saved_steps("train", "cpu-bs32-mlp") is None
 
 
 def test_the_terminal_block_lists_failures_then_ungated_then_counts(tmp_path):
@@ -147,5 +151,6 @@ def test_the_terminal_block_lists_failures_then_ungated_then_counts(tmp_path):
     assert lines[1].startswith(f"UNGATED  {CELL} accuracy: no accuracy baselines")
     assert lines[2:] == [
         "1 gated number(s) had nothing to be judged against: not judged: pass --require-baselines to fail them",
+        "record with: pytest benchmarks --update-baselines",
         "skipped  1 verdict(s): needs a device besides cpu",
         "verdicts: 1 fail, 1 ungated, 0 new, 1 skipped, 1 pass"]

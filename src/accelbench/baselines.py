@@ -56,14 +56,18 @@ class BaselineFile:
                 return False
         return True
 
-    def scopes(self) -> list[str]:
-        """Every recorded scope, as 'machine/dataset' paths."""
-        def walk(node: Any, path: tuple[str, ...], depth: int) -> list[str]:
+    def scope_paths(self) -> list[tuple[str, ...]]:
+        """Every recorded scope, as a tuple of its keys."""
+        def walk(node: Any, path: tuple[str, ...], depth: int) -> list[tuple[str, ...]]:
             if depth == 0:
-                return ["/".join(path)]
+                return [path]
             return [s for key, child in sorted(node.items()) for s in walk(child, (*path, key), depth - 1)]
 
         return walk(self.data, (), self.depth)
+
+    def scopes(self) -> list[str]:
+        """Every recorded scope, as 'machine/dataset' paths."""
+        return ["/".join(path) for path in self.scope_paths()]
 
     def stage(self, scope: tuple[str, ...], cell: str, metric: str, value: float) -> None:
         node = self.data

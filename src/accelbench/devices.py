@@ -12,6 +12,8 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
+from accelbench.fingerprint import Fingerprint, hardware
+
 DEVICE_WORD = re.compile(r"^(cpu|gpu|gpu:\d+|tpu)$")
 TPU_HINTS = ("TPU_NAME", "COLAB_TPU_ADDR", "TPU_ACCELERATOR_TYPE")
 TPU_PROBE_TIMEOUT_S = 60.0
@@ -200,8 +202,12 @@ class Inventory:
     def absent_reason(self, name: str) -> str:
         return f"device {name} requested but not present (present: {', '.join(self.placements)})"
 
+    def fingerprint(self) -> Fingerprint:
+        """What speedup and memory baselines are keyed by (see fingerprint.py)."""
+        return hardware([self.placements[kind].description for kind in ("gpu", "tpu") if kind in self.placements])
+
     def machine_class(self) -> str:
-        """What speedup baselines are keyed by: CPU architecture, CPU count and accelerators."""
+        """A short name for the machine in reports: CPU architecture, CPU count and accelerators."""
         parts = [platform.machine(), f"{os.cpu_count()}cpu"]
         parts += [self.placements[kind].description for kind in ("gpu", "tpu") if kind in self.placements]
         return re.sub(r"[^A-Za-z0-9._]+", "-", "-".join(parts)).strip("-")

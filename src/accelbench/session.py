@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from accelbench import data, memory, options, progress
+from accelbench import data, fingerprint, memory, options, progress
 from accelbench.costs import Projected
 from accelbench.cells import Cell, Grid
 from accelbench.devices import Inventory, Placement
@@ -96,6 +96,7 @@ class Session:
         self.sizing = Sizing(self)
         self.verdicts = Verdicts(update=run.update_baselines, require_baselines=run.require_baselines,
                                  memray_tracking=run.memray_tracking, timing_threshold=run.timing_threshold)
+        self.process_results: dict[Any, Any] = {}  # a distributed.Job -> its Result, for cells that share a job
         self._trainers: dict[Cell, Trainer] = {}
         self._accuracy_runs: dict[Cell, AccuracyRun] = {}
 
@@ -103,7 +104,7 @@ class Session:
     @functools.cached_property
     def inventory(self) -> Inventory:
         inventory = Inventory.discover(self.run.intra_op_threads)
-        self.verdicts.machine_class = inventory.machine_class()
+        self.verdicts.fingerprint = inventory.fingerprint().key
         return inventory
 
     @functools.cached_property
@@ -115,7 +116,7 @@ class Session:
                     labelled=self.run.dataset not in data.UNLABELLED, inventory=self.inventory,
                     sweep=self.sizing.sweep if sweeps else None,
                     data_scaling_models=self.run.preset.growth_models, spread=self.run.preset.spread,
-                    compare_threads=self.run.preset.compare_threads)
+                    thread_processes=self.run.preset.thread_processes, left_out=self.run.preset.left_out)
 
     @functools.cached_property
     def dataset(self) -> data.Dataset:
@@ -123,8 +124,8 @@ class Session:
 
     @functools.cached_property
     def gates(self) -> Gates:
-        return Gates.load(self.run.baselines, machine_class=self.inventory.machine_class(),
-                          tensorflow=f"tensorflow-{_minor_version('tensorflow')}", dataset=self.dataset,
+        return Gates.load(self.run.baselines, hardware=self.inventory.fingerprint().key,
+                          software=fingerprint.software().key, dataset=self.dataset,
                           accuracy_tolerance=self.run.accuracy_tolerance,
                           speedup_tolerance=self.run.speedup_tolerance,
                           memory_tolerance=self.run.memory_tolerance)
@@ -170,8 +171,3 @@ class Session:
     def save_baselines(self) -> list[str]:
         return self.verdicts.stores(self.gates.all())
 
-
-def _minor_version(package: str) -> str:
-    import importlib.metadata
-
-    return ".".join(importlib.metadata.version(package).split(".")[:2])

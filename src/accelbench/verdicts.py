@@ -6,8 +6,9 @@ and an outcome:
 
 - pass / fail: judged against a baseline (a stored one, a fixed floor, a saved run's value);
 - new: no baseline for this cell yet, though its scope has some (a new cell);
-- ungated: nothing to judge against, with the reason (no baselines for this machine class,
-  a saved run from another machine class);
+- ungated: nothing to judge against, with the reason (no baselines for this machine's
+  fingerprint, naming the nearest recorded one and how it differs; a saved run from
+  another machine);
 - skipped: deliberately not judged (the cell was skipped, or --memray slowed the timings).
 
 --require-baselines turns new and ungated into failures. The plugin renders verdicts in the
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from accelbench import analysis
+from accelbench import analysis, fingerprint
 from accelbench.baselines import BaselineFile
 from accelbench.memory import ALLOCATOR_SLACK_BYTES, format_bytes
 
@@ -31,6 +32,10 @@ OUTCOMES = (FAIL, UNGATED, NEW, SKIPPED, PASS)  # the order the terminal shows t
 TIMING = "seconds_per_sample"
 PEAK_CAP, LEAKS = "peak_memory_cap", "leaked_bytes_per_location"
 RECORD_HINT = "record with: pytest benchmarks --update-baselines"
+# Where no baseline exists for this machine: the one command that records them, for this
+# fingerprint only (other machines' entries in the same files are left as they are).
+RECORD_HERE = ("record this machine's baselines with: pytest benchmarks --update-baselines "
+               "(adds or replaces this fingerprint's entries only; review git diff benchmarks/baselines)")
 MEMRAY_REASON = "--memray slows TensorFlow down unevenly: judge speed in a run without --memray"
 
 
@@ -165,6 +170,24 @@ class Gate:
     rule: Any
     timed: bool = False  # derived from timings: neither judged nor recorded under --memray
     significance: bool = False  # a ratio of interleaved pairs: fails only if the shortfall is significant
+    fingerprints: int = 0  # leading scope keys that are machine fingerprints (hardware, software)
+
+    def missing_machine(self) -> str:
+        """Why a number of this machine is ungated: what it is, and the nearest recorded
+        machine for the same data with what differs."""
+        if not self.fingerprints:
+            present = ", ".join(self.store.scopes()) or "none"
+            return f"no {self.metric} baselines for {'/'.join(self.scope)} in {self.store.path.name} (it has: {present})"
+        mine = _fingerprint(self.scope[:self.fingerprints])
+        rest = self.scope[self.fingerprints:]
+        recorded = [_fingerprint(path[:self.fingerprints]) for path in self.store.scope_paths()
+                    if path[self.fingerprints:] == rest]
+        found = fingerprint.nearest(mine, recorded)
+        text = f"no {self.metric} baselines for this machine's fingerprint and {'/'.join(rest)} in {self.store.path.name}"
+        if found is None:
+            return f"{text} (none recorded for {'/'.join(rest)})"
+        _, differences = found
+        return f"{text}; nearest recorded machine differs in {'; '.join(differences)}"
 
 
 @dataclass(frozen=True)
@@ -177,19 +200,21 @@ class Gates:
     device_peak_memory: Gate
 
     @classmethod
-    def load(cls, directory: Path, machine_class: str, tensorflow: str, dataset: Any,
+    def load(cls, directory: Path, hardware: str, software: str, dataset: Any,
              accuracy_tolerance: float, speedup_tolerance: float, memory_tolerance: float) -> Gates:
-        # Speedups depend on the hardware; allocation patterns on TensorFlow's version as well.
+        """hardware, software: fingerprint keys. Speedups depend on the hardware; allocation
+        patterns on the library versions as well. Accuracy from a fixed seed holds across machines
+        within its tolerance, so it is keyed by the data alone."""
         memory_store = BaselineFile.load(directory / "memory.json", 3)
-        memory_scope = (machine_class, tensorflow, dataset.name)
+        memory_scope = (hardware, software, dataset.name)
         growth = RelativeGrowth(memory_tolerance, slack=ALLOCATOR_SLACK_BYTES)
         return cls(
             accuracy=Gate("accuracy", BaselineFile.load(directory / "accuracy.json", 1), (dataset.key,),
                           AbsoluteDrop(accuracy_tolerance)),
-            speedup=Gate("speedup", BaselineFile.load(directory / "speedup.json", 2), (machine_class, dataset.name),
-                         RelativeDrop(speedup_tolerance), timed=True, significance=True),
-            peak_memory=Gate("peak_memory_bytes", memory_store, memory_scope, growth),
-            device_peak_memory=Gate("device_peak_memory_bytes", memory_store, memory_scope, growth),
+            speedup=Gate("speedup", BaselineFile.load(directory / "speedup.json", 2), (hardware, dataset.name),
+                         RelativeDrop(speedup_tolerance), timed=True, significance=True, fingerprints=1),
+            peak_memory=Gate("peak_memory_bytes", memory_store, memory_scope, growth, fingerprints=2),
+            device_peak_memory=Gate("device_peak_memory_bytes", memory_store, memory_scope, growth, fingerprints=2),
         )
 
     def all(self) -> list[Gate]:
@@ -219,9 +244,10 @@ class Verdicts:
     require_baselines: bool
     memray_tracking: bool
     timing_threshold: float
-    machine_class: str = ""
+    fingerprint: str = ""  # this machine's hardware fingerprint key: saved runs compare only with their own
     saved_runs: list[SavedRun] = field(default_factory=list)
     by_cell: dict[str, list[Verdict]] = field(default_factory=dict)
+    machine_missing: bool = False  # some number was ungated for want of this machine's baselines
 
     def add(self, verdict: Verdict) -> Verdict:
         self.by_cell.setdefault(verdict.cell, []).append(verdict)
@@ -234,7 +260,7 @@ class Verdicts:
         """Steps per round the compared run timed this work with, so both runs time the same
         work and pytest-benchmark's own comparison of round times means something."""
         saved = self.saved_runs[-1] if self.saved_runs else None
-        if saved is None or saved.machine_info.get("accelbench_machine_class") != self.machine_class:
+        if saved is None or saved.machine_info.get(FINGERPRINT_KEY) != self.fingerprint:
             return None
         for bench in saved.cells.values():
             info = bench.get("extra_info", {})
@@ -252,22 +278,14 @@ class Verdicts:
             gate.store.stage(gate.scope, cell, gate.metric, measured)
             return self.add(Verdict(outcome=NEW, message="recorded as the new baseline (--update-baselines)", **base))
         baseline = gate.store.get(gate.scope, cell, gate.metric)
-        where = f"{'/'.join(gate.scope)} in {gate.store.path.name}"
         if baseline is None:
             if gate.store.has_scope(gate.scope):
-                return self.add(Verdict(outcome=NEW, message=f"no baseline for this cell under {where}; {RECORD_HINT}",
-                                        **base))
-            present = ", ".join(gate.store.scopes()) or "none"
-            return self.add(Verdict(outcome=UNGATED, message=f"no {gate.metric} baselines for {where} "
-                                    f"(it has: {present}); {RECORD_HINT}", **base))
+                where = "this machine's fingerprint" if gate.fingerprints else "/".join(gate.scope)
+                return self.add(Verdict(outcome=NEW, message=f"no baseline for this cell under {where} in "
+                                        f"{gate.store.path.name}; {RECORD_HINT}", **base))
+            self.machine_missing = self.machine_missing or bool(gate.fingerprints)
+            return self.add(Verdict(outcome=UNGATED, message=gate.missing_machine(), **base))  # RECORD_HERE closes the block
         return self._judge(base, baseline, "baseline", gate.rule, ratios if gate.significance else ())
-
-    def against_floor(self, cell: str, metric: str, measured: float, floor: float,
-                      ratios: Sequence[float] = ()) -> Verdict:
-        base = dict(cell=cell, metric=metric, measured=float(measured), tolerance=AtLeast().describe())
-        if self.memray_tracking:
-            return self.add(Verdict(outcome=SKIPPED, message=MEMRAY_REASON, **base))
-        return self._judge(base, floor, "floor", AtLeast(), ratios)
 
     def matching_digits(self, cell: str, what: str, reference: float, candidate: float, floor: int) -> Verdict:
         """Parity as the studies stated it: two devices' numbers equal to the n-th significant digit."""
@@ -328,10 +346,12 @@ class Verdicts:
     def _not_comparable(self, saved: SavedRun, cell: str) -> tuple[str, str] | None:
         if self.memray_tracking or saved.machine_info.get("accelbench_memray_tracking"):
             return SKIPPED, "a run tracked by --memray: " + MEMRAY_REASON
-        theirs = saved.machine_info.get("accelbench_machine_class")
-        if theirs != self.machine_class:
-            return UNGATED, (f"saved run {saved.name} is from machine class {theirs}, this run is "
-                             f"{self.machine_class}: timings compare only on the same hardware")
+        theirs = saved.machine_info.get(FINGERPRINT_KEY)
+        if theirs != self.fingerprint:
+            differences = (fingerprint.Fingerprint.parse(self.fingerprint).differences(fingerprint.Fingerprint.parse(theirs))
+                           if theirs else ["it has no fingerprint (saved by an older accelbench)"])
+            return UNGATED, (f"saved run {saved.name} is from another machine ({'; '.join(differences)}): "
+                             "timings compare only on the same hardware")
         if cell not in saved.cells:
             return NEW, f"saved run {saved.name} has no {cell}"
         if "seconds_per_sample" not in saved.cells[cell].get("extra_info", {}):
@@ -364,9 +384,9 @@ class Verdicts:
     def lines(self) -> list[str]:
         """Failures first, then what was not judged and why, then counts of the rest."""
         verdicts = self.all()
-        shown = (FAIL,) if self.update else (FAIL, UNGATED, NEW)
-        lines = [f"{v.outcome.upper():8} " + (v.message if v.outcome == FAIL else f"{v.cell} {v.metric}: {v.message}")
-                 for outcome in shown for v in verdicts if v.outcome == outcome]  # a failure names its cell
+        lines = [f"{FAIL.upper():8} {v.message}" for v in verdicts if v.outcome == FAIL]  # a failure names its cell
+        for outcome in () if self.update else (UNGATED, NEW):
+            lines += _grouped(outcome, [v for v in verdicts if v.outcome == outcome])
         unjudged = sum(v.outcome in (UNGATED, NEW) for v in verdicts)
         if self.update:
             lines.append(f"{unjudged} value(s) recorded as new baselines (--update-baselines)")
@@ -374,6 +394,10 @@ class Verdicts:
             consequence = ("failed (--require-baselines)" if self.require_baselines
                            else "not judged: pass --require-baselines to fail them")
             lines.append(f"{unjudged} gated number(s) had nothing to be judged against: {consequence}")
+            if self.machine_missing:
+                lines += [f"this machine: {self.fingerprint}", RECORD_HERE]
+            else:
+                lines.append(RECORD_HINT)
         reasons: dict[str, int] = {}
         for verdict in (v for v in verdicts if v.outcome == SKIPPED):
             reasons[verdict.message] = reasons.get(verdict.message, 0) + 1
@@ -389,6 +413,31 @@ class Verdicts:
                 store.save()
                 written.append(f"{store.path} ({store.staged} values)")
         return written
+
+
+def _grouped(outcome: str, verdicts: Sequence[Verdict]) -> list[str]:
+    """One line per verdict; verdicts that share a reason (a new machine: every speedup and
+    peak) share one line that gives it, followed by their cells."""
+    by_reason: dict[str, list[Verdict]] = {}
+    for verdict in verdicts:
+        by_reason.setdefault(verdict.message, []).append(verdict)
+    lines = []
+    for reason, group in by_reason.items():
+        if len(group) == 1:
+            lines.append(f"{outcome.upper():8} {group[0].cell} {group[0].metric}: {reason}")
+        else:
+            lines.append(f"{outcome.upper():8} {len(group)} numbers: {reason}")
+            lines += [f"{'':8}   {v.cell} {v.metric}" for v in group]
+    return lines
+
+
+FINGERPRINT_KEY = "accelbench_fingerprint"  # machine_info: the hardware fingerprint of the run
+
+
+def _fingerprint(keys: tuple[str, ...]) -> fingerprint.Fingerprint:
+    """The fingerprint of a scope's leading keys (hardware, then software for memory)."""
+    parsed = [fingerprint.Fingerprint.parse(key) for key in keys]
+    return sum(parsed[1:], parsed[0])
 
 
 def _seconds(value: float) -> str:

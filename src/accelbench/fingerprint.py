@@ -1,0 +1,191 @@
+"""What decides a measured number on this machine: its fingerprint.
+
+Two 2-core x86_64 machines gave the same training step host peaks 3-5x apart (an AMD EPYC
+with AVX2 against an Intel Xeon with AVX-512: cnn at batch 32, 14.7 MiB against 3.1 MiB),
+and not only through oneDNN's ISA: the CPU model and its caches set the GEMM blocking that
+sizes the scratch buffers. So a baseline is keyed by everything of that kind that can be
+read without running anything: the CPU model, its caches, the ISA oneDNN dispatches to
+(honouring ONEDNN_MAX_CPU_ISA), whether oneDNN is on, the usable cores and the accelerators.
+Memory baselines add the TensorFlow and Keras versions, whose allocation patterns change
+between releases.
+
+A fingerprint is stored as its key, `name=value` pairs joined by "; ", so a baseline file
+says in plain words which machine each number was measured on, and the nearest recorded
+machine to this one can be found and its differences named. Pure Python: no TensorFlow.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import platform
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+SEPARATOR = "; "
+UNKNOWN = "unknown"
+CPU_CACHES = Path("/sys/devices/system/cpu/cpu0/cache")
+# oneDNN's x64 ISAs from least to most capable: (name, the ISA it extends, the cpuinfo flags
+# it adds; oneDNN's cpu_isa_traits). ONEDNN_MAX_CPU_ISA names these, in upper case.
+X64_ISA_STEPS: tuple[tuple[str, str | None, frozenset[str]], ...] = (
+    ("sse41", None, frozenset({"sse4_1"})),
+    ("avx", "sse41", frozenset({"avx"})),
+    ("avx2", "avx", frozenset({"avx2", "fma"})),
+    ("avx2_vnni", "avx2", frozenset({"avx_vnni"})),
+    ("avx512_core", "avx2", frozenset({"avx512f", "avx512bw", "avx512vl", "avx512dq"})),
+    ("avx512_core_vnni", "avx512_core", frozenset({"avx512_vnni"})),
+    ("avx512_core_bf16", "avx512_core_vnni", frozenset({"avx512_bf16"})),
+    ("avx512_core_fp16", "avx512_core_bf16", frozenset({"avx512_fp16"})),
+    ("avx512_core_amx", "avx512_core_bf16", frozenset({"amx_tile", "amx_int8", "amx_bf16"})),
+)
+
+
+def _isa_needs() -> dict[str, frozenset[str]]:
+    needs: dict[str, frozenset[str]] = {}
+    for name, base, flags in X64_ISA_STEPS:
+        needs[name] = flags | (needs[base] if base else frozenset())
+    return needs
+
+
+X64_ISAS = _isa_needs()  # every flag each ISA needs, in order of capability
+ISA_CAP_VARIABLES = ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA")
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """Ordered (name, value) pairs; equal fingerprints mean comparable measurements."""
+
+    fields: tuple[tuple[str, str], ...]
+
+    @property
+    def key(self) -> str:
+        return SEPARATOR.join(f"{name}={value}" for name, value in self.fields)
+
+    @classmethod
+    def parse(cls, key: str) -> Fingerprint:
+        """A stored key back into its fields; a key from before fingerprints (`x86_64-2cpu`)
+        is one field, `machine_class`, that no fingerprint of today shares."""
+        pairs = [part.partition("=") for part in key.split(SEPARATOR)]
+        if not all(equals for _, equals, _ in pairs):
+            return cls((("machine_class", key),))
+        return cls(tuple((name, value) for name, _, value in pairs))
+
+    def as_dict(self) -> dict[str, str]:
+        return dict(self.fields)
+
+    def __add__(self, other: Fingerprint) -> Fingerprint:
+        return Fingerprint(self.fields + other.fields)
+
+    def differences(self, other: Fingerprint) -> list[str]:
+        """'cpu: AMD EPYC here, Intel(R) Xeon(R) Processor there', for every field that differs."""
+        mine, theirs = self.as_dict(), other.as_dict()
+        if "machine_class" in theirs and "machine_class" not in mine:
+            return [f"recorded before fingerprints, as machine class {theirs['machine_class']}"]
+        names = [*mine, *(name for name in theirs if name not in mine)]
+        return [f"{name}: {mine.get(name, 'absent')} here, {theirs.get(name, 'absent')} there"
+                for name in names if mine.get(name) != theirs.get(name)]
+
+
+def _clean(value: str) -> str:
+    """Values must not contain what separates fields."""
+    return " ".join(value.replace(";", ",").replace("=", ":").split()) or UNKNOWN
+
+
+def make(**fields: str) -> Fingerprint:
+    return Fingerprint(tuple((name, _clean(str(value))) for name, value in fields.items()))
+
+
+# --- reading this machine -------------------------------------------------------------------
+
+def cpuinfo() -> dict[str, str]:
+    """The first processor's entries of /proc/cpuinfo (empty where there is none)."""
+    found: dict[str, str] = {}
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as lines:
+            for line in lines:
+                if not line.strip():
+                    break
+                name, _, value = line.partition(":")
+                found[name.strip()] = value.strip()
+    except OSError:
+        pass
+    return found
+
+
+def cpu_model(info: Mapping[str, str]) -> str:
+    return info.get("model name") or info.get("Model name") or platform.processor() or UNKNOWN
+
+
+def cpu_caches(root: Path = CPU_CACHES) -> str:
+    """'L1d 32K, L1i 32K, L2 512K, L3 32768K': one core's caches as the kernel reports them."""
+    caches = []
+    for index in sorted(root.glob("index*")):
+        try:
+            level = (index / "level").read_text().strip()
+            kind = (index / "type").read_text().strip()
+            size = (index / "size").read_text().strip()
+        except OSError:
+            continue
+        suffix = {"Data": "d", "Instruction": "i"}.get(kind, "")
+        caches.append(f"L{level}{suffix} {size}")
+    return ", ".join(caches) or UNKNOWN
+
+
+def onednn_isa(flags: Iterable[str], environ: Mapping[str, str] = os.environ) -> str:
+    """The ISA oneDNN dispatches to: the most capable one the CPU's flags allow, capped by
+    ONEDNN_MAX_CPU_ISA (or its old name DNNL_MAX_CPU_ISA) where set."""
+    have = set(flags)
+    supported = [name for name, needs in X64_ISAS.items() if needs <= have]
+    if not supported:
+        return "sve" if "sve" in have else "asimd" if "asimd" in have else UNKNOWN
+    cap = next((environ[v].strip().lower() for v in ISA_CAP_VARIABLES if environ.get(v, "").strip()), "")
+    order = list(X64_ISAS)
+    if cap in ("", "all", "default"):
+        return supported[-1]
+    if cap not in order:
+        return f"{supported[-1]} (cap {cap} not understood)"
+    return next((name for name in reversed(supported) if order.index(name) <= order.index(cap)), supported[0])
+
+
+def onednn_state(environ: Mapping[str, str] = os.environ) -> str:
+    """TensorFlow's oneDNN CPU kernels: on unless TF_ENABLE_ONEDNN_OPTS turns them off."""
+    return "off" if environ.get("TF_ENABLE_ONEDNN_OPTS", "").strip().lower() in ("0", "false") else "on"
+
+
+def usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def hardware(accelerators: Sequence[str] = ()) -> Fingerprint:
+    """This machine as a speedup depends on it."""
+    info = cpuinfo()
+    return make(arch=platform.machine() or UNKNOWN, cpu=cpu_model(info), caches=cpu_caches(),
+                isa=onednn_isa((info.get("flags") or info.get("Features") or "").split()),
+                onednn=onednn_state(), cpus=str(usable_cpus()),
+                accelerators=", ".join(accelerators) or "none")
+
+
+def minor_version(package: str) -> str:
+    try:
+        return ".".join(importlib.metadata.version(package).split(".")[:2])
+    except importlib.metadata.PackageNotFoundError:
+        return "absent"
+
+
+def software(packages: Sequence[str] = ("tensorflow", "keras")) -> Fingerprint:
+    """The libraries whose releases change allocation patterns, to their minor version."""
+    return make(**{package: minor_version(package) for package in packages})
+
+
+# --- the nearest recorded machine -----------------------------------------------------------
+
+def nearest(mine: Fingerprint, recorded: Iterable[Fingerprint]) -> tuple[Fingerprint, list[str]] | None:
+    """The recorded fingerprint that differs from this one in the fewest fields, with those
+    differences; None when nothing is recorded."""
+    ranked = sorted(((mine.differences(other), other.key, other) for other in recorded),
+                    key=lambda entry: (len(entry[0]), entry[1]))
+    return (ranked[0][2], ranked[0][0]) if ranked else None
