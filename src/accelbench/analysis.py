@@ -43,6 +43,20 @@ def significantly_below(ratios: Sequence[float], floor: float, alpha: float = 0.
     return p_value < alpha, p_value
 
 
+def median_interval(samples: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
+    """A distribution-free interval for the median: the order statistics k and n - 1 - k
+    (0-based) of n samples, k the largest whose binomial coverage still reaches `confidence`
+    (of 7 samples: the 2nd and 6th smallest, 98.4%; of 15: the 5th and 11th, 96.5%)."""
+    from scipy.stats import binom
+
+    ordered = sorted(samples)
+    n = len(ordered)
+    k = 0
+    while k + 1 < n - 1 - (k + 1) and 1.0 - 2.0 * binom.cdf(k, n, 0.5) >= confidence:  # coverage of k + 1
+        k += 1
+    return ordered[k], ordered[n - 1 - k]
+
+
 @dataclass(frozen=True)
 class Shift:
     """How a new sample of round times compares with a saved one."""

@@ -4,6 +4,7 @@ put context into extra_info, and hand every judged number to the run's verdicts.
 from __future__ import annotations
 
 import os
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +22,6 @@ from accelbench.session import Session
 from accelbench.training import HandLoop
 from accelbench.verdicts import LEAKS, PEAK_CAP, TIMING
 
-HARNESS_EFFICIENCY_FLOOR = 0.90  # the suite's fit() must reach 90% of a hand-written loop
 SVM_FIT_ROUNDS = 10  # fits take milliseconds; a comparison ranks the fast half of the rounds
 # limit_leaks: what one allocation site may still hold after the repeated predictions.
 LEAK_LIMIT_PER_LOCATION = 2**20
@@ -203,7 +203,9 @@ class SpeedupBench(Bench):
 
 
 class OverheadBench(Bench):
-    """The suite's fit() throughput over a hand-written tf.function loop on the same data."""
+    """The suite's fit() throughput over a hand-written tf.function loop on the same data:
+    the median of interleaved pair ratios with its 95% interval, reported and not gated
+    (fit() has a slow mode of its own on small VMs; see the README's harness efficiency)."""
 
     cell: Cell
 
@@ -214,11 +216,10 @@ class OverheadBench(Bench):
 
     def __call__(self, benchmark: Any) -> None:
         hand, suite = benchmark.pedantic(self.throughputs, rounds=1, iterations=1)
-        efficiency = measure.best_ratio(hand, suite)
         ratios = measure.pair_ratios(hand, suite)
-        self.info(harness_efficiency=efficiency, floor=HARNESS_EFFICIENCY_FLOOR, suite_samples_per_s=max(suite),
+        self.info(harness_efficiency=statistics.median(ratios), harness_efficiency_ci95=list(analysis.median_interval(ratios)),
+                  best_round_ratio=measure.best_ratio(hand, suite), suite_samples_per_s=max(suite),
                   hand_loop_samples_per_s=max(hand), pair_ratios=[round(r, 4) for r in ratios])
-        self.verdicts.against_floor(self.name, "harness_efficiency", efficiency, HARNESS_EFFICIENCY_FLOOR, ratios)
 
 
 class ProcessBench(Bench):
@@ -252,7 +253,7 @@ class ThreadsBench(ProcessBench):
 
     def throughputs(self) -> tuple[list[float], list[float]]:
         one, every = [], []
-        for threads in (1, 0, 0, 1) * THREADS_PAIRS:
+        for threads in abba(1, 0, self.preset.thread_processes):
             self.say(f"training with {threads or 'all'} intra-op thread(s)")
             result = self.run_job(self.job("single", check_steps=0, threads=threads))
             (one if threads == 1 else every).append(result.fastest_samples_per_s)
@@ -268,7 +269,9 @@ class ThreadsBench(ProcessBench):
                   pair_ratios=[round(r, 4) for r in measure.pair_ratios(one, every)])
 
 
-THREADS_PAIRS = 1  # A B B A: two processes a side (each starts TensorFlow: about 5 s)
+def abba(a: Any, b: Any, per_side: int) -> list[Any]:
+    """A B B A A B ...: per_side of each, so that drift favours neither."""
+    return [(a, b, b, a)[i % 4] for i in range(2 * per_side)]
 
 
 class ParityBench(Bench):
@@ -486,8 +489,11 @@ class SpreadBench(ProcessBench):
     cell: Spread
 
     def run_both(self) -> tuple[distributed.Result, distributed.Result]:
-        self.say("training on one device (the reference)")
-        reference = self.run_job(self.job("single", self.cell.count))
+        reference_job = self.job("single", self.cell.count)
+        reference = self.session.process_results.get(reference_job)
+        if reference is None:  # replicas and workers of one model share the same reference
+            self.say("training on one device (the reference)")
+            reference = self.session.process_results[reference_job] = self.run_job(reference_job)
         self.say(f"training on {self.cell.count} {self.cell.unit}")
         return reference, self.run_job(self.job(self.cell.unit, self.cell.count))
 
@@ -523,7 +529,7 @@ BENCHMARKS.register("inference_bench", Benchmark(cells.inference_cells, Inferenc
 BENCHMARKS.register("latency_bench", Benchmark(cells.latency_cells, LatencyBench, (TIMING,)))
 BENCHMARKS.register("accuracy_bench", Benchmark(cells.accuracy_cells, AccuracyBench, ("accuracy",)))
 BENCHMARKS.register("svm_bench", Benchmark(cells.svm_cells, SvmBench, (TIMING, "accuracy")))
-BENCHMARKS.register("overhead_bench", Benchmark(cells.overhead_cells, OverheadBench, ("harness_efficiency",)))
+BENCHMARKS.register("overhead_bench", Benchmark(cells.overhead_cells, OverheadBench))
 BENCHMARKS.register("batch_speedup", Benchmark(cells.batch_speedup_cells, SpeedupBench, ("speedup",)))
 BENCHMARKS.register("device_speedup", Benchmark(cells.device_speedup_cells, SpeedupBench, ("speedup",)))
 BENCHMARKS.register("accuracy_parity", Benchmark(cells.parity_cells, ParityBench,

@@ -103,6 +103,7 @@ class Section:
     show: Callable[[float], str]
     judged_by: tuple[str, ...] = ()
     stderr: str | None = None  # the extra_info key of the number's standard error, shown as ±
+    interval: str | None = None  # the extra_info key of the number's [low, high] interval
 
     def column(self, record: CellRecord) -> str:
         return self.benchmarks[record.benchmark].format(column=record.column).strip() or "value"
@@ -116,6 +117,8 @@ class Section:
         text = self.show(value)
         if self.stderr and isinstance(record.info.get(self.stderr), (int, float)):
             text += f"±{self.show(record.info[self.stderr])}"
+        if self.interval and isinstance(record.info.get(self.interval), (list, tuple)):
+            text += " [" + ", ".join(self.show(bound) for bound in record.info[self.interval]) + "]"
         outcome = record.outcome(self.judged_by)
         return f"{text} {MARKS[outcome]}" if outcome else text
 
@@ -128,8 +131,8 @@ SECTIONS = (
     Section("batch-1 latency, median", {"latency_bench": "{column}"}, "latency_p50_ms", milliseconds, (TIMING,)),
     Section("speedup (interleaved rounds)", {"batch_speedup": "{column}", "device_speedup": "{column}"}, "speedup", times,
             ("speedup",)),
-    Section("harness efficiency: fit() / a hand-written loop", {"overhead_bench": "{column}"}, "harness_efficiency",
-            plain, ("harness_efficiency",)),
+    Section("harness efficiency: fit() / a hand-written loop, median of pairs [95% interval] (not gated)",
+            {"overhead_bench": "{column}"}, "harness_efficiency", plain, interval="harness_efficiency_ci95"),
     Section("test accuracy after the published recipe", {"accuracy_bench": "recipe"}, "accuracy", percent,
             ("accuracy",)),
     Section("SVM test accuracy by training subset", {"svm_bench": "{column}"}, "accuracy", percent, ("accuracy",)),
@@ -150,8 +153,8 @@ SECTIONS = (
             "loss_gap", lambda value: f"{value:.1e}", ("loss_gap",)),
     Section("saturation: the batch size from which throughput grows less than 5% per doubling",
             {CURVE: "{column}"}, "saturation", plain),
-    Section("speedup over the smallest batch, from the separately timed cells (+overheads: with compilation)",
-            {CURVE: "{column}"}, "speedup_over_smallest", times),
+    Section("throughput over the smallest batch's, cells timed apart (+overheads: with compilation); "
+            "not the speedup, which is the interleaved table", {CURVE: "{column}"}, "throughput_over_smallest", times),
     Section("where a device overtakes the cpu (throughput ratio crosses 1)", {CURVE: "{column}"},
             "overtakes_cpu", plain),
     Section("data scaling: time exponent k in a + b·n^k",
@@ -203,8 +206,9 @@ PHASES = (("train", "train_bench"), ("predict", "inference_bench"))
 
 def curve_records(records: Sequence[CellRecord]) -> list[CellRecord]:
     """What a run's throughputs say across batch sizes and devices, as records of their own:
-    the saturation batch size, speedups over the smallest batch (prediction also with its
-    compilation counted), and the batch size where each device overtakes the cpu."""
+    the saturation batch size, throughput over the smallest batch's (prediction also with its
+    compilation counted: a ratio of cells timed apart, not the interleaved speedup), and the
+    batch size where each device overtakes the cpu."""
     derived = []
     for phase, benchmark in PHASES:
         curves: dict[tuple[str, str], list[CellRecord]] = {}
@@ -230,11 +234,11 @@ def _curve(phase: str, device: str, model: str, cells: list[CellRecord]) -> list
     saturated = analysis.saturation(sizes, rates)
     found = [_derived(device, model, phase, saturation=f"bs{saturated:.0f}" if saturated
                       else f"none up to bs{sizes[-1]}")]
-    found += [_derived(device, model, f"{phase} bs{size}", speedup_over_smallest=rate / rates[0])
+    found += [_derived(device, model, f"{phase} bs{size}", throughput_over_smallest=rate / rates[0])
               for size, rate in zip(sizes[1:], rates[1:])]
     with_overheads = [_with_compilation(cell) for cell in cells]
     if phase == "predict" and all(with_overheads):
-        found += [_derived(device, model, f"{phase} bs{size} +overheads", speedup_over_smallest=rate / with_overheads[0])
+        found += [_derived(device, model, f"{phase} bs{size} +overheads", throughput_over_smallest=rate / with_overheads[0])
                   for size, rate in zip(sizes[1:], with_overheads[1:])]
     return found
 

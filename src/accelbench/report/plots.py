@@ -120,8 +120,9 @@ def _style(ax, title: str, xlabel: str, ylabel: str, *, xbase: int | None = None
 
 
 def speedup(runs: Sequence[Run]) -> list[Plot]:
-    """Training speedup over the smallest batch on each device, the interleaved speedups the
-    run measured, and every device against the cpu with the batch size where it overtakes."""
+    """The interleaved training speedups the run measured (the speedup), beside each device's
+    throughput over its smallest batch's from cells timed apart (a ratio, labelled as one),
+    and every device against the cpu with the batch size where it overtakes."""
     models = _by_model(runs, ("train_bench",), "samples_per_s")
     if not models:
         return []
@@ -133,14 +134,14 @@ def speedup(runs: Sequence[Run]) -> list[Plot]:
             curves = {d: _curve(mine, "samples_per_s") for d, mine in _per_device(by_run.get(run.tag, [])).items()}
             for device, (sizes, rates) in curves.items():
                 ax.plot(sizes, np.array(rates) / rates[0], marker="o",
-                        label=f"{_series_label(run, device, several)} over bs{sizes[0]}")
+                        label=f"{_series_label(run, device, several)} throughput over bs{sizes[0]} (timed apart)")
             for pair in run.cells_of("batch_speedup"):
                 if pair.model == model and pair.batch_size:
                     ax.plot([pair.batch_size], [pair.info["speedup"]], marker="*", markersize=12, linestyle="",
-                            label=f"{_series_label(run, pair.device, several)} {pair.column} interleaved")
+                            label=f"{_series_label(run, pair.device, several)} speedup {pair.column} (interleaved)")
             notes += _overtakes(ax, run, model, curves, several)
         ax.axhline(1.0, color="grey", linewidth=0.8)
-        _style(ax, f"{model}: training speedup", "batch size", "speedup (x)", xbase=2, ylog=True)
+        _style(ax, f"{model}: training speedup and throughput ratios", "batch size", "x", xbase=2, ylog=True)
     if not notes:
         notes = ["every run measured one device: no device overtakes another here"]
     return [Plot("speedup", "Speedup against batch size", _encode(figure), "; ".join(notes))]
