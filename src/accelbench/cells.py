@@ -4,8 +4,8 @@ cell that cannot run is skipped. Cell ids read device-batch-model: `cpu-bs256-ml
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 
 import pytest
 
@@ -121,7 +121,13 @@ class Grid:
     sweep: Callable[[str, str], tuple[int, ...]] | None = None
     data_scaling_models: tuple[str, ...] = ()  # the models the preset measures as the data grows
     spread: int = 0  # replicas / workers of the distributed cells; 0: the preset leaves them out
-    compare_threads: bool = False  # 1 intra-op thread against all, per model
+    thread_processes: int = 0  # 1 intra-op thread against all, per model: processes a side
+    left_out: Mapping[str, str] = field(default_factory=dict)  # benchmark fixture -> why the preset leaves it out
+
+    def params_of(self, benchmark: str, cells: Callable[[Grid], list]) -> list:
+        """The benchmark's cells, or one skipped placeholder saying why the preset leaves it out."""
+        reason = self.left_out.get(benchmark)
+        return placeholder(f"not-in-{benchmark}", reason) if reason else cells(self)
 
     def batch_sizes_for(self, device: str, model: str) -> tuple[int, ...]:
         return self.sweep(device, model) if self.sweep else self.batch_sizes
@@ -302,7 +308,7 @@ def multi_worker_cells(grid: Grid) -> list:
 
 def threads_cells(grid: Grid) -> list:
     """1 intra-op thread against all of them, per model at its largest batch, on the CPU."""
-    if not grid.compare_threads:
+    if not grid.thread_processes:
         return placeholder("no-threads", "the quick preset leaves the 1-thread-against-all cells out (each "
                                          "starts 4 TensorFlow processes); run them with --preset full")
     cells = [Cell(REFERENCE_DEVICE, max(grid.batch_sizes_for(REFERENCE_DEVICE, m)), m)

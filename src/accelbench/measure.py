@@ -30,6 +30,20 @@ def steps_for(round_seconds: float, step_seconds: float) -> int:
     return max(1, min(MAX_STEPS_PER_ROUND, math.ceil(round_seconds / step_seconds)))
 
 
+def calibrated_steps(run: Callable[[int], object], round_seconds: float) -> int:
+    """Steps that make a round of about round_seconds: double the steps given to run until one
+    call lasts a quarter of a round (best of two), then scale. A difference of two short calls
+    was thrown by fit()'s cost per call (10-20 ms) and its slow rounds: quick's 0.2 s rounds
+    came out at 0.09 to 0.47 s. Per-call costs count as step time here, so a round comes out
+    a little short rather than long."""
+    steps = 1
+    while True:
+        elapsed = best_of(lambda: run(steps), repeats=2)
+        if elapsed >= round_seconds / 4 or steps >= MAX_STEPS_PER_ROUND:
+            return steps_for(round_seconds, elapsed / steps)
+        steps *= 2
+
+
 def interleaved(first: Callable[[], float], second: Callable[[], float],
                 pairs: int) -> tuple[list[float], list[float]]:
     """Throughputs of two workloads timed in alternating rounds, A B B A A B ... to cancel drift.

@@ -144,7 +144,8 @@ OPTIONS = (
     Option("--data-dir", Path, "PATH",
            "Directory holding the dataset files. Without it: the Keras cache, then a download.", None),
     Option("--preset", _name_in(PRESETS), "NAME",
-           "quick: minutes on a 2-core CPU; full: the published settings.", "quick"),
+           "quick: under two minutes on a 2-core CPU; full: the published settings and every "
+           "benchmark; smoke: every benchmark as briefly as it runs, to check the harness here.", "quick"),
     Option("--baselines", Path, "PATH", "Directory of the baseline JSON files.", "benchmarks/baselines"),
     Option("--accuracy-tolerance", fraction, "DROP",
            "Absolute accuracy drop allowed below a baseline.", "0.02"),

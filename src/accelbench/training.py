@@ -98,20 +98,11 @@ class Trainer:
         model = build_compiled(spec, dataset, placement, options)
         trainer = cls(where, placement, model, repeated_batches(dataset, batch_size, placement), batch_size)
         trainer.compile_seconds = measure.seconds(lambda: trainer._fit(1))  # first call traces
-        trainer.steps = steps or trainer._calibrated_steps(round_seconds)
+        trainer.steps = steps or measure.calibrated_steps(trainer._fit, round_seconds)
         model.steps_per_execution = trainer.steps
         model.make_train_function(force=True)
         trainer.run_round()  # warm up the timed shapes: this traces the multi-step function
         return trainer
-
-    def _calibrated_steps(self, round_seconds: float) -> int:
-        # The difference of two fits cancels fit()'s fixed cost per call, leaving the step's;
-        # noise can shrink that difference to nothing, so the fixed cost is taken to be at
-        # most half of a longer fit (else a round of 10,000 tiny steps can last minutes).
-        one = measure.best_of(lambda: self._fit(1))
-        more = measure.best_of(lambda: self._fit(1 + measure.CALIBRATION_STEPS))
-        step_seconds = max(more - one, more / 2) / measure.CALIBRATION_STEPS
-        return measure.steps_for(round_seconds, step_seconds)
 
     def _fit(self, steps: int) -> float:
         with self.placement.scope():
