@@ -21,6 +21,8 @@ class Preset:
     # at 0.15 s that was 5-10% of a round (the harness-overhead ratio fell to 0.88-0.94), at
     # 0.2 s 2-5%, which quick accepts for its time budget; speedups compare rounds of equal length.
     round_seconds: float
+    # A prediction round is one compiled loop with no per-call cost worth amortising: shorter.
+    predict_round_seconds: float
     max_train_samples: int | None  # cap on the training set, None for all of it
     svm_subsets: tuple[int, ...]  # n-image subsets the SVM is fitted on
     latency_rounds: int  # batch-1 predictions timed for p50/p90/p99
@@ -60,14 +62,14 @@ QUICK_LEAVES_OUT = {
                       "takes 20 s: run it with --preset full",
 }
 PRESETS.register("quick", Preset(
-    "quick", batch_sizes=(32, 256), models=ALL_MODELS, rounds=8, round_seconds=0.2,
+    "quick", batch_sizes=(32, 256), models=ALL_MODELS, rounds=8, round_seconds=0.2, predict_round_seconds=0.1,
     max_train_samples=10_000, svm_subsets=(500, 1000), latency_rounds=100, interleaved_pairs=6,
     memory_ladder=(256, 512, 1024), leak_predictions=20, sweep_to_largest=False,
     growth_smallest=(100, 32), growth_models=("svm",), growth_rounds=3, growth_memory_repeats=1, growth_slowest_seconds=10.0,
     left_out=QUICK_LEAVES_OUT))
 PRESETS.register("full", Preset(
     "full", batch_sizes=(32, 64, 128, 256, 512, 1024, 2048, 4096, 8192), models=ALL_MODELS,
-    rounds=20, round_seconds=0.5, max_train_samples=None, svm_subsets=(1000, 2000, 5000),
+    rounds=20, round_seconds=0.5, predict_round_seconds=0.5, max_train_samples=None, svm_subsets=(1000, 2000, 5000),
     latency_rounds=1000, interleaved_pairs=15,
     memory_ladder=(256, 512, 1024, 2048, 4096), leak_predictions=200, sweep_to_largest=True,
     growth_smallest=(250, 128), growth_models=ALL_MODELS, growth_rounds=5, growth_memory_repeats=3, growth_slowest_seconds=300.0,
@@ -75,7 +77,7 @@ PRESETS.register("full", Preset(
 # Every benchmark, each measured as briefly as it can be: does the whole grid run here? Every
 # gate runs, on rounds too short to trust as timings; the harness's own tests use it.
 PRESETS.register("smoke", Preset(
-    "smoke", batch_sizes=(32, 256), models=ALL_MODELS, rounds=4, round_seconds=0.05,
+    "smoke", batch_sizes=(32, 256), models=ALL_MODELS, rounds=4, round_seconds=0.05, predict_round_seconds=0.05,
     max_train_samples=10_000, svm_subsets=(500, 1000), latency_rounds=10, interleaved_pairs=5,
     memory_ladder=(256, 512, 1024), leak_predictions=20, sweep_to_largest=False,
     growth_smallest=(100, 32), growth_models=("mlp", "svm"), growth_rounds=1, growth_memory_repeats=1, growth_slowest_seconds=2.0,

@@ -71,8 +71,11 @@ def repeated_batches(dataset: Dataset, batch_size: int, placement: Placement) ->
 
 
 def accuracy(model: Any, x: np.ndarray, y: np.ndarray) -> float:
-    logits = model.predict(x, batch_size=PREDICT_BATCH, verbose=0)
-    return float(np.mean(np.argmax(logits, axis=1) == y))
+    """Test accuracy, PREDICT_BATCH images per call: predict_on_batch skips the data adapter that
+    cost predict() 50 ms a call (20 epochs of 4 models evaluate 80 times in a quick run)."""
+    correct = sum(int(np.sum(np.argmax(np.asarray(model.predict_on_batch(x[i:i + PREDICT_BATCH])), axis=1)
+                             == y[i:i + PREDICT_BATCH])) for i in range(0, len(x), PREDICT_BATCH))
+    return correct / len(x)
 
 
 @dataclass

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from accelbench.report.runs import Run
 from accelbench.verdicts import FAIL, NEW, OUTCOMES, UNGATED
 
-MACHINE_KEYS = ("accelbench_machine_class", "node", "cpu", "system", "release", "python_version", "tensorflow",
+MACHINE_KEYS = ("accelbench_machine_class", "accelbench_fingerprint", "node", "cpu", "system", "release", "python_version", "tensorflow",
                 "keras", "scikit-learn", "numpy", "accelbench_devices", "accelbench_host_allocator",
                 "accelbench_memray_tracking")
 
