@@ -180,7 +180,7 @@ def test_summary_rows_are_device_by_model_with_batch_columns_and_verdicts():
     assert training.header == ("device", "model", "bs32", "bs256", "bs1024")
     assert [row[:2] for row in training.rows] == [("cpu", "mlp"), ("gpu", "mlp"), ("cpu", "cnn"), ("gpu", "cnn")]
     assert training.rows[0][2] == "3.01k/s"  # 3200 / 1.0625
-    assert tables["speedup (interleaved rounds)"].rows[0][2] == "2.90x FAIL"
+    assert tables["speedup (best rounds; a shortfall must show in interleaved pairs)"].rows[0][2] == "2.90x FAIL"
     assert tables["host memory peak of one step"].rows[0][2] == "43.2 MiB ok"  # 40 MiB + 32/10
     lines = summary.text_lines(training)
     assert lines[1].split() == ["device", "model", "bs32", "bs256", "bs1024"]

@@ -129,7 +129,7 @@ SECTIONS = (
     Section("training throughput (samples/s)", {"train_bench": "{column}"}, "samples_per_s", rate, (TIMING,)),
     Section("inference throughput (samples/s)", {"inference_bench": "{column}"}, "samples_per_s", rate, (TIMING,)),
     Section("batch-1 latency, median", {"latency_bench": "{column}"}, "latency_p50_ms", milliseconds, (TIMING,)),
-    Section("speedup (interleaved rounds)", {"batch_speedup": "{column}", "device_speedup": "{column}"}, "speedup", times,
+    Section("speedup (best rounds; a shortfall must show in interleaved pairs)", {"batch_speedup": "{column}", "device_speedup": "{column}"}, "speedup", times,
             ("speedup",)),
     Section("harness efficiency: fit() / a hand-written loop, median of pairs [95% interval] (not gated)",
             {"overhead_bench": "{column}"}, "harness_efficiency", plain, interval="harness_efficiency_ci95"),

@@ -93,6 +93,7 @@ class Trainer:
     batch_size: int
     steps: int = 1
     compile_seconds: float = 0.0
+    fastest_samples_per_s: float = 0.0  # the best round this run has timed, wherever it was timed
 
     @classmethod
     def build(cls, where: str, spec: ModelSpec, dataset: Dataset, placement: Placement,
@@ -121,7 +122,13 @@ class Trainer:
 
     def throughput(self) -> float:
         """Samples per second of one freshly timed round."""
-        return self.samples_per_round / measure.seconds(self.run_round)
+        return self.saw(measure.seconds(self.run_round))
+
+    def saw(self, round_seconds: float) -> float:
+        """Keep the best of the rounds timed so far (by pytest-benchmark or interleaved pairs)."""
+        samples_per_s = self.samples_per_round / round_seconds
+        self.fastest_samples_per_s = max(self.fastest_samples_per_s, samples_per_s)
+        return samples_per_s
 
 
 @dataclass
