@@ -453,6 +453,9 @@ class DataScalingBench(Bench):
                         f"needs {projection.MIN_SIZES} (more data, or a smaller preset start)")
         self.peaks = growth.measure_peaks(self.work, sizes, self.preset.growth_memory_repeats,
                                           self.preset.growth_slowest_seconds, self.say)
+        if len(self.peaks.sizes) < projection.MIN_SIZES:  # a busy machine can stop the ladder early
+            pytest.skip(f"{len(self.peaks.sizes)} sizes measured for {self.phase} ({self.peaks.stopped}); a fit "
+                        f"needs {projection.MIN_SIZES}")
 
     def __call__(self, benchmark: Any) -> None:
         sizes = self.peaks.sizes

@@ -80,5 +80,5 @@ PRESETS.register("smoke", Preset(
     "smoke", batch_sizes=(32, 256), models=ALL_MODELS, rounds=4, round_seconds=0.05, predict_round_seconds=0.05,
     max_train_samples=10_000, svm_subsets=(500, 1000), latency_rounds=10, interleaved_pairs=5,
     memory_ladder=(256, 512, 1024), leak_predictions=20, sweep_to_largest=False,
-    growth_smallest=(100, 32), growth_models=("mlp", "svm"), growth_rounds=1, growth_memory_repeats=1, growth_slowest_seconds=2.0,
+    growth_smallest=(100, 32), growth_models=("mlp", "svm"), growth_rounds=1, growth_memory_repeats=1, growth_slowest_seconds=10.0,
     spread=2, thread_processes=1))
