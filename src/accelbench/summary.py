@@ -154,7 +154,7 @@ SECTIONS = (
     Section("saturation: the batch size from which throughput grows less than 5% per doubling",
             {CURVE: "{column}"}, "saturation", plain),
     Section("throughput over the smallest batch's, cells timed apart (+overheads: with compilation); "
-            "not the speedup, which is the interleaved table", {CURVE: "{column}"}, "throughput_over_smallest", times),
+            "not the speedup, which has a table of its own", {CURVE: "{column}"}, "throughput_over_smallest", times),
     Section("where a device overtakes the cpu (throughput ratio crosses 1)", {CURVE: "{column}"},
             "overtakes_cpu", plain),
     Section("data scaling: time exponent k in a + b·n^k",
