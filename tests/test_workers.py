@@ -16,6 +16,7 @@ from accelbench.workers import Environment, WorkerFailed, Workers
 
 HERE = str(Path(__file__).parent)
 B = Environment("B", sys.executable, (("PYTHONPATH", os.pathsep.join([HERE, *sys.path])), ("PLANTED", "yes")))
+C = Environment("C", sys.executable, B.variables[:1])  # the same functions, PLANTED not set
 
 
 @pytest.fixture
@@ -35,6 +36,19 @@ def test_the_worker_is_reused_across_calls(pool):
     first = pool.call(B, "worker_faults:pid", 30)
     assert pool.call(B, "worker_faults:pid", 30) == first
     assert pool.get(B).starts == 1
+
+
+def test_call_each_runs_the_call_in_every_worker_at_once(pool, tmp_path):
+    folder = tmp_path / "meeting"
+    folder.mkdir()
+    assert pool.call_each([B, C], "worker_faults:meet", 60, folder=str(folder), parties=2, timeout_s=30) == [True, True]
+
+
+def test_call_each_awaits_every_answer_so_a_failure_on_one_side_leaves_the_other_in_step(pool):
+    with pytest.raises(WorkerFailed, match="PLANTED is set here"):
+        pool.call_each([B, C], "worker_faults:fail_where_set", 30, name="PLANTED")
+    assert isinstance(pool.call(C, "worker_faults:pid", 30), int)  # its own answer, not C's None left unread
+    assert pool.call(B, "worker_faults:variable", 30, name="PLANTED") == "yes"
 
 
 def test_a_call_that_raises_fails_in_one_line_and_the_worker_goes_on(pool):

@@ -35,3 +35,22 @@ def hang():
 def start_child():
     """A process of the worker's own, as a distributed job would start."""
     return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"]).pid
+
+
+def fail_where_set(name):
+    """Raise in a worker whose environment sets `name`, answer None elsewhere."""
+    if name in os.environ:
+        raise ValueError(f"{name} is set here")
+
+
+def meet(folder, parties, timeout_s):
+    """Arrive in `folder` and wait there for `parties` workers in all: only calls that run at
+    the same time can all meet; a worker called after another has returned would wait alone."""
+    with open(os.path.join(folder, str(os.getpid())), "w"):
+        pass
+    end = time.monotonic() + timeout_s
+    while len(os.listdir(folder)) < parties:
+        if time.monotonic() > end:
+            raise TimeoutError(f"{len(os.listdir(folder))} of {parties} workers came")
+        time.sleep(0.01)
+    return True

@@ -5,6 +5,11 @@ in worker processes of their own (workers.py), started once and reused across ce
 neither side has the pytest process's state (memray, the other cells' models) and both
 start alike. B builds the cell's work with A's steps per round, and the two then take turns
 round by round in a seeded random A B B A order until the statistics decide (comparison.py).
+
+Only the timed rounds take turns. What is not timed side against side runs in both workers at
+once: their start, each cell's build and warm-up, the memray peak of one round (bytes, which
+the other process's load does not change). Compile seconds are therefore measured with both
+sides compiling together, alike.
 """
 
 from __future__ import annotations
@@ -69,11 +74,17 @@ class ABRun:
     def call(self, side: str, function: str, **kwargs: Any) -> Any:
         return self.workers.call(self.environments[side], f"{CELLWORK}:{function}", self.setup.deadline_s, **kwargs)
 
+    def call_both(self, function: str, **kwargs: Any) -> dict[str, Any]:
+        """The same call in A and B at once: for what is not timed side against side (a start,
+        a build, a memory peak), so that an A/B run does not pay for it twice over."""
+        results = self.workers.call_each(list(self.environments.values()), f"{CELLWORK}:{function}",
+                                         self.setup.deadline_s, **kwargs)
+        return dict(zip(self.environments, results))
+
     def describe(self) -> dict[str, dict[str, Any]]:
-        """Each side's library versions and fingerprint, asked once."""
-        for side in self.environments:
-            if side not in self.described:
-                self.described[side] = self.call(side, "describe")
+        """Each side's library versions and fingerprint, asked once (both workers start here)."""
+        if not self.described:
+            self.described.update(self.call_both("describe"))
         return self.described
 
     def plan(self, first: int, step: int, most: int) -> comparison.Plan:
@@ -87,17 +98,15 @@ class ABRun:
         fields = dict(key=key, kind=kind, run=self.run_fields, cell_id=cell.id, device=cell.device,
                       batch_size=cell.batch_size, model=cell.model, steps=steps)
         try:
-            builds = {}
-            for side in self.environments:
-                say(f"A/B: building in {side}")
-                builds[side] = self.call(side, "prepare", **fields)
+            say("A/B: building in A and B")
+            builds = self.call_both("prepare", **fields)
             seconds: dict[str, list[float]] = {"A": [], "B": []}
             orders = comparison.order(plan.most, self.setup.seed + zlib.crc32(key.encode()))
             found, ratios = comparison.looks(lambda n: self._pairs(key, orders, n, seconds, say), plan)
             found = comparison.confirmed(found, ratios, lambda: self._fresh(key, plan, seconds, fields, say))
             say("A/B: host peak of one round in A and in B (memray)")
-            peaks = [self.call(side, "peak", key=key) for side in self.environments]
-            return Rounds(seconds["A"], seconds["B"], builds["A"], builds["B"], found, *peaks)
+            peaks = self.call_both("peak", key=key)  # bytes, not seconds: both at once
+            return Rounds(seconds["A"], seconds["B"], builds["A"], builds["B"], found, peaks["A"], peaks["B"])
         finally:
             self._forget(key)
 
@@ -117,8 +126,7 @@ class ABRun:
         for environment in self.environments.values():
             self.workers.get(environment).stop()
         say("A/B: B slower: building again in fresh processes of A and B, to confirm")
-        for side in self.environments:
-            self.call(side, "prepare", **fields)
+        self.call_both("prepare", **fields)
         again: dict[str, list[float]] = {"A": [], "B": []}
         orders = comparison.order(plan.most, self.setup.seed + len(seconds["A"]) + zlib.crc32(key.encode()))
         ratios = self._pairs(key, orders, plan.most, again, say)
@@ -127,12 +135,12 @@ class ABRun:
         return ratios
 
     def _forget(self, key: str) -> None:
-        for side, environment in self.environments.items():
-            if self.workers.get(environment).process is not None:  # not one that died or was killed
-                try:
-                    self.call(side, "forget", key=key)
-                except WorkerFailed:  # the cell's own failure is the one to report
-                    pass
+        running = [environment for environment in self.environments.values()
+                   if self.workers.get(environment).process is not None]  # not one that died or was killed
+        try:
+            self.workers.call_each(running, f"{CELLWORK}:forget", self.setup.deadline_s, key=key)
+        except WorkerFailed:  # the cell's own failure is the one to report
+            pass
 
     def end(self) -> None:
         self.workers.end()

@@ -155,16 +155,25 @@ class Worker:
 
     def call(self, function: str, deadline_s: float, **kwargs: Any) -> Any:
         """Run `module:function(**kwargs)` in the worker; its JSON result, or WorkerFailed."""
+        return self.receive(self.send(function, **kwargs), time.monotonic() + deadline_s, deadline_s)
+
+    def send(self, function: str, **kwargs: Any) -> str:
+        """Ask for a call without waiting for it (starting the worker if it is not running);
+        receive() gets the answer. Returns what the call is, for its failure's line."""
         if self.process is None or self.process.poll() is not None:
             self.stop()
             self.start()
-        what = f"worker {self.environment.describe()}, {function.rpartition(':')[2]}"
         try:
             self._requests.write(json.dumps({"function": function, "kwargs": kwargs}) + "\n")
             self._requests.flush()
-            line = self._read_line(deadline_s)
-        except BrokenPipeError:
-            line = ""
+        except BrokenPipeError:  # it died already: receive() reads the end of file and says how
+            pass
+        return f"worker {self.environment.describe()}, {function.rpartition(':')[2]}"
+
+    def receive(self, what: str, end: float, deadline_s: float) -> Any:
+        """The answer to the call sent, by time.monotonic() `end` (its deadline_s after it was
+        sent); or WorkerFailed."""
+        line = self._read_line(end)
         if line is None:
             self.stop()
             raise WorkerFailed(f"{what}: no answer within its {deadline_s:.0f} s deadline; killed "
@@ -180,9 +189,8 @@ class Worker:
             raise WorkerFailed(f"{what}: {reply['error']}")
         return reply["result"]
 
-    def _read_line(self, deadline_s: float) -> str | None:
-        """The worker's next line; '' at end of file (it died); None past the deadline."""
-        end = time.monotonic() + deadline_s
+    def _read_line(self, end: float) -> str | None:
+        """The worker's next line; '' at end of file (it died); None past time.monotonic() `end`."""
         while True:
             ready, _, _ = select.select([self._replies], [], [], max(0.0, end - time.monotonic()))
             if ready:
@@ -224,6 +232,24 @@ class Workers:
 
     def call(self, environment: Environment, function: str, deadline_s: float, **kwargs: Any) -> Any:
         return self.get(environment).call(function, deadline_s, **kwargs)
+
+    def call_each(self, environments: Sequence[Environment], function: str, deadline_s: float,
+                  **kwargs: Any) -> list[Any]:
+        """The same call in every environment's worker at once (for work that is not timed
+        against the other side: starting, building, a memory peak); their results in order.
+        Every answer is awaited, so a failure on one side leaves the other in step; the first
+        failure is then raised."""
+        end = time.monotonic() + deadline_s
+        asked = [(self.get(environment), self.get(environment).send(function, **kwargs)) for environment in environments]
+        results, failures = [], []
+        for worker, what in asked:
+            try:
+                results.append(worker.receive(what, end, deadline_s))
+            except WorkerFailed as failure:
+                failures.append(failure)
+        if failures:
+            raise failures[0]
+        return results
 
     @property
     def pids(self) -> list[int]:
