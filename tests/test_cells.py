@@ -1,6 +1,6 @@
 """The grid: ids read device-batch-model; impossible cells skip with a reason."""
 
-from accelbench import cells
+from accelbench import backends, cells
 from accelbench.devices import Inventory, Placement
 
 
@@ -60,3 +60,43 @@ def test_a_sweep_gives_each_model_its_own_batch_sizes():
     assert list(ids_and_skips(cells.batch_speedup_cells(swept))) == ["cpu-bs128-over-bs32-mlp", "cpu-bs64-over-bs32-cnn"]
     assert list(ids_and_skips(cells.leak_cells(swept))) == ["cpu-bs128-mlp", "cpu-bs64-cnn"]
     assert list(ids_and_skips(cells.scaling_cells(swept))) == ["cpu-mlp", "cpu-cnn"]
+
+
+def test_one_backend_keeps_the_plain_ids():
+    result = ids_and_skips(cells.inference_cells(grid()))
+    assert list(result) == ["cpu-bs32-mlp", "cpu-bs32-svm", "cpu-bs256-mlp", "cpu-bs256-svm"]
+
+
+def test_several_backends_name_theirs_side_by_side_and_the_svm_runs_once_under_its_plain_id(monkeypatch):
+    monkeypatch.setattr(backends, "importable", lambda module: True)
+    several = cells.Grid(("cpu",), (32,), ("mlp", "svm"), (500,), True, grid().inventory,
+                         backends=("tensorflow", "jax"))
+    result = ids_and_skips(cells.inference_cells(several))
+    assert list(result) == ["tensorflow-cpu-bs32-mlp", "jax-cpu-bs32-mlp", "cpu-bs32-svm"]
+    assert set(result.values()) == {None}
+
+
+def test_a_backend_that_is_not_installed_skips_saying_how_to_get_it(monkeypatch):
+    monkeypatch.setattr(backends, "importable", lambda module: module != "torch")
+    several = cells.Grid(("cpu",), (32,), ("mlp",), (500,), True, grid().inventory, backends=("tensorflow", "torch"))
+    result = ids_and_skips(cells.train_cells(several))
+    assert result["tensorflow-cpu-bs32-mlp"] is None
+    assert result["torch-cpu-bs32-mlp"].startswith("the torch backend needs torch, which is not installed here: "
+                                                   "pip install 'accelbench[torch]'")
+
+
+def test_a_cell_named_with_its_backend_is_the_same_cell():
+    """The speedup and memory benchmarks find the trainer a tagged training cell built."""
+    assert cells.Cell("cpu", 32, "mlp", "tensorflow", tagged=(True, True)) == cells.Cell("cpu", 32, "mlp")
+    assert cells.Cell("cpu", 32, "mlp", "jax") != cells.Cell("cpu", 32, "mlp")
+
+
+def test_several_precisions_end_the_id_with_theirs_and_the_svm_runs_once():
+    several = cells.Grid(("cpu",), (32,), ("mlp", "svm"), (500,), True, grid().inventory,
+                         precisions=("float32", "mixed_bfloat16"))
+    result = ids_and_skips(cells.train_cells(several))
+    assert list(result) == ["cpu-bs32-mlp-fp32", "cpu-bs32-mlp-bf16", "cpu-bs32-svm"]
+    both = cells.Grid(("cpu",), (32,), ("mlp",), (500,), True, grid().inventory,
+                      backends=("tensorflow", "jax"), precisions=("float32", "mixed_float16"))
+    assert [p.id for p in cells.inference_cells(both)] == [
+        "tensorflow-cpu-bs32-mlp-fp32", "tensorflow-cpu-bs32-mlp-fp16", "jax-cpu-bs32-mlp-fp32", "jax-cpu-bs32-mlp-fp16"]

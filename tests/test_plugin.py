@@ -1,5 +1,6 @@
 """The plugin end to end, with pytester running the real benchmark files on small grids."""
 
+import importlib.util
 import json
 import re
 from pathlib import Path
@@ -56,6 +57,9 @@ def assert_one_clear_line(result, message):
     (["--dataset", "imagenet"], "argument --dataset: unknown dataset 'imagenet'; choose from: digits, mnist"),
     (["--memory-budget", "lots"], "argument --memory-budget: 'lots' is not a size; write e.g. 4GiB, 512MiB or 500MB"),
     (["--memory-tolerance", "2"], "argument --memory-tolerance: 2.0 is outside [0, 1)"),
+    (["--backends", "mxnet"], "argument --backends: unknown backend 'mxnet'; choose from: tensorflow, jax, torch"),
+    (["--precisions", "float8"],
+     "argument --precisions: unknown precision 'float8'; choose from: float32, mixed_bfloat16, mixed_float16"),
 ])
 def test_bad_options_are_usage_errors(suite, args, message):
     assert_one_clear_line(run(suite, *args), message)
@@ -574,3 +578,94 @@ def test_a_bad_b_interpreter_is_a_usage_error(suite):
     result = run(suite, *AB_CELLS, "--ab-python", str(without))
     assert_one_clear_line(result, "A/B: worker B (*python-without-accelbench), describe: the worker died (exit status 1)*"
                                   "No module named accelbench (does B's interpreter have accelbench*")
+
+
+def test_a_backend_not_installed_skips_its_cells_with_how_to_install_it(suite):
+    if importlib.util.find_spec("torch") is not None:
+        pytest.skip("torch is installed here: its cells run (see the jax test for the worker path)")
+    result = run(suite, *AB_CELLS, "--models", "mlp", "--batch-sizes", "32", "--backends", "tensorflow,torch", "-rs")
+    result.assert_outcomes(passed=2, skipped=2)
+    result.stdout.fnmatch_lines(["*the torch backend needs torch, which is not installed here: "
+                                 "pip install 'accelbench[[]torch[]]'*"])
+
+
+def test_jax_cells_run_in_a_worker_of_their_own_beside_tensorflow_s(suite):
+    pytest.importorskip("jax", reason="the jax extra is not installed: pip install 'accelbench[jax]'")
+    import os
+
+    saved = suite.path / "run.json"
+    result = run(suite, *AB_CELLS, "--models", "mlp", "--batch-sizes", "32", "--backends", "tensorflow,jax",
+                 f"--benchmark-json={saved}")
+    result.assert_outcomes(passed=4)
+    result.stdout.re_match_lines([r"cpu +mlp on tensorflow +\S+/s", r"cpu +mlp on jax +\S+/s"])
+    cells = {bench["name"]: bench["extra_info"] for bench in json.loads(saved.read_text())["benchmarks"]}
+    assert set(cells) == {f"{test}[{backend}-cpu-bs32-mlp]" for test in ("test_train", "test_inference")
+                          for backend in ("tensorflow", "jax")}
+    for name, info in cells.items():
+        backend = name.split("[")[1].split("-")[0]
+        assert info["backend"] == backend and info["samples_per_s"] > 0
+        assert "keras" in info["backend_versions"] and backend in info["backend_versions"]
+        assert info["compiled_with"]
+    jax_train = cells["test_train[jax-cpu-bs32-mlp]"]
+    assert jax_train["jit_compile"] is True  # Keras compiles a JAX step with jax.jit unless told not to
+    assert len(jax_train["worker_round_seconds"]) == PRESETS["smoke"].rounds
+    assert 0 <= jax_train["pipe_seconds"] < 0.01  # the call to the worker adds little to a round
+    for pid in jax_train["worker_process_ids"]:  # the jax worker ended with the run
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+PLANTED_LABEL_SWAP = '''
+import dataclasses, os
+if os.environ.get("KERAS_BACKEND") == "jax":  # the jax worker only: its test labels are read wrongly
+    import accelbench.cellwork as cellwork
+
+    loaded = cellwork._dataset
+
+    def swapped(*args):
+        dataset = loaded(*args)
+        return dataclasses.replace(dataset, y_test=(dataset.y_test + 1) % 10)
+
+    cellwork._dataset = swapped
+'''
+
+
+def test_backend_parity_gates_jax_against_tensorflow_and_catches_a_planted_label_swap(suite, monkeypatch):
+    pytest.importorskip("jax", reason="the jax extra is not installed: pip install 'accelbench[jax]'")
+    import os
+
+    args = ("test_training.py::test_time_to_accuracy", "--models", "mlp", "--backends", "tensorflow,jax")
+    saved = suite.path / "run.json"
+    honest = run(suite, *args, f"--benchmark-json={saved}")
+    honest.assert_outcomes(passed=2)
+    info = {b["name"]: b["extra_info"] for b in json.loads(saved.read_text())["benchmarks"]}["test_time_to_accuracy[jax-cpu-bs100-mlp]"]
+    assert info["accuracy"] > 0.95 and abs(info["accuracy_gap_to_tensorflow"]) <= 0.02
+    assert info["loss_digits_shared_with_tensorflow"] >= 0  # reported, not gated
+    honest.stdout.re_match_lines([r"accuracy gap to tensorflow \(same recipe and seed\)", r"cpu +mlp on jax +[+-]\d\.\d\d pt ok"])
+
+    planted = suite.mkdir("jax_site")
+    (planted / "sitecustomize.py").write_text(PLANTED_LABEL_SWAP)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(planted), os.environ.get("PYTHONPATH", "")]))
+    swapped = run(suite, *args)
+    swapped.assert_outcomes(passed=1, failed=1)
+    swapped.stdout.re_match_lines([r".*accuracy_gap_to_tensorflow regression in test_time_to_accuracy\[jax-cpu-bs100-mlp\]: "
+                                   r"measured -0\.\d{4}, parity 0\.0000, tolerance 0\.02 absolute"])
+
+
+def test_a_lower_precision_is_held_to_99_percent_of_float32_and_a_planted_loss_fails(suite, monkeypatch):
+    from accelbench import precisions
+
+    args = ("test_training.py::test_time_to_accuracy", "--models", "mlp", "--precisions", "float32,mixed_bfloat16")
+    honest = run(suite, *args)
+    honest.assert_outcomes(passed=2)
+    honest.stdout.re_match_lines([r"recipe accuracy as a share of float32's \(must be >= 99%\)",
+                                  r"cpu +mlp mixed_bfloat16 +\d+\.\d\d% ok"])
+    # The planted loss: bfloat16 variables as well as bfloat16 arithmetic (Keras' "bfloat16"
+    # policy, not the mixed one): Adam's updates vanish in 8 bits of mantissa and the mlp
+    # stays near chance on digits (8.7% here).
+    real_policy = precisions.policy
+    monkeypatch.setattr(precisions, "policy", lambda name: real_policy("bfloat16" if name == "mixed_bfloat16" else name))
+    planted = run(suite, *args)
+    planted.assert_outcomes(passed=1, failed=1)
+    planted.stdout.re_match_lines([r".*accuracy_against_float32 regression in test_time_to_accuracy\[cpu-bs100-mlp-bf16\]: "
+                                   r"measured 0\.\d{4}, float32 0\.9\d{3}, tolerance 1% relative"])

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from accelbench import comparison
+from accelbench.precisions import REFERENCE_PRECISION
 from accelbench.workers import Environment, WorkerFailed, Workers
 
 CELLWORK = "accelbench.cellwork"
@@ -96,7 +97,8 @@ class ABRun:
         in fresh processes."""
         key = f"{kind}:{cell.id}"
         fields = dict(key=key, kind=kind, run=self.run_fields, cell_id=cell.id, device=cell.device,
-                      batch_size=cell.batch_size, model=cell.model, steps=steps)
+                      batch_size=cell.batch_size, model=cell.model, steps=steps,
+                      precision=getattr(cell, "precision", REFERENCE_PRECISION))
         try:
             say("A/B: building in A and B")
             builds = self.call_both("prepare", **fields)

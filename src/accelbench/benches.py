@@ -3,6 +3,7 @@ put context into extra_info, and hand every judged number to the run's verdicts.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import statistics
 from collections.abc import Callable
@@ -11,16 +12,21 @@ from typing import Any
 
 import pytest
 
-from accelbench import analysis, cells, costs, distributed, growth, measure, memory, projection, traces
+from accelbench import analysis, cells, costs, distributed, fingerprint, growth, measure, memory, projection, traces
 from accelbench.cells import Cell, Grid, ModelOn, Pair, Spread, SvmCell
 from accelbench.data import NUM_CLASSES
 from accelbench.devices import kind_of
 from accelbench.inference import PREDICTORS
-from accelbench.models import MODELS, TRAIN_FLOPS_PER_FORWARD, forward_flops_per_sample
+from accelbench.backends import BACKENDS, PROCESS_BACKEND
+from accelbench.models import MODELS
+from accelbench.precisions import PRECISIONS, REFERENCE_PRECISION
 from accelbench.registry import Registry
 from accelbench.session import Session
 from accelbench.training import HandLoop
-from accelbench.verdicts import AB_COMPILE, AB_COMPILE_RULE, AB_PEAK, AB_TIME, LEAKS, MEMRAY_REASON, PEAK_CAP, TIMING
+from accelbench.verdicts import (AB_COMPILE, AB_COMPILE_RULE, AB_PEAK, AB_TIME, LEAKS, MEMRAY_REASON, PEAK_CAP,
+                                 PRECISION_ACCURACY, PRECISION_ACCURACY_RULE, TIMING)
+
+BACKEND_ACCURACY_GAP = "accuracy_gap_to_tensorflow"  # a backend's recipe accuracy minus tensorflow's
 from accelbench.workers import WorkerFailed
 
 SVM_FIT_ROUNDS = 10  # fits take milliseconds; a comparison ranks the fast half of the rounds
@@ -133,13 +139,74 @@ class Bench:
             self.info(flops_per_sample=flops_per_sample, achieved_flops=flops_per_sample * samples_per_s)
 
 
+    def process_backend_info(self) -> None:
+        """The pytest process's own backend, recorded as a worker's is."""
+        backend = BACKENDS[PROCESS_BACKEND]
+        self.info(backend=backend.name, backend_versions=fingerprint.versions(backend.packages),
+                  compiled_with=backend.compiles)
+        self.precision_info()
+
+    def precision_info(self) -> None:
+        """The cell's dtype policy, and on a CPU without native arithmetic in it, that it is emulated."""
+        precision = PRECISIONS[self.cell.precision]
+        note = precision.cpu_note(fingerprint.cpu_flags()) if kind_of(self.cell.device) == "cpu" else None
+        self.info(precision=precision.name, precision_note=note)
+
+    def on_other_backend(self) -> bool:
+        return getattr(self.cell, "backend", PROCESS_BACKEND) != PROCESS_BACKEND
+
+    def time_in_backend_worker(self, benchmark: Any, kind: str) -> None:
+        """A cell on another Keras backend: built, calibrated and warmed up in that backend's
+        worker (KERAS_BACKEND set), its rounds timed through pytest-benchmark as calls to the
+        worker. The worker's own clock is kept beside it: the difference is the pipe's cost."""
+        backend = BACKENDS[self.cell.backend]
+        environment, pool = backend.environment(), self.session.backend_workers
+        deadline = self.session.run.worker_deadline_s
+
+        def call(function: str, **kwargs: Any) -> Any:
+            return pool.call(environment, f"accelbench.cellwork:{function}", deadline, **kwargs)
+
+        key, inside = f"{kind}:{self.cell.id}", []
+        try:
+            self.say(f"building in the {backend.name} worker")
+            built = call("prepare", key=key, kind=kind, run=self.session.run.worker_fields(), cell_id=self.cell.id,
+                         device=self.cell.device, batch_size=self.cell.batch_size, model=self.cell.model, steps=None,
+                         precision=self.cell.precision)
+            described = call("describe")
+            median = self.time_rounds(benchmark, lambda: inside.append(call("one_round", key=key)),
+                                      built["samples_per_round"], kind, self.preset.rounds)
+        except WorkerFailed as error:
+            pytest.fail(f"{self.name}: {error}", pytrace=False)
+        finally:
+            if pool.get(environment).process is not None:
+                try:
+                    call("forget", key=key)
+                except WorkerFailed:
+                    pass
+        inside = inside[1:]  # pytest-benchmark's warm-up round first
+        self.precision_info()
+        self.info(backend=backend.name, backend_versions=described["versions"], compiled_with=backend.compiles,
+                  jit_compile=built["jit_compile"], batch_size=self.cell.batch_size, steps_per_round=built["steps"],
+                  compile_seconds=built["compile_seconds"], device=built["device"],
+                  worker_round_seconds=inside, worker_process_ids=pool.pids)
+        if median:
+            samples_per_s = built["samples_per_round"] / median
+            self.info(samples_per_s=samples_per_s, pipe_seconds=median - statistics.median(inside))
+            if built["flops_per_sample"]:
+                self.info(flops_per_sample=built["flops_per_sample"],
+                          achieved_flops=built["flops_per_sample"] * samples_per_s)
+
+
 class TrainBench(Bench):
     """Steady-state training throughput of one cell."""
 
     def __call__(self, benchmark: Any) -> None:
+        if self.on_other_backend():
+            self.time_in_backend_worker(benchmark, "train")
+            return
         trainer = self.session.trainer(self.cell)
-        flops = forward_flops_per_sample(trainer.model) * TRAIN_FLOPS_PER_FORWARD
-        self.time_steady_state(benchmark, trainer, "train", flops)
+        self.process_backend_info()
+        self.time_steady_state(benchmark, trainer, "train", trainer.flops_per_sample())
         for seconds_per_sample in self.extra_info.get(TIMING, ()):  # the speedups that follow use them
             trainer.saw(seconds_per_sample * trainer.samples_per_round)
         self.info(jit_compile=bool(trainer.model.jit_compile))
@@ -154,11 +221,15 @@ class InferenceBench(Bench):
         spec = MODELS[self.cell.model]
         return PREDICTORS[spec.framework].build(
             spec, self.session.dataset, self.placement(), self.cell.batch_size,
-            self.session.run.model_options, self.preset.predict_round_seconds,
+            self.session.model_options(self.cell), self.preset.predict_round_seconds,
             steps=self.verdicts.saved_steps("inference", self.cell.id))
 
     def __call__(self, benchmark: Any) -> None:
+        if self.on_other_backend():
+            self.time_in_backend_worker(benchmark, "inference")
+            return
         predictor = self.build()
+        self.process_backend_info()
         self.time_steady_state(benchmark, predictor, "inference", predictor.flops_per_sample())
         self.against_b("inference", predictor.steps)
         self.trace("predict", lambda: self.session.one_batch(self.cell).predict)
@@ -182,7 +253,13 @@ class AccuracyBench(Bench):
     """Time to accuracy: the published recipe from a fixed seed; final accuracy is gated."""
 
     def __call__(self, benchmark: Any) -> None:
-        run = benchmark.pedantic(self.session.accuracy_run, args=(self.cell,), rounds=1, iterations=1)
+        try:
+            if self.cell.backend != PROCESS_BACKEND:  # its worker starts outside the clock
+                self.info(backend_versions=self.session.backend_call(self.cell.backend, "describe")["versions"])
+            run = benchmark.pedantic(self.session.accuracy_run, args=(self.cell,), rounds=1, iterations=1)
+        except WorkerFailed as error:
+            pytest.fail(f"{self.name}: {error}", pytrace=False)
+        self.info(backend=self.cell.backend, precision=self.cell.precision)
         self.info(device=self.placement().description, accuracy=run.accuracy,
                   epochs=run.epochs, train_seconds=run.train_seconds, target_accuracy=run.target,
                   epochs_to_target=run.epochs_to_target, seconds_to_target=run.seconds_to_target,
@@ -190,6 +267,31 @@ class AccuracyBench(Bench):
                       self.session.dataset.name),
                   accuracy_per_epoch=run.history, cumulative_train_seconds=run.clock, loss_per_epoch=run.losses)
         self.verdicts.against_baseline(self.name, self.gates.accuracy, run.accuracy)
+        if self.cell.precision != REFERENCE_PRECISION:
+            self.against_float32(run.accuracy)
+        if self.cell.backend != PROCESS_BACKEND:
+            self.against_process_backend(run)
+
+    def against_process_backend(self, run: Any) -> None:
+        """Parity across backends, as across devices: the recipe's accuracy within the accuracy
+        tolerance of tensorflow's from the same seed (gated), and the final training losses'
+        shared significant digits (reported: other kernels, initialisers and shuffles make bit
+        equality unrealistic)."""
+        self.say(f"training the {PROCESS_BACKEND} twin this backend is held to")
+        reference = self.session.accuracy_run(dataclasses.replace(self.cell, backend=PROCESS_BACKEND))
+        gap = run.accuracy - reference.accuracy
+        self.info(tensorflow_accuracy=reference.accuracy, accuracy_gap_to_tensorflow=gap,
+                  loss_digits_shared_with_tensorflow=analysis.matching_digits(reference.losses[-1], run.losses[-1]))
+        self.verdicts.within_gap(self.name, BACKEND_ACCURACY_GAP, gap, self.session.run.accuracy_tolerance)
+
+    def against_float32(self, accuracy: float) -> None:
+        """MLPerf's rule for a lower precision: at least 99% of float32's accuracy on the same
+        cell (same seed, data, batch and epochs), trained here if no cell of this run has yet."""
+        self.say("training the float32 twin this precision is held to")
+        reference = self.session.accuracy_run(dataclasses.replace(self.cell, precision=REFERENCE_PRECISION))
+        self.info(float32_accuracy=reference.accuracy, share_of_float32=accuracy / reference.accuracy)
+        self.verdicts.against_reference(self.name, PRECISION_ACCURACY, accuracy, reference.accuracy,
+                                        PRECISION_ACCURACY_RULE, REFERENCE_PRECISION)
 
 
 class SvmBench(Bench):

@@ -1,5 +1,7 @@
 """The benchmark grid: which cells each benchmark fixture is parameterized over, and why a
-cell that cannot run is skipped. Cell ids read device-batch-model: `cpu-bs256-mlp`."""
+cell that cannot run is skipped. Cell ids read device-batch-model: `cpu-bs256-mlp`; training
+and inference cells read backend-device-batch-model-precision where a run asks for several
+Keras backends or precisions: `jax-cpu-bs256-mlp`, `cpu-bs256-mlp-bf16`."""
 
 from __future__ import annotations
 
@@ -9,8 +11,10 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from accelbench.backends import BACKENDS, PROCESS_BACKEND
 from accelbench.devices import Inventory, kind_of
 from accelbench.models import MODELS
+from accelbench.precisions import PRECISIONS, REFERENCE_PRECISION
 
 REFERENCE_DEVICE = "cpu"  # device speedups and accuracy parity are measured against it
 SVM_PIXELS = ("grayscale", "binarized")
@@ -21,15 +25,27 @@ class Cell:
     device: str
     batch_size: int
     model: str
+    backend: str = PROCESS_BACKEND  # the Keras backend it runs on (backends.py)
+    precision: str = REFERENCE_PRECISION  # the Keras dtype policy its model is built under (precisions.py)
+    # Whether the id names the backend and the precision: only where the run asks for more than
+    # one of them. Not part of equality, so that a cell and the same cell named with its backend
+    # share their built work.
+    tagged: tuple[bool, bool] = field(default=(False, False), compare=False)
 
     @property
     def id(self) -> str:
-        return f"{self.device}-bs{self.batch_size}-{self.model}"
+        backend, precision = self.tagged
+        plain = f"{self.device}-bs{self.batch_size}-{self.model}"
+        plain = f"{self.backend}-{plain}" if backend else plain
+        return f"{plain}-{PRECISIONS[self.precision].short}" if precision else plain
 
     def fields(self) -> dict:
-        """Where a summary table puts the cell: row device x model, column (a batch size)."""
-        return {"device": self.device, "model": self.model, "batch_size": self.batch_size,
-                "column": f"bs{self.batch_size}"}
+        """Where a summary table puts the cell: row device x model (x backend x precision, where
+        the run has several, so that they read side by side), column (a batch size)."""
+        backend, precision = self.tagged
+        model = self.model + (f" on {self.backend}" if backend else "") + (f" {self.precision}" if precision else "")
+        return {"device": self.device, "model": model, "batch_size": self.batch_size, "column": f"bs{self.batch_size}",
+                "model_name": self.model, "backend": self.backend, "precision": self.precision}
 
 
 @dataclass(frozen=True)
@@ -123,6 +139,8 @@ class Grid:
     spread: int = 0  # replicas / workers of the distributed cells; 0: the preset leaves them out
     thread_processes: int = 0  # 1 intra-op thread against all, per model: processes a side
     left_out: Mapping[str, str] = field(default_factory=dict)  # benchmark fixture -> why the preset leaves it out
+    backends: tuple[str, ...] = (PROCESS_BACKEND,)  # Keras backends of the training and inference cells
+    precisions: tuple[str, ...] = (REFERENCE_PRECISION,)  # their Keras dtype policies
 
     def params_of(self, benchmark: str, cells: Callable[[Grid], list]) -> list:
         """The benchmark's cells, or one skipped placeholder saying why the preset leaves it out."""
@@ -187,12 +205,29 @@ def _cells(grid: Grid) -> list[Cell]:
     return sorted(cells, key=lambda c: (grid.devices.index(c.device), c.batch_size, grid.models.index(c.model)))
 
 
+def _backend_cells(grid: Grid) -> list[Cell]:
+    """_cells on every backend and precision asked for, each Keras cell once per pair, side by
+    side; a model that is not Keras (the SVM) once, its id plain: it has neither."""
+    tagged = (len(grid.backends) > 1, len(grid.precisions) > 1)
+    keras_cells = [Cell(c.device, c.batch_size, c.model, backend, precision, tagged)
+                   for c in _cells(grid) for backend in grid.backends for precision in grid.precisions
+                   if MODELS[c.model].framework == "keras"]
+    others = [c for c in _cells(grid) if MODELS[c.model].framework != "keras"]
+    order = _cells(grid)
+    return sorted(keras_cells + others, key=lambda c: order.index(Cell(c.device, c.batch_size, c.model)))
+
+
+def backend_missing(grid: Grid, cell) -> str | None:
+    backend = BACKENDS[getattr(cell, "backend", PROCESS_BACKEND)]
+    return None if backend.installed() else backend.missing_reason()
+
+
 def train_cells(grid: Grid) -> list:
-    return params(grid, _cells(grid), (device_absent, device_unsupported, not_batch_trained))
+    return params(grid, _backend_cells(grid), (device_absent, device_unsupported, not_batch_trained, backend_missing))
 
 
 def inference_cells(grid: Grid) -> list:
-    return params(grid, _cells(grid), (device_absent, device_unsupported))
+    return params(grid, _backend_cells(grid), (device_absent, device_unsupported, backend_missing))
 
 
 def leak_cells(grid: Grid) -> list:
@@ -225,8 +260,13 @@ def latency_cells(grid: Grid) -> list:
 
 
 def accuracy_cells(grid: Grid) -> list:
-    cells = [Cell(d, MODELS[m].recipe_batch_size, m) for d, m in itertools.product(grid.devices, grid.models)]
-    return params(grid, cells, (device_absent, device_unsupported, not_batch_trained, unlabelled))
+    """The recipe on every backend and precision asked for (each judged against tensorflow's
+    and float32's of the same cell, from the same seed)."""
+    tagged = (len(grid.backends) > 1, len(grid.precisions) > 1)
+    cells = [Cell(d, MODELS[m].recipe_batch_size, m, backend, precision, tagged)
+             for d, m in itertools.product(grid.devices, grid.models)
+             for backend in grid.backends for precision in grid.precisions]
+    return params(grid, cells, (device_absent, device_unsupported, not_batch_trained, unlabelled, backend_missing))
 
 
 def svm_cells(grid: Grid) -> list:

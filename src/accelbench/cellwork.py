@@ -9,12 +9,21 @@ variables are its environment's, which is the point of an A/B run.
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 from typing import Any
 
-from accelbench import measure
+from accelbench import backends, measure
+from accelbench.backends import PROCESS_BACKEND
+from accelbench.precisions import REFERENCE_PRECISION
 
 _WORK: dict[str, Any] = {}  # key -> the built work of a cell, until forget(key)
+
+
+def _backend() -> str:
+    """This worker's Keras backend, as Keras will read it (without importing Keras before
+    TensorFlow's variables are set: see devices.init_tensorflow)."""
+    return os.environ.get("KERAS_BACKEND", PROCESS_BACKEND)
 
 
 @functools.cache
@@ -22,6 +31,21 @@ def _inventory(intra_op_threads: int) -> Any:
     from accelbench.devices import Inventory
 
     return Inventory.discover(intra_op_threads)
+
+
+def _placement(device: str, intra_op_threads: int) -> Any:
+    """Where the cell runs: a TensorFlow placement, or backends.Neutral on another backend."""
+    backend = _backend()
+    if backend == PROCESS_BACKEND:
+        inventory = _inventory(intra_op_threads)
+        placement = inventory.get(device)
+        if placement is None:
+            raise LookupError(inventory.absent_reason(device))
+        return placement
+    found = backends.devices_here(backend)
+    if device not in found:
+        raise LookupError(f"device {device} requested but not present on {backend} (present: {', '.join(found)})")
+    return backends.Neutral(device, found[device], backend)
 
 
 @functools.cache
@@ -50,19 +74,34 @@ BUILDERS = {"train": _trainer, "inference": _predictor}  # a cell's kind -> how 
 
 
 def prepare(key: str, kind: str, run: dict[str, Any], cell_id: str, device: str, batch_size: int, model: str,
-            steps: int) -> dict[str, Any]:
+            steps: int | None, precision: str = REFERENCE_PRECISION) -> dict[str, Any]:
     """Build the cell's work (a BUILDERS kind) at `steps` per round, as the pytest process
-    calibrated it, and warm it up; the compile seconds it measured while building."""
+    calibrated it (None: calibrate here, to the run's round length), and warm it up; what it
+    measured while building (compile seconds) and what the caller needs to report rounds."""
     from accelbench.models import MODELS, ModelOptions
 
-    inventory = _inventory(run["intra_op_threads"])
-    placement = inventory.get(device)
-    if placement is None:
-        raise LookupError(inventory.absent_reason(device))
+    placement = _placement(device, run["intra_op_threads"])
     dataset = _dataset(run["dataset"], run["data_dir"], run["max_train_samples"])
-    options = ModelOptions(deep_layers=run["deep_layers"], seed=run["seed"])
+    options = ModelOptions(deep_layers=run["deep_layers"], seed=run["seed"], precision=precision)
     work = _WORK[key] = BUILDERS[kind](cell_id, MODELS[model], dataset, placement, batch_size, options, run, steps)
-    return {"compile_seconds": work.compile_seconds}
+    return {"compile_seconds": work.compile_seconds, "steps": work.steps, "samples_per_round": work.samples_per_round,
+            "flops_per_sample": work.flops_per_sample(), "device": placement.description,
+            "jit_compile": bool(getattr(getattr(work, "model", None), "jit_compile", False))}
+
+
+def accuracy_run(run: dict[str, Any], cell_id: str, device: str, batch_size: int, model: str, epochs: int,
+                 target: float, precision: str = REFERENCE_PRECISION) -> dict[str, Any]:
+    """The published recipe from the run's seed (training.train_to_accuracy), here."""
+    import dataclasses
+
+    from accelbench.models import MODELS, ModelOptions
+    from accelbench.training import train_to_accuracy
+
+    placement = _placement(device, run["intra_op_threads"])
+    dataset = _dataset(run["dataset"], run["data_dir"], run["max_train_samples"])
+    options = ModelOptions(deep_layers=run["deep_layers"], seed=run["seed"], precision=precision)
+    return dataclasses.asdict(train_to_accuracy(cell_id, MODELS[model], dataset, placement, batch_size, epochs,
+                                                target, options))
 
 
 def one_round(key: str) -> float:
@@ -86,7 +125,11 @@ def forget(key: str) -> None:
 
 
 def describe() -> dict[str, Any]:
-    """What this environment is: its libraries' versions and its machine fingerprint."""
+    """What this environment is: its Keras backend, its libraries' versions and its machine
+    fingerprint."""
     from accelbench import fingerprint
 
-    return {"versions": fingerprint.versions(), "fingerprint": fingerprint.hardware(()).key}
+    backend = backends.BACKENDS[_backend()]
+    return {"backend": backend.name, "compiles": backend.compiles,
+            "versions": fingerprint.versions((*fingerprint.LIBRARIES, *backend.packages)),
+            "fingerprint": fingerprint.hardware(()).key}

@@ -10,7 +10,7 @@ import sys
 import threading
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from accelbench.fingerprint import Fingerprint, hardware
 
@@ -49,6 +49,7 @@ class Placement:
     device: str  # the TensorFlow device of the first replica
     description: str
     strategy: Any = None  # a tf.distribute strategy, or None for one device
+    FEEDS_ARRAYS: ClassVar[bool] = False  # work is fed tf.data pipelines (backends.Neutral: NumPy arrays)
 
     @property
     def kind(self) -> str:

@@ -160,11 +160,17 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
+def cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags as cpuinfo lists them (x86 `flags`, Arm `Features`)."""
+    info = cpuinfo()
+    return frozenset((info.get("flags") or info.get("Features") or "").split())
+
+
 def hardware(accelerators: Sequence[str] = ()) -> Fingerprint:
     """This machine as a speedup depends on it."""
     info = cpuinfo()
     return make(arch=platform.machine() or UNKNOWN, cpu=cpu_model(info), caches=cpu_caches(),
-                isa=onednn_isa((info.get("flags") or info.get("Features") or "").split()),
+                isa=onednn_isa(cpu_flags()),
                 onednn=onednn_state(), cpus=str(usable_cpus()),
                 accelerators=", ".join(accelerators) or "none")
 

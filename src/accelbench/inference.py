@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from accelbench import measure
+from accelbench import measure, precisions
 from accelbench.data import NUM_CLASSES, Dataset
 from accelbench.devices import Placement
 from accelbench.models import ModelOptions, ModelSpec, forward_flops_per_sample
@@ -19,7 +19,7 @@ def serving_model(spec: ModelSpec, dataset: Dataset, placement: Placement, optio
     import keras
 
     keras.utils.set_random_seed(options.seed)
-    with placement.scope():
+    with precisions.policy(options.precision), placement.scope():
         return spec.build(dataset.input_shape, NUM_CLASSES, options)
 
 
@@ -38,7 +38,9 @@ class Predictor:
 
     @classmethod
     def build(cls, spec: ModelSpec, dataset: Dataset, placement: Placement, batch_size: int,
-              options: ModelOptions, round_seconds: float, steps: int | None = None) -> Predictor:
+              options: ModelOptions, round_seconds: float, steps: int | None = None) -> Predictor | ArrayPredictor:
+        if placement.FEEDS_ARRAYS:  # a backend other than TensorFlow: no tf.function to loop in
+            return ArrayPredictor.build(spec, dataset, placement, batch_size, options, round_seconds, steps)
         import tensorflow as tf
 
         model = serving_model(spec, dataset, placement, options)
@@ -84,6 +86,60 @@ class Predictor:
 
     def predict_one(self) -> float:
         """One batch, synced: the latency a caller waits for."""
+        return self._predict(1)
+
+
+@dataclass
+class ArrayPredictor:
+    """A Keras model on a backend other than TensorFlow predicting `steps` full batches of test
+    images per round through Keras' own predict() (the backend's compiled predict step, one
+    call per batch), fed NumPy arrays: what a user of that backend runs."""
+
+    model: Any
+    placement: Any
+    batches: Any  # (batches, batch_size, ...) test images
+    batch_size: int
+    steps: int = 1
+    compile_seconds: float = 0.0
+    _made: dict[int, Any] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, spec: ModelSpec, dataset: Dataset, placement: Any, batch_size: int,
+              options: ModelOptions, round_seconds: float, steps: int | None = None) -> ArrayPredictor:
+        model = serving_model(spec, dataset, placement, options)
+        (images,) = fixed_batches((dataset.x_test,), batch_size)
+        predictor = cls(model, placement, images, batch_size)
+        predictor.compile_seconds = measure.seconds(lambda: predictor._predict(1))
+        calibration = measure.CALIBRATION_STEPS
+        predictor._images(calibration)
+        predictor.steps = steps or measure.steps_for(
+            round_seconds, measure.best_of(lambda: predictor._predict(calibration)) / calibration)
+        predictor.run_round()
+        return predictor
+
+    def _images(self, steps: int) -> Any:
+        """`steps` batches as one array, made once per step count (never inside a timed round)."""
+        if steps not in self._made:
+            index = [i % len(self.batches) for i in range(steps)]
+            self._made[steps] = self.batches[index].reshape(-1, *self.batches.shape[2:])
+        return self._made[steps]
+
+    def _predict(self, steps: int) -> float:
+        with self.placement.scope():
+            logits = self.model.predict(self._images(steps), batch_size=self.batch_size, verbose=0)
+        return float(logits[0, 0])  # NumPy: the backend has finished
+
+    def flops_per_sample(self) -> float:
+        return forward_flops_per_sample(self.model)
+
+    def run_round(self) -> float:
+        return self._predict(self.steps)
+
+    @property
+    def samples_per_round(self) -> int:
+        return self.steps * self.batch_size
+
+    def predict_one(self) -> float:
         return self._predict(1)
 
 

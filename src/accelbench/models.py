@@ -18,6 +18,7 @@ class ModelOptions:
 
     deep_layers: int = 5
     seed: int = 0
+    precision: str = "float32"  # the Keras dtype policy models are built under (precisions.py)
 
 
 @dataclass(frozen=True)

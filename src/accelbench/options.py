@@ -15,10 +15,12 @@ from typing import Any
 
 import pytest
 
+from accelbench.backends import BACKENDS
 from accelbench.data import DATASETS
 from accelbench.devices import parse_devices
 from accelbench.memory import parse_bytes
 from accelbench.models import MODELS
+from accelbench.precisions import PRECISIONS
 from accelbench.presets import PRESETS
 from accelbench.registry import Registry, UnknownName
 
@@ -160,6 +162,13 @@ OPTIONS = (
            "Comma list of cpu, gpu, gpu:N, tpu, or all (every device present).", "all"),
     Option("--batch-sizes", positive_ints, "LIST", "Comma list of positive batch sizes.", None),
     Option("--models", _names_in(MODELS), "LIST", f"Comma list from: {', '.join(MODELS)}.", None),
+    Option("--backends", _names_in(BACKENDS), "LIST",
+           f"Comma list of Keras 3 backends the training and inference cells run on, from: {', '.join(BACKENDS)}. "
+           "Each backend other than tensorflow runs in a worker process of its own (KERAS_BACKEND set); "
+           "with several, cell ids start with the backend.", "tensorflow"),
+    Option("--precisions", _names_in(PRECISIONS), "LIST",
+           f"Comma list of Keras dtype policies the training and inference cells run under, from: "
+           f"{', '.join(PRECISIONS)}; with several, cell ids end with the precision (fp32, bf16, fp16).", "float32"),
     Option("--dataset", _name_in(DATASETS), "NAME", f"One of: {', '.join(DATASETS)}.", "digits"),
     Option("--data-dir", Path, "PATH",
            "Directory holding the dataset files. Without it: the Keras cache, then a download.", None),

@@ -6,6 +6,7 @@ of each for the run.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -13,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from accelbench import ab, data, fingerprint, memory, options, progress, workers
+from accelbench.backends import BACKENDS, PROCESS_BACKEND
+from accelbench.precisions import REFERENCE_PRECISION
 from accelbench.costs import Projected
 from accelbench.cells import Cell, Grid
 from accelbench.devices import Inventory, Placement
@@ -53,6 +56,9 @@ class RunConfig:
     trace_dir: Path | None = None  # --trace-dir: where step traces go; None traces nothing
     user_batch_sizes: bool = False  # --batch-sizes given: no sweep to the largest batch
     ab_setup: ab.Setup | None = None  # --ab-python / --ab-env: environment B; None for a plain run
+    backends: tuple[str, ...] = (PROCESS_BACKEND,)  # Keras backends of the training and inference cells
+    precisions: tuple[str, ...] = (REFERENCE_PRECISION,)  # their Keras dtype policies
+    worker_deadline_s: float = 300.0  # of one call to a worker
 
     @classmethod
     def from_pytest(cls, config: Any) -> RunConfig:
@@ -85,6 +91,9 @@ class RunConfig:
             trace_dir=value["--trace-dir"],
             ab_setup=ab.Setup.from_options(value["--ab-python"], value["--ab-env"], value["--ab-min-effect"],
                                      options.ab_strict(config), value["--ab-seed"], value["--worker-deadline"]),
+            backends=value["--backends"],
+            precisions=value["--precisions"],
+            worker_deadline_s=value["--worker-deadline"],
         )
 
     def worker_fields(self) -> dict[str, Any]:
@@ -127,7 +136,8 @@ class Session:
                     labelled=self.run.dataset not in data.UNLABELLED, inventory=self.inventory,
                     sweep=self.sizing.sweep if sweeps else None,
                     data_scaling_models=self.run.preset.growth_models, spread=self.run.preset.spread,
-                    thread_processes=self.run.preset.thread_processes, left_out=self.run.preset.left_out)
+                    thread_processes=self.run.preset.thread_processes, left_out=self.run.preset.left_out,
+                    backends=self.run.backends, precisions=self.run.precisions)
 
     @functools.cached_property
     def dataset(self) -> data.Dataset:
@@ -146,10 +156,17 @@ class Session:
         """The run's two workers, A and B, started on first use; None for a plain run."""
         return ab.ABRun(self.run.ab_setup, self.run.worker_fields()) if self.run.ab_setup else None
 
+    @functools.cached_property
+    def backend_workers(self) -> workers.Workers:
+        """One worker per Keras backend other than the pytest process's, started on first use."""
+        return workers.Workers()
+
     def end(self) -> None:
         """Every process the run started ends with it (workers, and any job left running)."""
         if self.__dict__.get("ab_run") is not None:  # started only if it was asked for
             self.ab_run.end()
+        if "backend_workers" in self.__dict__:
+            self.backend_workers.end()
         workers.end_all()
 
     def prepare(self) -> None:
@@ -164,31 +181,52 @@ class Session:
             raise LookupError(self.inventory.absent_reason(name))
         return placement
 
+    def model_options(self, cell: Cell) -> ModelOptions:
+        """The run's model options, under the cell's precision."""
+        return dataclasses.replace(self.run.model_options, precision=getattr(cell, "precision", REFERENCE_PRECISION))
+
     def trainer(self, cell: Cell) -> Trainer:
         """Built and warmed up once per cell; throughput, speedup and overhead tests share it."""
         if cell not in self._trainers:
             self._trainers[cell] = Trainer.build(
                 cell.id, MODELS[cell.model], self.dataset, self.placement(cell.device),
-                cell.batch_size, self.run.model_options, self.run.preset.round_seconds,
+                cell.batch_size, self.model_options(cell), self.run.preset.round_seconds,
                 steps=self.verdicts.saved_steps("train", cell.id))
         return self._trainers[cell]
 
+    def target_accuracy(self, model: str) -> float:
+        spec = MODELS[model]
+        return spec.published_accuracy.get(self.dataset.name, TARGET_ACCURACY.get(self.dataset.name, 0.9))
+
     def accuracy_run(self, cell: Cell) -> AccuracyRun:
+        """The recipe once per cell; on another backend, in that backend's worker."""
         if cell not in self._accuracy_runs:
             spec = MODELS[cell.model]
-            target = spec.published_accuracy.get(self.dataset.name, TARGET_ACCURACY.get(self.dataset.name, 0.9))
-            self._accuracy_runs[cell] = train_to_accuracy(
-                cell.id, spec, self.dataset, self.placement(cell.device), cell.batch_size,
-                spec.recipe_epochs, target, self.run.model_options, self.progress)
+            if cell.backend != PROCESS_BACKEND:
+                self.progress(f"{cell.id}: training the recipe in the {cell.backend} worker ({spec.recipe_epochs} epochs)")
+                found = self.backend_call(cell.backend, "accuracy_run", run=self.run.worker_fields(), cell_id=cell.id,
+                                          device=cell.device, batch_size=cell.batch_size, model=cell.model,
+                                          epochs=spec.recipe_epochs, target=self.target_accuracy(cell.model),
+                                          precision=cell.precision)
+                self._accuracy_runs[cell] = AccuracyRun(**found)
+            else:
+                self._accuracy_runs[cell] = train_to_accuracy(
+                    cell.id, spec, self.dataset, self.placement(cell.device), cell.batch_size,
+                    spec.recipe_epochs, self.target_accuracy(cell.model), self.model_options(cell), self.progress)
         return self._accuracy_runs[cell]
+
+    def backend_call(self, backend: str, function: str, **kwargs: Any) -> Any:
+        """A cellwork function in the worker of a Keras backend other than this process's."""
+        return self.backend_workers.call(BACKENDS[backend].environment(), f"accelbench.cellwork:{function}",
+                                         self.run.worker_deadline_s, **kwargs)
 
     def one_batch(self, cell: Cell) -> OneBatch:
         return OneBatch.build(MODELS[cell.model], self.dataset, self.placement(cell.device), cell.batch_size,
-                              self.run.model_options)
+                              self.model_options(cell))
 
     def one_step(self, cell: Cell) -> OneStep:
         return OneStep.build(cell.id, MODELS[cell.model], self.dataset, self.placement(cell.device),
-                             cell.batch_size, self.run.model_options)
+                             cell.batch_size, self.model_options(cell))
 
     def save_baselines(self) -> list[str]:
         return self.verdicts.stores(self.gates.all())

@@ -14,7 +14,8 @@ from typing import Any
 from accelbench import analysis
 from accelbench.cells import REFERENCE_DEVICE as REFERENCE
 from accelbench.memory import format_bytes
-from accelbench.verdicts import AB_COMPILE, AB_PEAK, AB_TIME, FAIL, NEW, OUTCOMES, PASS, PEAK_CAP, SKIPPED, TIMING, UNGATED, UNKNOWN
+from accelbench.verdicts import (AB_COMPILE, AB_PEAK, AB_TIME, FAIL, NEW, OUTCOMES, PASS, PEAK_CAP, PRECISION_ACCURACY,
+                                 SKIPPED, TIMING, UNGATED, UNKNOWN)
 
 CELL_KEY = "accelbench_cell"  # extra_info key: which benchmark, device, model and column a cell is
 # Beside a number: how its verdict came out (the worst, if several judged it). None: no verdict.
@@ -125,6 +126,7 @@ class Section:
 
 MEMORY = ("peak_memory_bytes", PEAK_CAP)
 CURVE = "batch_curve"  # derived records: throughput against batch size, across a run's cells
+PRECISION_SPEEDUP = "precision_speedup"  # derived records: a precision's throughput over float32's
 SECTIONS = (
     Section("training throughput (samples/s)", {"train_bench": "{column}"}, "samples_per_s", rate, (TIMING,)),
     Section("inference throughput (samples/s)", {"inference_bench": "{column}"}, "samples_per_s", rate, (TIMING,)),
@@ -137,6 +139,12 @@ SECTIONS = (
             ("accuracy",)),
     Section("SVM test accuracy by training subset", {"svm_bench": "{column}"}, "accuracy", percent, ("accuracy",)),
     Section("accuracy gap to the cpu", {"accuracy_parity": "{column}"}, "accuracy_gap", points, ("accuracy_gap",)),
+    Section("accuracy gap to tensorflow (same recipe and seed)", {"accuracy_bench": "recipe"},
+            "accuracy_gap_to_tensorflow", points, ("accuracy_gap_to_tensorflow",)),
+    Section("recipe accuracy as a share of float32's (must be >= 99%)", {"accuracy_bench": "recipe"},
+            "share_of_float32", percent, (PRECISION_ACCURACY,)),
+    Section("throughput over float32, same cell (emulated: the CPU has no native arithmetic in that format)",
+            {PRECISION_SPEEDUP: "{column}"}, "over_float32", times),
     Section("final loss: significant digits shared with the cpu", {"accuracy_parity": "{column}"},
             "loss_matching_digits", count, ("loss_matching_digits",)),
     Section("host memory peak of one step", {"train_memory": "train {column}", "inference_memory": "predict {column}"},
@@ -172,7 +180,7 @@ class Table:
 def tables(runs: Sequence[tuple[str, Sequence[CellRecord]]]) -> list[Table]:
     """One table per section that any run has numbers for. With several runs every column
     repeats per run, headed by the run's tag (its label is the caller's to explain)."""
-    runs = [(tag, [*records, *curve_records(records)]) for tag, records in runs]
+    runs = [(tag, [*records, *curve_records(records), *precision_records(records)]) for tag, records in runs]
     result = []
     for section in SECTIONS:
         table = _table(section, runs)
@@ -197,6 +205,33 @@ def _table(section: Section, runs: Sequence[tuple[str, Sequence[CellRecord]]]) -
     header = ("device", "model", *(f"{c} {t}" if len(tags) > 1 else c for c, t in keys))
     rows = tuple((device, model, *(texts.get(key, "-") for key in keys)) for (device, model), texts in found.items())
     return Table(section.title, header, rows)
+
+
+# --- a precision's throughput over float32's ---------------------------------------------------
+
+def precision_records(records: Sequence[CellRecord]) -> list[CellRecord]:
+    """Each training and inference cell under a lower precision against the same cell under
+    float32 (same backend, device, batch and model), marked where that precision is emulated."""
+    def twin_key(record: CellRecord, precision: str) -> tuple:
+        where = record.info[CELL_KEY]
+        return (record.benchmark, where.get("backend"), record.device, record.batch_size, where.get("model_name"),
+                precision)
+
+    timed = [r for r in records if r.benchmark in dict(PHASES).values() and "samples_per_s" in r.info
+             and r.info[CELL_KEY].get("precision")]
+    float32 = {twin_key(r, r.info[CELL_KEY]["precision"]): r for r in timed}
+    derived = []
+    for record in timed:
+        reference = float32.get(twin_key(record, "float32"))
+        if reference is None or record is reference:
+            continue
+        ratio = record.info["samples_per_s"] / reference.info["samples_per_s"]
+        phase = "train" if record.benchmark == "train_bench" else "predict"
+        derived.append(CellRecord(f"{PRECISION_SPEEDUP}[{record.name}]", PRECISION_SPEEDUP, record.device, record.model,
+                                  f"{phase} {record.column}", {
+                                      "over_float32": f"{times(ratio)} emulated" if record.info.get("precision_note")
+                                      else ratio}))
+    return derived
 
 
 # --- throughput against batch size, across cells ---------------------------------------------

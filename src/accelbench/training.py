@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from accelbench import measure, progress
+from accelbench import measure, precisions, progress
 from accelbench.data import NUM_CLASSES, Dataset
 from accelbench.devices import Placement
-from accelbench.models import ModelOptions, ModelSpec
+from accelbench.models import TRAIN_FLOPS_PER_FORWARD, ModelOptions, ModelSpec, forward_flops_per_sample
 
 PREDICT_BATCH = 1024
 CACHED_SAMPLES = 16_384
@@ -35,7 +35,7 @@ def build_compiled(spec: ModelSpec, dataset: Dataset, placement: Placement, opti
     import keras
 
     keras.utils.set_random_seed(options.seed)  # same seed on every device: accuracy parity
-    with placement.scope():
+    with precisions.policy(options.precision), placement.scope():
         model = spec.build(dataset.input_shape, NUM_CLASSES, options)
         model.compile(optimizer=spec.optimizer(),
                       loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
@@ -70,6 +70,40 @@ def repeated_batches(dataset: Dataset, batch_size: int, placement: Placement) ->
     return placement.feed(tf.data.Dataset.from_tensor_slices(batches).repeat())
 
 
+@dataclass(frozen=True)
+class PipelineInput:
+    """fit()'s input on TensorFlow: one endless tf.data pipeline of the fixed batches."""
+
+    pipeline: Any
+
+    def for_steps(self, steps: int) -> dict[str, Any]:
+        return {"x": self.pipeline}
+
+
+@dataclass
+class ArrayInput:
+    """fit()'s input on a backend other than TensorFlow: NumPy arrays of exactly `steps` of the
+    fixed batches (made once per step count, outside any timed round), which Keras slices and
+    moves to the backend's device itself. No tf.data, so TensorFlow is not in the loop."""
+
+    batches: tuple[np.ndarray, np.ndarray]  # (batches, batch_size, ...) each
+    _made: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+    def for_steps(self, steps: int) -> dict[str, Any]:
+        if steps not in self._made:
+            x, y = self.batches
+            index = np.arange(steps) % len(x)
+            self._made[steps] = {"x": x[index].reshape(-1, *x.shape[2:]), "y": y[index].reshape(-1),
+                                 "batch_size": x.shape[1]}
+        return self._made[steps]
+
+
+def training_input(dataset: Dataset, batch_size: int, placement: Any) -> PipelineInput | ArrayInput:
+    if placement.FEEDS_ARRAYS:
+        return ArrayInput(fixed_batches((dataset.x_train, dataset.y_train), batch_size))
+    return PipelineInput(repeated_batches(dataset, batch_size, placement))
+
+
 def accuracy(model: Any, x: np.ndarray, y: np.ndarray) -> float:
     """Test accuracy, PREDICT_BATCH images per call: predict_on_batch skips the data adapter that
     cost predict() 50 ms a call (20 epochs of 4 models evaluate 80 times in a quick run)."""
@@ -89,7 +123,7 @@ class Trainer:
     where: str
     placement: Placement
     model: Any
-    data: Any
+    data: PipelineInput | ArrayInput
     batch_size: int
     steps: int = 1
     compile_seconds: float = 0.0
@@ -100,7 +134,7 @@ class Trainer:
               batch_size: int, options: ModelOptions, round_seconds: float, steps: int | None = None) -> Trainer:
         """steps: per round, as a compared run timed them; None calibrates them to round_seconds."""
         model = build_compiled(spec, dataset, placement, options)
-        trainer = cls(where, placement, model, repeated_batches(dataset, batch_size, placement), batch_size)
+        trainer = cls(where, placement, model, training_input(dataset, batch_size, placement), batch_size)
         trainer.compile_seconds = measure.seconds(lambda: trainer._fit(1))  # first call traces
         trainer.steps = steps or measure.calibrated_steps(trainer._fit, round_seconds)
         model.steps_per_execution = trainer.steps
@@ -110,7 +144,8 @@ class Trainer:
 
     def _fit(self, steps: int) -> float:
         with self.placement.scope():
-            history = self.model.fit(self.data, epochs=1, steps_per_epoch=steps, verbose=0, shuffle=False)
+            history = self.model.fit(**self.data.for_steps(steps), epochs=1, steps_per_epoch=steps, verbose=0,
+                                     shuffle=False)
         return check_finite(float(history.history["loss"][-1]), self.where)  # float() syncs
 
     def run_round(self) -> float:
@@ -119,6 +154,9 @@ class Trainer:
     @property
     def samples_per_round(self) -> int:
         return self.steps * self.batch_size
+
+    def flops_per_sample(self) -> float:
+        return forward_flops_per_sample(self.model) * TRAIN_FLOPS_PER_FORWARD
 
     def throughput(self) -> float:
         """Samples per second of one freshly timed round."""
@@ -216,7 +254,7 @@ class HandLoop:
             return loss
 
         with placement.scope():
-            iterator = iter(trainer.data)
+            iterator = iter(trainer.data.pipeline)
             steps = tf.constant(trainer.steps)
         hand = cls(trainer.where, placement, loop, iterator, steps, trainer.samples_per_round)
         hand.run_round()  # trace outside the clock
@@ -246,21 +284,39 @@ class AccuracyRun:
     losses: list[float] = field(default_factory=list)  # training loss of each epoch
 
 
+def recipe_input(dataset: Dataset, batch_size: int, placement: Any, seed: int) -> Callable[[int], dict[str, Any]]:
+    """fit()'s input for epoch n of the recipe: the training set shuffled from the seed.
+
+    TensorFlow: one tf.data pipeline that reshuffles each epoch. Another backend: NumPy arrays
+    in a permutation drawn from seed + n, so no TensorFlow runs; the two orders differ, which
+    the parity between backends allows for (it compares accuracies within a tolerance).
+    """
+    if placement.FEEDS_ARRAYS:
+        def epoch_arrays(number: int) -> dict[str, Any]:
+            order = np.random.default_rng(seed + number).permutation(len(dataset.x_train))
+            return {"x": dataset.x_train[order], "y": dataset.y_train[order], "batch_size": batch_size}
+
+        return epoch_arrays
+    import tensorflow as tf
+
+    pipeline = placement.feed(tf.data.Dataset.from_tensor_slices((dataset.x_train, dataset.y_train))
+                              .shuffle(len(dataset.x_train), seed=seed).batch(batch_size))
+    return lambda number: {"x": pipeline}
+
+
 def train_to_accuracy(where: str, spec: ModelSpec, dataset: Dataset, placement: Placement,
                       batch_size: int, epochs: int, target: float, options: ModelOptions,
                       say: Callable[[str], None] = progress.quiet) -> AccuracyRun:
     """Train epoch by epoch, evaluating test accuracy after each (outside the training clock)."""
-    import tensorflow as tf
-
     model = build_compiled(spec, dataset, placement, options)
-    pipeline = placement.feed(tf.data.Dataset.from_tensor_slices((dataset.x_train, dataset.y_train))
-                              .shuffle(len(dataset.x_train), seed=options.seed).batch(batch_size))
+    epoch_input = recipe_input(dataset, batch_size, placement, options.seed)
     run = AccuracyRun(accuracy=0.0, epochs=0, train_seconds=0.0, target=target)
     for epoch in range(1, epochs + 1):
         say(f"{where}: training epoch {epoch} of {epochs}" + (f", test accuracy {run.accuracy:.2%}" if run.epochs else ""))
+        given = epoch_input(epoch)  # a NumPy epoch is shuffled outside the clock
         start = time.perf_counter()
         with placement.scope():
-            history = model.fit(pipeline, epochs=1, verbose=0, shuffle=False)
+            history = model.fit(**given, epochs=1, verbose=0, shuffle=False)
         run.losses.append(check_finite(float(history.history["loss"][-1]), where))
         run.train_seconds += time.perf_counter() - start
         with placement.scope():

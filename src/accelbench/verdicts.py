@@ -34,6 +34,7 @@ TIMING = "seconds_per_sample"
 AB_TIME = "ab_round_seconds"  # B's round time over A's, interleaved in one run
 AB_PEAK = "ab_peak_memory_bytes"  # B's host peak of one round against A's
 AB_COMPILE = "ab_compile_seconds"  # B's first (tracing) call against A's
+PRECISION_ACCURACY = "accuracy_against_float32"  # a lower precision's recipe accuracy, against float32's
 PEAK_CAP, LEAKS = "peak_memory_cap", "leaked_bytes_per_location"
 RECORD_HINT = "record with: pytest benchmarks --update-baselines"
 # Where no baseline exists for this machine: the one command that records them, for this
@@ -146,6 +147,8 @@ class SlowerBy(RelativeGrowth):
 # One compile per side: the first call's seconds moved 0.67-1.43x between A/A workers (at most
 # 0.43 s apart), so only a change far beyond that fails (XLA turned on, a retrace per step).
 AB_COMPILE_RULE = SlowerBy(0.5, slack=0.5)
+# MLPerf Inference's rule for a lower precision: at least 99% of float32's accuracy.
+PRECISION_ACCURACY_RULE = RelativeDrop(0.01)
 
 
 def regression(metric: str, cell: str, reference: float, measured: float, rule: Any,
@@ -392,8 +395,13 @@ class Verdicts:
 
     def ab_single(self, cell: str, metric: str, a_value: float, b_value: float, rule: Any) -> Verdict:
         """One measurement a side (a host peak, a compile): B held against A by the rule."""
-        base = dict(cell=cell, metric=metric, measured=float(b_value), tolerance=rule.describe())
-        return self._judge(base, float(a_value), "environment A", rule, ())
+        return self.against_reference(cell, metric, b_value, a_value, rule, "environment A")
+
+    def against_reference(self, cell: str, metric: str, measured: float, reference: float, rule: Any,
+                          against: str) -> Verdict:
+        """A number held by the rule against another measured in this run (not a baseline)."""
+        base = dict(cell=cell, metric=metric, measured=float(measured), tolerance=rule.describe())
+        return self._judge(base, float(reference), against, rule, ())
 
     def failed(self, cell: str, metric: str, message: str) -> Verdict:
         """A measurement that did not come back (a worker that crashed or hung)."""
