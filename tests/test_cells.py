@@ -100,3 +100,11 @@ def test_several_precisions_end_the_id_with_theirs_and_the_svm_runs_once():
                       backends=("tensorflow", "jax"), precisions=("float32", "mixed_float16"))
     assert [p.id for p in cells.inference_cells(both)] == [
         "tensorflow-cpu-bs32-mlp-fp32", "tensorflow-cpu-bs32-mlp-fp16", "jax-cpu-bs32-mlp-fp32", "jax-cpu-bs32-mlp-fp16"]
+
+
+def test_memory_cells_on_another_backend_skip_saying_why(monkeypatch):
+    monkeypatch.setattr(backends, "importable", lambda module: True)
+    several = cells.Grid(("cpu",), (32,), ("mlp",), (500,), True, grid().inventory, backends=("tensorflow", "jax"))
+    result = ids_and_skips(cells.train_memory_cells(several))
+    assert result["tensorflow-cpu-bs32-mlp"] is None
+    assert result["jax-cpu-bs32-mlp"].startswith("memory on jax is not measured yet: memray tracks the pytest process")

@@ -37,6 +37,7 @@ class Setup:
     strict: bool  # unknown fails the cell
     seed: int
     deadline_s: float  # of one call to a worker (a build, a round)
+    confirmations: int = comparison.CONFIRMATIONS  # fresh pairs of processes a fail must repeat in
 
     @classmethod
     def from_options(cls, python: str | None, variables: tuple[tuple[str, str], ...] | None, min_effect: float,
@@ -105,7 +106,8 @@ class ABRun:
             seconds: dict[str, list[float]] = {"A": [], "B": []}
             orders = comparison.order(plan.most, self.setup.seed + zlib.crc32(key.encode()))
             found, ratios = comparison.looks(lambda n: self._pairs(key, orders, n, seconds, say), plan)
-            found = comparison.confirmed(found, ratios, lambda: self._fresh(key, plan, seconds, fields, say))
+            found = comparison.confirmed(found, ratios, lambda: self._fresh(key, plan, seconds, fields, say),
+                                         self.setup.confirmations)
             say("A/B: host peak of one round in A and in B (memray)")
             peaks = self.call_both("peak", key=key)  # bytes, not seconds: both at once
             return Rounds(seconds["A"], seconds["B"], builds["A"], builds["B"], found, peaks["A"], peaks["B"])

@@ -189,12 +189,27 @@ class Bench:
                   jit_compile=built["jit_compile"], batch_size=self.cell.batch_size, steps_per_round=built["steps"],
                   compile_seconds=built["compile_seconds"], device=built["device"],
                   worker_round_seconds=inside, worker_process_ids=pool.pids)
+        self.against_process_backend(kind, built["steps"])
         if median:
             samples_per_s = built["samples_per_round"] / median
             self.info(samples_per_s=samples_per_s, pipe_seconds=median - statistics.median(inside))
             if built["flops_per_sample"]:
                 self.info(flops_per_sample=built["flops_per_sample"],
                           achieved_flops=built["flops_per_sample"] * samples_per_s)
+
+
+    def against_process_backend(self, kind: str, steps: int) -> None:
+        """The cell's rounds interleaved with tensorflow's, as an A/B run interleaves A and B
+        (tensorflow A, this backend B, both in workers, same steps): the ratio of round times
+        with its interval. Reported, not gated: backends are compared, not regressed."""
+        comparison = self.session.backend_comparison(self.cell.backend)
+        try:
+            rounds = comparison.compare(kind, self.cell, comparison.plan(*self.preset.ab_pairs), self.say, steps)
+        except WorkerFailed as error:
+            pytest.fail(f"{self.name}: interleaved with {PROCESS_BACKEND}: {error}", pytrace=False)
+        found = rounds.verdict
+        self.info(round_time_over_tensorflow=found.ratio, round_time_over_tensorflow_ci95=[found.low, found.high],
+                  round_time_over_tensorflow_pairs=found.pairs)
 
 
 class TrainBench(Bench):
@@ -700,8 +715,8 @@ BENCHMARKS.register("batch_speedup", Benchmark(cells.batch_speedup_cells, Speedu
 BENCHMARKS.register("device_speedup", Benchmark(cells.device_speedup_cells, SpeedupBench, ("speedup",)))
 BENCHMARKS.register("accuracy_parity", Benchmark(cells.parity_cells, ParityBench,
                                                   ("accuracy_gap", "loss_matching_digits")))
-BENCHMARKS.register("train_memory", Benchmark(cells.train_cells, TrainMemoryBench, MEMORY))
-BENCHMARKS.register("inference_memory", Benchmark(cells.inference_cells, InferenceMemoryBench, MEMORY))
+BENCHMARKS.register("train_memory", Benchmark(cells.train_memory_cells, TrainMemoryBench, MEMORY))
+BENCHMARKS.register("inference_memory", Benchmark(cells.inference_memory_cells, InferenceMemoryBench, MEMORY))
 BENCHMARKS.register("inference_leaks", Benchmark(cells.leak_cells, LeakBench, (LEAKS,)))
 BENCHMARKS.register("memory_scaling", Benchmark(cells.scaling_cells, ScalingBench))
 BENCHMARKS.register("train_data_scaling", Benchmark(cells.data_scaling_cells, TrainDataScalingBench))

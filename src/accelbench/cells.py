@@ -222,6 +222,24 @@ def backend_missing(grid: Grid, cell) -> str | None:
     return None if backend.installed() else backend.missing_reason()
 
 
+def process_backend_only(grid: Grid, cell) -> str | None:
+    """Memory cells measure with memray in the pytest process, whose Keras runs on tensorflow."""
+    backend = getattr(cell, "backend", PROCESS_BACKEND)
+    if backend == PROCESS_BACKEND:
+        return None
+    return (f"memory on {backend} is not measured yet: memray tracks the pytest process, whose Keras "
+            f"runs on {PROCESS_BACKEND}; the {backend} cell's throughput and accuracy are")
+
+
+def train_memory_cells(grid: Grid) -> list:
+    return params(grid, _backend_cells(grid), (device_absent, device_unsupported, not_batch_trained, backend_missing,
+                                               process_backend_only))
+
+
+def inference_memory_cells(grid: Grid) -> list:
+    return params(grid, _backend_cells(grid), (device_absent, device_unsupported, backend_missing, process_backend_only))
+
+
 def train_cells(grid: Grid) -> list:
     return params(grid, _backend_cells(grid), (device_absent, device_unsupported, not_batch_trained, backend_missing))
 

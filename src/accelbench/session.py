@@ -119,6 +119,7 @@ class Session:
         self.process_results: dict[Any, Any] = {}  # a distributed.Job -> its Result, for cells that share a job
         self._trainers: dict[Cell, Trainer] = {}
         self._accuracy_runs: dict[Cell, AccuracyRun] = {}
+        self._backend_comparisons: dict[str, ab.ABRun] = {}
 
     # --- lazily found: TensorFlow starts only when a benchmark is collected -------------------
     @functools.cached_property
@@ -156,6 +157,16 @@ class Session:
         """The run's two workers, A and B, started on first use; None for a plain run."""
         return ab.ABRun(self.run.ab_setup, self.run.worker_fields()) if self.run.ab_setup else None
 
+    def backend_comparison(self, backend: str) -> ab.ABRun:
+        """Workers of tensorflow (A) and of `backend` (B), whose cells' rounds are interleaved as
+        an A/B run's are: the ratio between backends with its interval, reported, not gated."""
+        if backend not in self._backend_comparisons:
+            # A report, not a gate: no confirmation in fresh processes.
+            setup = ab.Setup(BACKENDS[backend].environment(), min_effect=0.05, strict=False, seed=0,
+                             deadline_s=self.run.worker_deadline_s, confirmations=0)
+            self._backend_comparisons[backend] = ab.ABRun(setup, self.run.worker_fields())
+        return self._backend_comparisons[backend]
+
     @functools.cached_property
     def backend_workers(self) -> workers.Workers:
         """One worker per Keras backend other than the pytest process's, started on first use."""
@@ -167,6 +178,8 @@ class Session:
             self.ab_run.end()
         if "backend_workers" in self.__dict__:
             self.backend_workers.end()
+        for comparison in self._backend_comparisons.values():
+            comparison.end()
         workers.end_all()
 
     def prepare(self) -> None:
