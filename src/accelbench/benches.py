@@ -185,7 +185,8 @@ class Bench:
                     pass
         inside = inside[1:]  # pytest-benchmark's warm-up round first
         self.precision_info()
-        self.info(backend=backend.name, backend_versions=described["versions"], compiled_with=backend.compiles,
+        versions = {name: version for name, version in described["versions"].items() if name in backend.packages}
+        self.info(backend=backend.name, backend_versions=versions, compiled_with=backend.compiles,
                   jit_compile=built["jit_compile"], batch_size=self.cell.batch_size, steps_per_round=built["steps"],
                   compile_seconds=built["compile_seconds"], device=built["device"],
                   worker_round_seconds=inside, worker_process_ids=pool.pids)
@@ -245,6 +246,7 @@ class InferenceBench(Bench):
             return
         predictor = self.build()
         self.process_backend_info()
+        self.info(jit_compile=bool(getattr(getattr(predictor, "model", None), "jit_compile", False)))
         self.time_steady_state(benchmark, predictor, "inference", predictor.flops_per_sample())
         self.against_b("inference", predictor.steps)
         self.trace("predict", lambda: self.session.one_batch(self.cell).predict)
@@ -270,7 +272,9 @@ class AccuracyBench(Bench):
     def __call__(self, benchmark: Any) -> None:
         try:
             if self.cell.backend != PROCESS_BACKEND:  # its worker starts outside the clock
-                self.info(backend_versions=self.session.backend_call(self.cell.backend, "describe")["versions"])
+                versions = self.session.backend_call(self.cell.backend, "describe")["versions"]
+                self.info(backend_versions={name: versions[name] for name in BACKENDS[self.cell.backend].packages
+                                            if name in versions})
             run = benchmark.pedantic(self.session.accuracy_run, args=(self.cell,), rounds=1, iterations=1)
         except WorkerFailed as error:
             pytest.fail(f"{self.name}: {error}", pytrace=False)
