@@ -108,3 +108,15 @@ def test_memory_cells_on_another_backend_skip_saying_why(monkeypatch):
     result = ids_and_skips(cells.train_memory_cells(several))
     assert result["tensorflow-cpu-bs32-mlp"] is None
     assert result["jax-cpu-bs32-mlp"].startswith("memory on jax is not measured yet: memray tracks the pytest process")
+
+
+def test_a_default_cell_named_with_its_backend_keeps_the_plain_cell_s_baseline():
+    from accelbench.benches import Bench
+
+    def key(cell):
+        return Bench(session=None, cell=cell, name=f"test_time_to_accuracy[{cell.id}]").baseline_key
+
+    assert key(cells.Cell("cpu", 100, "mlp", "tensorflow", "float32", (True, True))) == "test_time_to_accuracy[cpu-bs100-mlp]"
+    assert key(cells.Cell("cpu", 100, "mlp", "jax", "float32", (True, False))) == "test_time_to_accuracy[jax-cpu-bs100-mlp]"
+    assert key(cells.Cell("cpu", 100, "mlp", "tensorflow", "mixed_bfloat16", (False, True))) == (
+        "test_time_to_accuracy[cpu-bs100-mlp-bf16]")

@@ -49,6 +49,16 @@ class Bench:
         return self.session.run.preset
 
     @property
+    def baseline_key(self) -> str:
+        """What the cell's baselines are stored under: its name, but a cell named with its backend
+        and precision (a run of several) that runs the default ones shares the plain cell's."""
+        cell = self.cell
+        if getattr(cell, "backend", PROCESS_BACKEND) == PROCESS_BACKEND and \
+                getattr(cell, "precision", REFERENCE_PRECISION) == REFERENCE_PRECISION and any(getattr(cell, "tagged", ())):
+            return self.name.replace(f"[{cell.id}]", f"[{dataclasses.replace(cell, tagged=(False, False)).id}]")
+        return self.name
+
+    @property
     def verdicts(self):
         return self.session.verdicts
 
@@ -285,7 +295,7 @@ class AccuracyBench(Bench):
                   published_accuracy=MODELS[self.cell.model].published_accuracy.get(
                       self.session.dataset.name),
                   accuracy_per_epoch=run.history, cumulative_train_seconds=run.clock, loss_per_epoch=run.losses)
-        self.verdicts.against_baseline(self.name, self.gates.accuracy, run.accuracy)
+        self.verdicts.against_baseline(self.name, self.gates.accuracy, run.accuracy, key=self.baseline_key)
         if self.cell.precision != REFERENCE_PRECISION:
             self.against_float32(run.accuracy)
         if self.cell.backend != PROCESS_BACKEND:
@@ -502,11 +512,11 @@ class StepMemoryBench(Bench):
                   estimated_bytes=self.estimated, host_memory_cap_bytes=self.cap)
         if device_peak is not None:
             self.info(device_peak_memory_bytes=device_peak)
-            self.verdicts.against_baseline(self.name, self.gates.device_peak_memory, device_peak)
+            self.verdicts.against_baseline(self.name, self.gates.device_peak_memory, device_peak, key=self.baseline_key)
 
     def host_peak_measured(self, peak: int) -> None:
         self.info(peak_memory_bytes=peak)
-        self.verdicts.against_baseline(self.name, self.gates.peak_memory, peak)
+        self.verdicts.against_baseline(self.name, self.gates.peak_memory, peak, key=self.baseline_key)
 
 
 class TrainMemoryBench(StepMemoryBench):

@@ -291,14 +291,17 @@ class Verdicts:
 
     # --- judging ------------------------------------------------------------------------------
     def against_baseline(self, cell: str, gate: Gate, measured: float,
-                         ratios: Sequence[float] = ()) -> Verdict:
+                         ratios: Sequence[float] = (), key: str | None = None) -> Verdict:
+        """key: what the baseline is stored under, where it is not the cell's name (a cell named
+        with its backend and precision shares the plain cell's baseline when they are the default)."""
         base = dict(cell=cell, metric=gate.metric, measured=float(measured), tolerance=gate.rule.describe())
+        stored = key or cell
         if gate.timed and self.memray_tracking:
             return self.add(Verdict(outcome=SKIPPED, message=MEMRAY_REASON, **base))
         if self.update:
-            gate.store.stage(gate.scope, cell, gate.metric, measured)
+            gate.store.stage(gate.scope, stored, gate.metric, measured)
             return self.add(Verdict(outcome=NEW, message="recorded as the new baseline (--update-baselines)", **base))
-        baseline = gate.store.get(gate.scope, cell, gate.metric)
+        baseline = gate.store.get(gate.scope, stored, gate.metric)
         if baseline is None:
             if gate.store.has_scope(gate.scope):
                 where = "this machine's fingerprint" if gate.fingerprints else "/".join(gate.scope)
