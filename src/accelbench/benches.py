@@ -200,7 +200,7 @@ class Bench:
                   jit_compile=built["jit_compile"], batch_size=self.cell.batch_size, steps_per_round=built["steps"],
                   compile_seconds=built["compile_seconds"], device=built["device"],
                   worker_round_seconds=inside, worker_process_ids=pool.pids)
-        self.against_process_backend(kind, built["steps"])
+        self.interleaved_with_process_backend(kind, built["steps"])
         if median:
             samples_per_s = built["samples_per_round"] / median
             self.info(samples_per_s=samples_per_s, pipe_seconds=median - statistics.median(inside))
@@ -209,7 +209,7 @@ class Bench:
                           achieved_flops=built["flops_per_sample"] * samples_per_s)
 
 
-    def against_process_backend(self, kind: str, steps: int) -> None:
+    def interleaved_with_process_backend(self, kind: str, steps: int) -> None:
         """The cell's rounds interleaved with tensorflow's, as an A/B run interleaves A and B
         (tensorflow A, this backend B, both in workers, same steps): the ratio of round times
         with its interval. Reported, not gated: backends are compared, not regressed."""
@@ -299,9 +299,9 @@ class AccuracyBench(Bench):
         if self.cell.precision != REFERENCE_PRECISION:
             self.against_float32(run.accuracy)
         if self.cell.backend != PROCESS_BACKEND:
-            self.against_process_backend(run)
+            self.accuracy_against_process_backend(run)
 
-    def against_process_backend(self, run: Any) -> None:
+    def accuracy_against_process_backend(self, run: Any) -> None:
         """Parity across backends, as across devices: the recipe's accuracy within the accuracy
         tolerance of tensorflow's from the same seed (gated), and the final training losses'
         shared significant digits (reported: other kernels, initialisers and shuffles make bit
