@@ -148,7 +148,6 @@ class Bench:
         if flops_per_sample:
             self.info(flops_per_sample=flops_per_sample, achieved_flops=flops_per_sample * samples_per_s)
 
-
     def process_backend_info(self) -> None:
         """The pytest process's own backend, recorded as a worker's is."""
         backend = BACKENDS[PROCESS_BACKEND]
@@ -207,7 +206,6 @@ class Bench:
             if built["flops_per_sample"]:
                 self.info(flops_per_sample=built["flops_per_sample"],
                           achieved_flops=built["flops_per_sample"] * samples_per_s)
-
 
     def interleaved_with_process_backend(self, kind: str, steps: int) -> None:
         """The cell's rounds interleaved with tensorflow's, as an A/B run interleaves A and B
