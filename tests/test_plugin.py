@@ -405,7 +405,8 @@ def test_summary_is_a_table_and_pytest_benchmark_groups_like_with_like(suite):
         "test_train[cpu-bs16-mlp]": "train mlp", "test_train[cpu-bs32-mlp]": "train mlp",
         "test_inference[cpu-bs16-mlp]": "inference mlp", "test_inference[cpu-bs32-mlp]": "inference mlp"}
     assert benchmarks[0]["extra_info"]["accelbench_cell"] == {
-        "benchmark": "train_bench", "device": "cpu", "model": "mlp", "batch_size": 16, "column": "bs16"}
+        "benchmark": "train_bench", "device": "cpu", "model": "mlp", "batch_size": 16, "column": "bs16",
+        "model_name": "mlp", "backend": "tensorflow", "precision": "float32"}
     assert not any("chrome_trace" in b["extra_info"] for b in benchmarks)  # no --trace-dir: no trace
 
 
