@@ -78,6 +78,20 @@ def test_estimate_counts_weights_slots_and_activations(heavy_imports):
     assert estimate.step(10) == weights + 10 * (48 + 12)
 
 
+def test_estimate_counts_the_weights_cast_each_call_under_mixed_precision(heavy_imports):
+    import keras
+
+    from accelbench import precisions
+
+    with precisions.policy("mixed_bfloat16"):
+        model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4), keras.layers.Dense(2)])
+    assert keras.config.dtype_policy().name == "float32"  # restored for the next cell's model
+    estimate = memory.estimate(model)
+    weights = 3 * 4 + 4 + 4 * 2 + 2
+    assert estimate.casts == weights * 2  # a bfloat16 copy of each float32 weight
+    assert estimate.inference(10) == 10 * ((4 + 2) * 4 + 3 * 4) + weights * 2
+
+
 def test_host_peak_sees_a_native_allocation():
     peak = memory.host_peak(lambda: np.ones(50 * 2**20, np.uint8).sum())
     assert 50 * 2**20 <= peak < 60 * 2**20
