@@ -36,6 +36,9 @@ class Backend:
     packages: tuple[str, ...]  # distributions whose versions a cell records
     install: str  # how to get it, for the skip reason where it is missing
     compiles: str  # what Keras compiles a training step with on this backend
+    # Whether Keras can run several training steps in one compiled call (steps_per_execution);
+    # on PyTorch it must be 1, and fit() loops over the steps in Python.
+    steps_per_call: bool = True
 
     def installed(self) -> bool:
         return importable(self.module)
@@ -57,7 +60,7 @@ BACKENDS.register("jax", Backend(
 BACKENDS.register("torch", Backend(
     "torch", "torch", ("torch", "keras"),
     "pip install 'accelbench[torch]' (CPU-only wheel: --index-url https://download.pytorch.org/whl/cpu)",
-    "eager PyTorch (Keras' jit_compile on torch would be torch.compile)"))
+    "eager PyTorch (Keras' jit_compile on torch would be torch.compile)", steps_per_call=False))
 
 
 # --- inside a worker whose KERAS_BACKEND is not TensorFlow ----------------------------------

@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from accelbench import measure, precisions, progress
+from accelbench import backends, measure, precisions, progress
+from accelbench.backends import BACKENDS
 from accelbench.data import NUM_CLASSES, Dataset
 from accelbench.devices import Placement
 from accelbench.models import TRAIN_FLOPS_PER_FORWARD, ModelOptions, ModelSpec, forward_flops_per_sample
@@ -137,7 +138,8 @@ class Trainer:
         trainer = cls(where, placement, model, training_input(dataset, batch_size, placement), batch_size)
         trainer.compile_seconds = measure.seconds(lambda: trainer._fit(1))  # first call traces
         trainer.steps = steps or measure.calibrated_steps(trainer._fit, round_seconds)
-        model.steps_per_execution = trainer.steps
+        if BACKENDS[backends.current()].steps_per_call:  # else fit() loops over the steps in Python
+            model.steps_per_execution = trainer.steps
         model.make_train_function(force=True)
         trainer.run_round()  # warm up the timed shapes: this traces the multi-step function
         return trainer
