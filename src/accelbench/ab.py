@@ -97,9 +97,7 @@ class ABRun:
         calibration), then interleave single rounds until a look decides; a fail is confirmed
         in fresh processes."""
         key = f"{kind}:{cell.id}"
-        fields = dict(key=key, kind=kind, run=self.run_fields, cell_id=cell.id, device=cell.device,
-                      batch_size=cell.batch_size, model=cell.model, steps=steps,
-                      precision=getattr(cell, "precision", REFERENCE_PRECISION))
+        fields = self._fields(key, kind, cell, steps)
         try:
             say("A/B: building in A and B")
             builds = self.call_both("prepare", **fields)
@@ -111,6 +109,24 @@ class ABRun:
             say("A/B: host peak of one round in A and in B (memray)")
             peaks = self.call_both("peak", key=key)  # bytes, not seconds: both at once
             return Rounds(seconds["A"], seconds["B"], builds["A"], builds["B"], found, peaks["A"], peaks["B"])
+        finally:
+            self._forget(key)
+
+    def _fields(self, key: str, kind: str, cell: Any, steps: int) -> dict[str, Any]:
+        """cellwork.prepare's arguments for the cell."""
+        return dict(key=key, kind=kind, run=self.run_fields, cell_id=cell.id, device=cell.device,
+                    batch_size=cell.batch_size, model=cell.model, steps=steps,
+                    precision=getattr(cell, "precision", REFERENCE_PRECISION))
+
+    def compile_again(self, kind: str, cell: Any, steps: int) -> dict[str, float]:
+        """Each side's compile seconds measured once more, one side at a time (a fresh build of
+        the cell's model). Both sides build at once (call_both), and on a loaded machine the two
+        compiles can slow each other unevenly: a compile that looked slower in B is measured again
+        before it is judged."""
+        key = f"{kind}:{cell.id}:compile again"
+        try:
+            return {side: self.call(side, "prepare", **self._fields(key, kind, cell, steps))["compile_seconds"]
+                    for side in self.environments}
         finally:
             self._forget(key)
 

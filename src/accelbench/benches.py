@@ -127,15 +127,31 @@ class Bench:
         a_round, b_round = statistics.median(rounds.a_seconds), statistics.median(rounds.b_seconds)
         self.verdicts.ab(self.name, AB_TIME, found, a_round, b_round, plan.min_effect, environment_b)
         self.verdicts.ab_single(self.name, AB_PEAK, rounds.a_peak, rounds.b_peak, self.gates.peak_memory.rule)
-        self.verdicts.ab_single(self.name, AB_COMPILE, rounds.a_build["compile_seconds"],
-                                rounds.b_build["compile_seconds"], AB_COMPILE_RULE)
+        try:
+            a_compile, b_compile = self.compile_seconds(ab_run, kind, steps, rounds)
+        except WorkerFailed as error:
+            self.verdicts.failed(self.name, AB_COMPILE, f"{self.name}: A/B compile measured again: {error}")
+            a_compile, b_compile = rounds.a_build["compile_seconds"], rounds.b_build["compile_seconds"]
+        else:
+            self.verdicts.ab_single(self.name, AB_COMPILE, a_compile, b_compile, AB_COMPILE_RULE)
         self.info(ab_environment_b=environment_b, ab_ratio=found.ratio, ab_ci95=[found.low, found.high],
                   ab_p_value=found.p_value, ab_pairs=found.pairs, ab_verdict=found.outcome,
                   ab_steps_per_round=steps,
                   ab_a_round_seconds=rounds.a_seconds, ab_b_round_seconds=rounds.b_seconds,
-                  ab_a_compile_seconds=rounds.a_build["compile_seconds"],
-                  ab_b_compile_seconds=rounds.b_build["compile_seconds"],
+                  ab_a_compile_seconds=a_compile, ab_b_compile_seconds=b_compile,
                   ab_a_peak_memory_bytes=rounds.a_peak, ab_b_peak_memory_bytes=rounds.b_peak)
+
+    def compile_seconds(self, ab_run: Any, kind: str, steps: int, rounds: Any) -> tuple[float, float]:
+        """A's and B's compile seconds, from the builds made at once; where B looked slower by the
+        rule, each side's fastest of that and one more build made alone (a fail must repeat: on
+        a loaded machine two compiles at once slowed one side 2.2x in an A/A run)."""
+        a_compile, b_compile = rounds.a_build["compile_seconds"], rounds.b_build["compile_seconds"]
+        if AB_COMPILE_RULE.holds(b_compile, a_compile):
+            return a_compile, b_compile
+        self.say("A/B: B compiled slower: measuring both compiles again, one at a time")
+        again = ab_run.compile_again(kind, self.cell, steps)
+        self.info(ab_compile_seconds_at_once=[a_compile, b_compile], ab_compile_seconds_alone=[again["A"], again["B"]])
+        return min(a_compile, again["A"]), min(b_compile, again["B"])
 
     def time_steady_state(self, benchmark: Any, work: Any, work_kind: str, flops_per_sample: float | None) -> None:
         """Rounds of a trainer or predictor: samples/s from the median round."""
