@@ -10,7 +10,7 @@ from accelbench import measure, precisions
 from accelbench.data import NUM_CLASSES, Dataset
 from accelbench.devices import Placement
 from accelbench.models import ModelOptions, ModelSpec, forward_flops_per_sample
-from accelbench.training import fixed_batches, one_batch
+from accelbench.training import batches_for, fixed_batches, one_batch
 
 
 def serving_model(spec: ModelSpec, dataset: Dataset, placement: Placement, options: ModelOptions) -> Any:
@@ -23,8 +23,30 @@ def serving_model(spec: ModelSpec, dataset: Dataset, placement: Placement, optio
         return spec.build(dataset.input_shape, NUM_CLASSES, options)
 
 
+class KerasRounds:
+    """What a Keras predictor's rounds share, whatever runs its batches (`_predict(steps)`)."""
+
+    model: Any
+    batch_size: int
+    steps: int
+
+    def flops_per_sample(self) -> float:
+        return forward_flops_per_sample(self.model)
+
+    def run_round(self) -> float:
+        return self._predict(self.steps)
+
+    @property
+    def samples_per_round(self) -> int:
+        return self.steps * self.batch_size
+
+    def predict_one(self) -> float:
+        """One batch, synced: the latency a caller waits for."""
+        return self._predict(1)
+
+
 @dataclass
-class Predictor:
+class Predictor(KerasRounds):
     """One cell's model predicting full batches of test images, `steps` batches per round."""
 
     model: Any
@@ -74,23 +96,10 @@ class Predictor:
         with self.placement.scope():
             return float(self.loop(self.iterator, self._counts[steps]))  # float() waits for the device
 
-    def flops_per_sample(self) -> float:
-        return forward_flops_per_sample(self.model)
-
-    def run_round(self) -> float:
-        return self._predict(self.steps)
-
-    @property
-    def samples_per_round(self) -> int:
-        return self.steps * self.batch_size
-
-    def predict_one(self) -> float:
-        """One batch, synced: the latency a caller waits for."""
-        return self._predict(1)
 
 
 @dataclass
-class ArrayPredictor:
+class ArrayPredictor(KerasRounds):
     """A Keras model on a backend other than TensorFlow predicting `steps` full batches of test
     images per round through Keras' own predict() (the backend's compiled predict step, one
     call per batch), fed NumPy arrays: what a user of that backend runs."""
@@ -120,8 +129,7 @@ class ArrayPredictor:
     def _images(self, steps: int) -> Any:
         """`steps` batches as one array, made once per step count (never inside a timed round)."""
         if steps not in self._made:
-            index = [i % len(self.batches) for i in range(steps)]
-            self._made[steps] = self.batches[index].reshape(-1, *self.batches.shape[2:])
+            self._made[steps] = batches_for(self.batches, steps)
         return self._made[steps]
 
     def _predict(self, steps: int) -> float:
@@ -129,18 +137,6 @@ class ArrayPredictor:
             logits = self.model.predict(self._images(steps), batch_size=self.batch_size, verbose=0)
         return float(logits[0, 0])  # NumPy: the backend has finished
 
-    def flops_per_sample(self) -> float:
-        return forward_flops_per_sample(self.model)
-
-    def run_round(self) -> float:
-        return self._predict(self.steps)
-
-    @property
-    def samples_per_round(self) -> int:
-        return self.steps * self.batch_size
-
-    def predict_one(self) -> float:
-        return self._predict(1)
 
 
 SVM_INFERENCE_FIT = 1000  # images the SVM is fitted on before its predictions are measured

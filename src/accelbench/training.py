@@ -71,6 +71,12 @@ def repeated_batches(dataset: Dataset, batch_size: int, placement: Placement) ->
     return placement.feed(tf.data.Dataset.from_tensor_slices(batches).repeat())
 
 
+def batches_for(batches: np.ndarray, steps: int) -> np.ndarray:
+    """`steps` of the fixed batches (batches, batch_size, ...), wrapping round, as one array of
+    samples: what a NumPy-fed round gives Keras."""
+    return batches[np.arange(steps) % len(batches)].reshape(-1, *batches.shape[2:])
+
+
 @dataclass(frozen=True)
 class PipelineInput:
     """fit()'s input on TensorFlow: one endless tf.data pipeline of the fixed batches."""
@@ -93,9 +99,7 @@ class ArrayInput:
     def for_steps(self, steps: int) -> dict[str, Any]:
         if steps not in self._made:
             x, y = self.batches
-            index = np.arange(steps) % len(x)
-            self._made[steps] = {"x": x[index].reshape(-1, *x.shape[2:]), "y": y[index].reshape(-1),
-                                 "batch_size": x.shape[1]}
+            self._made[steps] = {"x": batches_for(x, steps), "y": batches_for(y, steps), "batch_size": x.shape[1]}
         return self._made[steps]
 
 
