@@ -22,6 +22,11 @@ MEASURED_NOISE = np.array([value for values in AA.values() for value in values])
 QUICK = comparison.Plan(0.05, *PRESETS["quick"].ab_pairs, cells=18)  # the quick preset: 18 cells judged
 
 
+def prefixes(pair_ratios):
+    """pairs_up_to for pairs already drawn: the first n."""
+    return lambda n: pair_ratios[:n]
+
+
 def verdicts(slowdown, plan=QUICK, noise=MEASURED_NOISE, seed0=0, draws=DRAWS):
     """Outcome counts of `draws` cells whose B is `slowdown` slower, judged as a run judges them."""
     counts = {comparison.PASS: 0, comparison.FAIL: 0, comparison.UNKNOWN: 0}
@@ -30,7 +35,8 @@ def verdicts(slowdown, plan=QUICK, noise=MEASURED_NOISE, seed0=0, draws=DRAWS):
         draw = lambda: list(np.exp(rng.choice(noise, plan.most) + math.log1p(slowdown)))
         first = draw()
         found = comparison.sequential(first, plan)
-        found = comparison.confirmed(found, first[:found.pairs], draw)  # as a run does: in fresh processes
+        fresh = lambda: comparison.fresh_pairs(prefixes(draw()), plan)  # as a run does: in fresh processes
+        found = comparison.confirmed(found, first[:found.pairs], fresh)
         counts[found.outcome] += 1
     return counts
 
@@ -105,6 +111,21 @@ def test_a_fail_that_fresh_processes_do_not_repeat_is_unknown():
     assert 1.07 < repeated.ratio < 1.13
 
 
+def test_a_confirmation_stops_at_the_first_look_where_b_is_not_slower():
+    timed = []
+
+    def pairs_up_to(n, ratios):
+        timed.append(n)
+        return ratios[:n]
+
+    faster_again = [0.98 + 0.001 * (i % 3) for i in range(48)]
+    assert len(comparison.fresh_pairs(lambda n: pairs_up_to(n, faster_again), QUICK)) == 12 and timed == [12]
+    timed.clear()
+    slower_again = [1.06 + 0.001 * (i % 3) for i in range(48)]
+    assert len(comparison.fresh_pairs(lambda n: pairs_up_to(n, slower_again), QUICK)) == 48
+    assert timed == [12, 24, 36, 48]  # a slowdown that repeats gets every pair, as the first ones did
+
+
 def test_a_slowdown_beyond_any_difference_between_processes_needs_no_confirmation():
     first = [1.5 + 0.001 * i for i in range(48)]
     failed = comparison.sequential(first, QUICK)
@@ -141,7 +162,8 @@ def test_fresh_processes_stop_most_false_fails_from_a_difference_between_two_pro
             for spread in PROCESS_SPREAD:
                 draw = lambda: list(np.exp(rng.choice(MEASURED_NOISE, QUICK.most) + rng.normal(0.0, spread)))
                 first = draw()
-                found = comparison.confirmed(comparison.sequential(first, QUICK), first, draw, confirmations)
+                fresh = lambda: comparison.fresh_pairs(prefixes(draw()), QUICK)
+                found = comparison.confirmed(comparison.sequential(first, QUICK), first, fresh, confirmations)
                 any_fail |= found.outcome == comparison.FAIL
             failed += any_fail
         return failed

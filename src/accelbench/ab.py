@@ -141,15 +141,16 @@ class ABRun:
 
     def _fresh(self, key: str, plan: comparison.Plan, seconds: dict[str, list[float]], fields: dict[str, Any],
                say: Callable[[str], None]) -> list[float]:
-        """`most` pairs of rounds in fresh processes of A and B (the cell built again, with the
-        same steps); their ratios, and their seconds added to the cell's."""
+        """Pairs of rounds in fresh processes of A and B (the cell built again, with the same
+        steps), up to `most` (comparison.fresh_pairs); their ratios, and their seconds added to
+        the cell's."""
         for environment in self.environments.values():
             self.workers.get(environment).stop()
         say("A/B: B slower: building again in fresh processes of A and B, to confirm")
         self.call_both("prepare", **fields)
         again: dict[str, list[float]] = {"A": [], "B": []}
         orders = comparison.order(plan.most, self.setup.seed + len(seconds["A"]) + zlib.crc32(key.encode()))
-        ratios = self._pairs(key, orders, plan.most, again, say)
+        ratios = comparison.fresh_pairs(lambda n: self._pairs(key, orders, n, again, say), plan)
         for side in self.environments:
             seconds[side] += again[side]
         return ratios

@@ -149,6 +149,17 @@ def order(pairs: int, seed: int) -> list[tuple[str, str]]:
     return orders[:pairs]
 
 
+def fresh_pairs(pairs_up_to: Callable[[int], Sequence[float]], plan: Plan) -> list[float]:
+    """A confirmation's ratios, timed to the plan's looks as the first pairs were, stopping at a
+    look where B is not slower at all (median B/A at most 1): confirm() needs a median above 1,
+    and most A/A confirmations end there after `first` pairs instead of `most`."""
+    for n in plan.sizes():
+        ratios = list(pairs_up_to(n))
+        if statistics.median(ratios) <= 1.0:
+            break
+    return ratios
+
+
 def confirm(first: Comparison, first_ratios: Sequence[float], again: Sequence[float]) -> Comparison:
     """A failed cell's verdict once fresh processes have timed `again` pairs: it fails only if
     B is slower there too. The ratio and interval are then those of every pair, both pairs of
