@@ -102,12 +102,26 @@ def test_several_precisions_end_the_id_with_theirs_and_the_svm_runs_once():
         "tensorflow-cpu-bs32-mlp-fp32", "tensorflow-cpu-bs32-mlp-fp16", "jax-cpu-bs32-mlp-fp32", "jax-cpu-bs32-mlp-fp16"]
 
 
-def test_memory_cells_on_another_backend_skip_saying_why(monkeypatch):
+def test_one_backend_or_precision_other_than_the_default_is_named_in_the_id(monkeypatch):
     monkeypatch.setattr(backends, "importable", lambda module: True)
-    several = cells.Grid(("cpu",), (32,), ("mlp",), (500,), True, grid().inventory, backends=("tensorflow", "jax"))
-    result = ids_and_skips(cells.train_memory_cells(several))
-    assert result["tensorflow-cpu-bs32-mlp"] is None
-    assert result["jax-cpu-bs32-mlp"].startswith("memory on jax is not measured yet: memray tracks the pytest process")
+
+    def ids(**axes):
+        return list(ids_and_skips(cells.train_cells(cells.Grid(("cpu",), (32,), ("mlp",), (500,), True,
+                                                                grid().inventory, **axes))))
+
+    assert ids() == ids(backends=("tensorflow",), precisions=("float32",)) == ["cpu-bs32-mlp"]
+    assert ids(backends=("jax",)) == ["jax-cpu-bs32-mlp"]  # not the tensorflow cell's name
+    assert ids(precisions=("mixed_bfloat16",)) == ["cpu-bs32-mlp-bf16"]
+
+
+def test_memory_and_latency_cells_run_on_every_backend_asked_for(monkeypatch):
+    monkeypatch.setattr(backends, "importable", lambda module: True)
+    several = cells.Grid(("cpu",), (32,), ("mlp", "svm"), (500,), True, grid().inventory,
+                         backends=("tensorflow", "jax"))
+    for cells_of in (cells.train_memory_cells, cells.inference_memory_cells):
+        result = ids_and_skips(cells_of(several))
+        assert result["tensorflow-cpu-bs32-mlp"] is None and result["jax-cpu-bs32-mlp"] is None
+    assert list(ids_and_skips(cells.latency_cells(several))) == ["tensorflow-cpu-bs1-mlp", "jax-cpu-bs1-mlp", "cpu-bs1-svm"]
 
 
 def test_a_default_cell_named_with_its_backend_keeps_the_plain_cell_s_baseline():

@@ -27,8 +27,8 @@ class Cell:
     model: str
     backend: str = PROCESS_BACKEND  # the Keras backend it runs on (backends.py)
     precision: str = REFERENCE_PRECISION  # the Keras dtype policy its model is built under (precisions.py)
-    # Whether the id names the backend and the precision: only where the run asks for more than
-    # one of them. Not part of equality, so that a cell and the same cell named with its backend
+    # Whether the id names the backend and the precision: where the run asks for more than one
+    # of them, or for another than the default (Grid.tags). Not part of equality, so that a cell and the same cell named with its backend
     # share their built work.
     tagged: tuple[bool, bool] = field(default=(False, False), compare=False)
 
@@ -142,6 +142,12 @@ class Grid:
     backends: tuple[str, ...] = (PROCESS_BACKEND,)  # Keras backends of the training and inference cells
     precisions: tuple[str, ...] = (REFERENCE_PRECISION,)  # their Keras dtype policies
 
+    def tags(self) -> tuple[bool, bool]:
+        """Whether cell ids name their backend and their precision: where the run has several,
+        or one other than the default. A cell on jax alone is named so, lest it take a
+        tensorflow cell's name, baselines and --benchmark-compare history."""
+        return (self.backends != (PROCESS_BACKEND,), self.precisions != (REFERENCE_PRECISION,))
+
     def params_of(self, benchmark: str, cells: Callable[[Grid], list]) -> list:
         """The benchmark's cells, or one skipped placeholder saying why the preset leaves it out."""
         reason = self.left_out.get(benchmark)
@@ -205,15 +211,15 @@ def _cells(grid: Grid) -> list[Cell]:
     return sorted(cells, key=lambda c: (grid.devices.index(c.device), c.batch_size, grid.models.index(c.model)))
 
 
-def _backend_cells(grid: Grid) -> list[Cell]:
-    """_cells on every backend and precision asked for, each Keras cell once per pair, side by
-    side; a model that is not Keras (the SVM) once, its id plain: it has neither."""
-    tagged = (len(grid.backends) > 1, len(grid.precisions) > 1)
+def _backend_cells(grid: Grid, base: list[Cell] | None = None) -> list[Cell]:
+    """The base cells (_cells) on every backend and precision asked for, each Keras cell once
+    per pair, side by side; a model that is not Keras (the SVM) once, its id plain: it has neither."""
+    order = _cells(grid) if base is None else base
+    tagged = grid.tags()
     keras_cells = [Cell(c.device, c.batch_size, c.model, backend, precision, tagged)
-                   for c in _cells(grid) for backend in grid.backends for precision in grid.precisions
+                   for c in order for backend in grid.backends for precision in grid.precisions
                    if MODELS[c.model].framework == "keras"]
-    others = [c for c in _cells(grid) if MODELS[c.model].framework != "keras"]
-    order = _cells(grid)
+    others = [c for c in order if MODELS[c.model].framework != "keras"]
     return sorted(keras_cells + others, key=lambda c: order.index(Cell(c.device, c.batch_size, c.model)))
 
 
@@ -222,22 +228,12 @@ def backend_missing(grid: Grid, cell) -> str | None:
     return None if backend.installed() else backend.missing_reason()
 
 
-def process_backend_only(grid: Grid, cell) -> str | None:
-    """Memory cells measure with memray in the pytest process, whose Keras runs on tensorflow."""
-    backend = getattr(cell, "backend", PROCESS_BACKEND)
-    if backend == PROCESS_BACKEND:
-        return None
-    return (f"memory on {backend} is not measured yet: memray tracks the pytest process, whose Keras "
-            f"runs on {PROCESS_BACKEND}; the {backend} cell's throughput and accuracy are")
-
-
 def train_memory_cells(grid: Grid) -> list:
-    return params(grid, _backend_cells(grid), (device_absent, device_unsupported, not_batch_trained, backend_missing,
-                                               process_backend_only))
+    return params(grid, _backend_cells(grid), (device_absent, device_unsupported, not_batch_trained, backend_missing))
 
 
 def inference_memory_cells(grid: Grid) -> list:
-    return params(grid, _backend_cells(grid), (device_absent, device_unsupported, backend_missing, process_backend_only))
+    return params(grid, _backend_cells(grid), (device_absent, device_unsupported, backend_missing))
 
 
 def train_cells(grid: Grid) -> list:
@@ -274,13 +270,13 @@ def data_scaling_cells(grid: Grid) -> list:
 
 def latency_cells(grid: Grid) -> list:
     cells = [Cell(d, 1, m) for d, m in itertools.product(grid.devices, grid.models)]
-    return params(grid, cells, (device_absent, device_unsupported))
+    return params(grid, _backend_cells(grid, cells), (device_absent, device_unsupported, backend_missing))
 
 
 def accuracy_cells(grid: Grid) -> list:
     """The recipe on every backend and precision asked for (each judged against tensorflow's
     and float32's of the same cell, from the same seed)."""
-    tagged = (len(grid.backends) > 1, len(grid.precisions) > 1)
+    tagged = grid.tags()
     cells = [Cell(d, MODELS[m].recipe_batch_size, m, backend, precision, tagged)
              for d, m in itertools.product(grid.devices, grid.models)
              for backend in grid.backends for precision in grid.precisions]
