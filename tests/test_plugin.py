@@ -622,6 +622,32 @@ def test_jax_cells_run_in_a_worker_of_their_own_beside_tensorflow_s(suite):
             os.kill(pid, 0)
 
 
+def test_jax_memory_and_latency_are_measured_in_its_worker_and_traced_by_jax_s_profiler(suite, tmp_path):
+    pytest.importorskip("jax", reason="the jax extra is not installed: pip install 'accelbench[jax]'")
+    saved = suite.path / "run.json"
+    result = run(suite, "test_memory.py::test_train_memory", "test_memory.py::test_inference_memory",
+                 "test_inference.py::test_latency", "--models", "mlp", "--batch-sizes", "32", "--backends", "jax",
+                 "--trace-dir", str(tmp_path / "traces"), f"--benchmark-json={saved}")
+    result.assert_outcomes(passed=3)
+    output = json.loads(saved.read_text())
+    memory_cells = {cell["name"]: cell["extra_info"] for cell in output["accelbench"]["untimed_cells"]}
+    # One backend, not tensorflow: the ids still name it (tensorflow's baselines are not jax's).
+    for name in ("test_train_memory[jax-cpu-bs32-mlp]", "test_inference_memory[jax-cpu-bs32-mlp]"):
+        info = memory_cells[name]
+        assert info["backend"] == "jax" and info["memory_measured_in"] == "the jax worker"
+        assert 0 < info["peak_memory_bytes"] <= info["host_memory_cap_bytes"]
+        metrics = {v["metric"]: v["outcome"] for v in output["accelbench"]["verdicts"] if v["cell"] == name}
+        assert metrics["peak_memory_cap"] == "pass"  # the worker's peak, held to the estimate's cap
+    (latency,) = output["benchmarks"]
+    info = latency["extra_info"]
+    assert latency["name"] == "test_latency[jax-cpu-bs1-mlp]"
+    assert info["backend"] == "jax" and len(info["worker_latency_seconds"]) == PRESETS["smoke"].latency_rounds
+    assert 0 < info["latency_p50_ms"] <= info["latency_p99_ms"]
+    assert info["profiler"] == "jax" and list(Path(info["trace_dir"]).glob("plugins/profile/*/*.xplane.pb"))
+    steps = [e for e in json.loads(Path(info["chrome_trace"]).read_text())["traceEvents"] if e["ph"] == "X"]
+    assert [e["name"] for e in steps] == [f"predict step {n}" for n in range(int(info["traced_steps"]))]
+
+
 PLANTED_LABEL_SWAP = '''
 import dataclasses, os
 if os.environ.get("KERAS_BACKEND") == "jax":  # the jax worker only: its test labels are read wrongly

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -120,18 +121,31 @@ def devices_here(backend: str) -> dict[str, str]:
     return found
 
 
-def device_peak_bytes(backend: str, device: str) -> int | None:
-    """The backend allocator's own peak on an accelerator, where it keeps one; None on the CPU
-    (host memory is memray's) or where the allocator says nothing."""
+def device_peak_bytes(backend: str, device: str, work: Callable[[], object]) -> int | None:
+    """The backend allocator's own peak while `work` runs on an accelerator, where it keeps one;
+    None on the CPU (host memory is memray's) or where the allocator says nothing. PyTorch's
+    peak is reset first; JAX's cannot be, so it is the process's high-water mark so far."""
     if device.split(":")[0] == "cpu":
         return None
-    if backend == "jax":
-        import jax
+    peak = DEVICE_PEAKS.get(backend)
+    return peak(work) if peak else None
 
-        stats = jax.devices()[0].memory_stats() or {}
-        return stats.get("peak_bytes_in_use")
-    if backend == "torch":
-        import torch
 
-        return int(torch.cuda.max_memory_allocated()) if torch.cuda.is_available() else None
-    return None
+def _jax_peak(work: Callable[[], object]) -> int | None:
+    import jax
+
+    work()
+    return (jax.devices()[0].memory_stats() or {}).get("peak_bytes_in_use")
+
+
+def _torch_peak(work: Callable[[], object]) -> int | None:
+    import torch
+
+    if not torch.cuda.is_available():
+        return None
+    torch.cuda.reset_peak_memory_stats()
+    work()
+    return int(torch.cuda.max_memory_allocated())
+
+
+DEVICE_PEAKS = {"jax": _jax_peak, "torch": _torch_peak}  # tensorflow's: memory.device_peak, in the pytest process

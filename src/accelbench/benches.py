@@ -3,31 +3,35 @@ put context into extra_info, and hand every judged number to the run's verdicts.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
 from accelbench import analysis, cells, costs, distributed, fingerprint, growth, measure, memory, projection, traces
+from accelbench.backends import BACKENDS, PROCESS_BACKEND
 from accelbench.cells import Cell, Grid, ModelOn, Pair, Spread, SvmCell
 from accelbench.data import NUM_CLASSES
 from accelbench.devices import kind_of
 from accelbench.inference import PREDICTORS
-from accelbench.backends import BACKENDS, PROCESS_BACKEND
 from accelbench.models import MODELS
 from accelbench.precisions import PRECISIONS, REFERENCE_PRECISION
 from accelbench.registry import Registry
 from accelbench.session import Session
 from accelbench.training import HandLoop
 from accelbench.verdicts import (AB_COMPILE, AB_COMPILE_RULE, AB_PEAK, AB_TIME, LEAKS, MEMRAY_REASON, PEAK_CAP,
-                                 PRECISION_ACCURACY, PRECISION_ACCURACY_RULE, TIMING)
+                                 PRECISION_ACCURACY, PRECISION_ACCURACY_RULE, TIMING, RelativeGrowth)
+from accelbench.workers import WorkerFailed
 
 BACKEND_ACCURACY_GAP = "accuracy_gap_to_tensorflow"  # a backend's recipe accuracy minus tensorflow's
-from accelbench.workers import WorkerFailed
+# A memory cell measured in a backend's worker: pytest-memray's limit_memory cap cannot reach
+# that process, so its peak is held to the same cap here.
+WITHIN_CAP = RelativeGrowth(0.0)
 
 SVM_FIT_ROUNDS = 10  # fits take milliseconds; a comparison ranks the fast half of the rounds
 # limit_leaks: what one allocation site may still hold after the repeated predictions.
@@ -102,9 +106,16 @@ class Bench:
         in place, so no timed round of the run follows one. Estimators have no TensorFlow
         steps to trace."""
         directory = self.session.run.trace_dir
-        if directory is not None and MODELS[self.cell.model].framework != "sklearn":
-            self.session.deferred.append((f"step trace of {self.name}", lambda: self.info(
-                **traces.trace_steps(directory, self.name, phase, build_step(), self.say))))
+        if directory is None or MODELS[self.cell.model].framework == "sklearn":
+            return
+        if self.on_other_backend():  # that backend's profiler, in its worker
+            take = lambda: self.session.backend_call(  # noqa: E731
+                self.cell.backend, "trace_steps", phase=phase, run=self.session.run.worker_fields(), cell_id=self.cell.id,
+                device=self.cell.device, batch_size=self.cell.batch_size, model=self.cell.model,
+                directory=str(directory), cell_name=self.name, precision=self.cell.precision)
+        else:
+            take = lambda: traces.trace_steps(directory, self.name, phase, build_step(), self.say)  # noqa: E731
+        self.session.deferred.append((f"step trace of {self.name}", lambda: self.info(**take())))
 
     def against_b(self, kind: str, steps: int) -> None:
         """In an A/B run: this cell's rounds in worker A and worker B, interleaved, judged B
@@ -180,41 +191,47 @@ class Bench:
     def on_other_backend(self) -> bool:
         return getattr(self.cell, "backend", PROCESS_BACKEND) != PROCESS_BACKEND
 
-    def time_in_backend_worker(self, benchmark: Any, kind: str) -> None:
-        """A cell on another Keras backend: built, calibrated and warmed up in that backend's
-        worker (KERAS_BACKEND set), its rounds timed through pytest-benchmark as calls to the
-        worker. The worker's own clock is kept beside it: the difference is the pipe's cost."""
+    @contextlib.contextmanager
+    def built_in_backend_worker(self, kind: str, steps: int | None = None) -> Iterator[tuple[dict, Callable]]:
+        """A cell on another Keras backend, built and warmed up in that backend's worker
+        (KERAS_BACKEND set; steps None: calibrated there): what it built, and a call of a
+        cellwork function on it. A worker that failed fails the cell in one line; the cell's
+        work is dropped afterwards."""
         backend = BACKENDS[self.cell.backend]
         environment, pool = backend.environment(), self.session.backend_workers
-        deadline = self.session.run.worker_deadline_s
+        key = f"{kind}:{self.cell.id}"
 
         def call(function: str, **kwargs: Any) -> Any:
-            return pool.call(environment, f"accelbench.cellwork:{function}", deadline, **kwargs)
+            return pool.call(environment, f"accelbench.cellwork:{function}", self.session.run.worker_deadline_s, **kwargs)
 
-        key, inside = f"{kind}:{self.cell.id}", []
         try:
             self.say(f"building in the {backend.name} worker")
             built = call("prepare", key=key, kind=kind, run=self.session.run.worker_fields(), cell_id=self.cell.id,
-                         device=self.cell.device, batch_size=self.cell.batch_size, model=self.cell.model, steps=None,
+                         device=self.cell.device, batch_size=self.cell.batch_size, model=self.cell.model, steps=steps,
                          precision=self.cell.precision)
-            described = call("describe")
-            median = self.time_rounds(benchmark, lambda: inside.append(call("one_round", key=key)),
-                                      built["samples_per_round"], kind, self.preset.rounds)
+            versions = call("describe")["versions"]
+            self.info(backend=backend.name, compiled_with=backend.compiles, jit_compile=built["jit_compile"],
+                      backend_versions={name: versions[name] for name in backend.packages if name in versions},
+                      batch_size=self.cell.batch_size, steps_per_round=built["steps"],
+                      compile_seconds=built["compile_seconds"], device=built["device"], worker_process_ids=pool.pids)
+            self.precision_info()
+            yield built, lambda function: call(function, key=key)
         except WorkerFailed as error:
             pytest.fail(f"{self.name}: {error}", pytrace=False)
         finally:
             if pool.get(environment).process is not None:
-                try:
+                with contextlib.suppress(WorkerFailed):
                     call("forget", key=key)
-                except WorkerFailed:
-                    pass
+
+    def time_in_backend_worker(self, benchmark: Any, kind: str) -> None:
+        """Rounds of a cell on another backend, timed through pytest-benchmark as calls to its
+        worker. The worker's own clock is kept beside it: the difference is the pipe's cost."""
+        inside: list[float] = []
+        with self.built_in_backend_worker(kind) as (built, call):
+            median = self.time_rounds(benchmark, lambda: inside.append(call("one_round")),
+                                      built["samples_per_round"], kind, self.preset.rounds)
         inside = inside[1:]  # pytest-benchmark's warm-up round first
-        self.precision_info()
-        versions = {name: version for name, version in described["versions"].items() if name in backend.packages}
-        self.info(backend=backend.name, backend_versions=versions, compiled_with=backend.compiles,
-                  jit_compile=built["jit_compile"], batch_size=self.cell.batch_size, steps_per_round=built["steps"],
-                  compile_seconds=built["compile_seconds"], device=built["device"],
-                  worker_round_seconds=inside, worker_process_ids=pool.pids)
+        self.info(worker_round_seconds=inside)
         self.interleaved_with_process_backend(kind, built["steps"])
         if median:
             samples_per_s = built["samples_per_round"] / median
@@ -228,8 +245,9 @@ class Bench:
         (tensorflow A, this backend B, both in workers, same steps): the ratio of round times
         with its interval. Reported, not gated: backends are compared, not regressed."""
         comparison = self.session.backend_comparison(self.cell.backend)
+        first = self.preset.ab_pairs[0]  # a report, not a gate: the first look's pairs give its interval
         try:
-            rounds = comparison.compare(kind, self.cell, comparison.plan(*self.preset.ab_pairs), self.say, steps)
+            rounds = comparison.compare(kind, self.cell, comparison.plan(first, first, first), self.say, steps)
         except WorkerFailed as error:
             pytest.fail(f"{self.name}: interleaved with {PROCESS_BACKEND}: {error}", pytrace=False)
         found = rounds.verdict
@@ -243,14 +261,14 @@ class TrainBench(Bench):
     def __call__(self, benchmark: Any) -> None:
         if self.on_other_backend():
             self.time_in_backend_worker(benchmark, "train")
-            return
-        trainer = self.session.trainer(self.cell)
-        self.process_backend_info()
-        self.time_steady_state(benchmark, trainer, "train", trainer.flops_per_sample())
-        for seconds_per_sample in self.extra_info.get(TIMING, ()):  # the speedups that follow use them
-            trainer.saw(seconds_per_sample * trainer.samples_per_round)
-        self.info(jit_compile=bool(trainer.model.jit_compile))
-        self.against_b("train", trainer.steps)
+        else:
+            trainer = self.session.trainer(self.cell)
+            self.process_backend_info()
+            self.time_steady_state(benchmark, trainer, "train", trainer.flops_per_sample())
+            for seconds_per_sample in self.extra_info.get(TIMING, ()):  # the speedups that follow use them
+                trainer.saw(seconds_per_sample * trainer.samples_per_round)
+            self.info(jit_compile=bool(trainer.model.jit_compile))
+            self.against_b("train", trainer.steps)
         self.trace("train", lambda: self.session.one_step(self.cell).run)
 
 
@@ -267,27 +285,45 @@ class InferenceBench(Bench):
     def __call__(self, benchmark: Any) -> None:
         if self.on_other_backend():
             self.time_in_backend_worker(benchmark, "inference")
-            return
-        predictor = self.build()
-        self.process_backend_info()
-        self.info(jit_compile=bool(getattr(getattr(predictor, "model", None), "jit_compile", False)))
-        self.time_steady_state(benchmark, predictor, "inference", predictor.flops_per_sample())
-        self.against_b("inference", predictor.steps)
+        else:
+            predictor = self.build()
+            self.process_backend_info()
+            self.info(jit_compile=bool(getattr(getattr(predictor, "model", None), "jit_compile", False)))
+            self.time_steady_state(benchmark, predictor, "inference", predictor.flops_per_sample())
+            self.against_b("inference", predictor.steps)
         self.trace("predict", lambda: self.session.one_batch(self.cell).predict)
 
 
 class LatencyBench(InferenceBench):
     """Batch-1 latency: every prediction waits for its result, as a serving caller does."""
 
+    warmup_rounds = 10
+
     def __call__(self, benchmark: Any) -> None:
-        predictor = self.build()
-        median = self.time_rounds(benchmark, predictor.predict_one, 1, "latency", self.preset.latency_rounds,
-                                  warmup_rounds=10)
-        self.info(compile_seconds=predictor.compile_seconds)
-        if median:
-            percentiles = measure.percentiles(self.extra_info[TIMING])
-            self.info(**{f"latency_{k}_ms": v * 1e3 for k, v in percentiles.items()})
+        if self.on_other_backend():
+            self.latency_in_backend_worker(benchmark)
+        else:
+            predictor = self.build()
+            median = self.time_rounds(benchmark, predictor.predict_one, 1, "latency", self.preset.latency_rounds,
+                                      warmup_rounds=self.warmup_rounds)
+            self.info(compile_seconds=predictor.compile_seconds)
+            if median:
+                percentiles = measure.percentiles(self.extra_info[TIMING])
+                self.info(**{f"latency_{k}_ms": v * 1e3 for k, v in percentiles.items()})
         self.trace("predict", lambda: self.session.one_batch(self.cell).predict)
+
+    def latency_in_backend_worker(self, benchmark: Any) -> None:
+        """Predictions on another backend, timed through pytest-benchmark as calls to its worker;
+        the percentiles are the worker's own clock's, as a pipe's tenth of a millisecond is not
+        small beside one prediction (pipe_seconds: what it added at the median)."""
+        inside: list[float] = []
+        with self.built_in_backend_worker("inference", steps=1) as (_, call):
+            median = self.time_rounds(benchmark, lambda: inside.append(call("one_prediction")), 1, "latency",
+                                      self.preset.latency_rounds, warmup_rounds=self.warmup_rounds)
+        inside = inside[self.warmup_rounds:]
+        if median:
+            self.info(worker_latency_seconds=inside, pipe_seconds=median - statistics.median(inside),
+                      **{f"latency_{k}_ms": v * 1e3 for k, v in measure.percentiles(inside).items()})
 
 
 class AccuracyBench(Bench):
@@ -509,7 +545,15 @@ class StepMemoryBench(Bench):
         """(work, estimated bytes): the step to measure, and what the analytic estimate says it needs."""
         raise NotImplementedError
 
+    @property
+    def tracked_here(self) -> bool:
+        """pytest-memray measures this cell in the pytest process (its body); a cell on another
+        backend is measured by memray inside that backend's worker."""
+        return not self.on_other_backend()
+
     def setup(self, node: pytest.Item) -> None:
+        if not self.tracked_here:
+            return
         skip_without_memray(node)
         self.work, self.estimated = self.build()
         headroom = MODELS[self.cell.model].memory_headroom
@@ -521,6 +565,9 @@ class StepMemoryBench(Bench):
             self.work()
 
     def __call__(self) -> None:
+        if not self.tracked_here:
+            self.measure_in_backend_worker()
+            return
         device_peak = memory.device_peak(self.placement(), self.steps)  # the steps measured
         self.info(device=self.placement().description, batch_size=self.cell.batch_size, steps_measured=self.steps_measured,
                   estimated_bytes=self.estimated, host_memory_cap_bytes=self.cap)
@@ -531,6 +578,33 @@ class StepMemoryBench(Bench):
     def host_peak_measured(self, peak: int) -> None:
         self.info(peak_memory_bytes=peak)
         self.verdicts.against_baseline(self.name, self.gates.peak_memory, peak, key=self.baseline_key)
+
+    def measure_in_backend_worker(self) -> None:
+        """The same steps, built and measured in the backend's worker (cellwork.step_memory),
+        judged as here: host peak against its baseline and the estimate's cap, device peak
+        (the backend allocator's) against its baseline."""
+        backend = self.cell.backend
+        self.say(f"measuring in the {backend} worker (memray there)")
+        try:
+            found = self.session.backend_call(
+                backend, "step_memory", kind=self.kind, run=self.session.run.worker_fields(), cell_id=self.cell.id,
+                device=self.cell.device, batch_size=self.cell.batch_size, model=self.cell.model,
+                steps_measured=self.steps_measured, precision=self.cell.precision)
+        except WorkerFailed as error:
+            pytest.fail(f"{self.name}: {error}", pytrace=False)
+        self.cap = memory.host_cap(MODELS[self.cell.model].memory_headroom, found["estimated_bytes"],
+                                   self.session.run.memory_budget)
+        self.info(device=found["device"], backend=backend, batch_size=self.cell.batch_size,
+                  steps_measured=self.steps_measured, estimated_bytes=found["estimated_bytes"],
+                  host_memory_cap_bytes=self.cap, memory_measured_in=f"the {backend} worker")
+        self.precision_info()
+        self.host_peak_measured(found["host_peak_bytes"])
+        self.verdicts.against_reference(self.name, PEAK_CAP, found["host_peak_bytes"], self.cap, WITHIN_CAP,
+                                        "the estimate's cap")
+        if found["device_peak_bytes"] is not None:
+            self.info(device_peak_memory_bytes=found["device_peak_bytes"])
+            self.verdicts.against_baseline(self.name, self.gates.device_peak_memory, found["device_peak_bytes"],
+                                           key=self.baseline_key)
 
 
 class TrainMemoryBench(StepMemoryBench):
@@ -543,6 +617,7 @@ class TrainMemoryBench(StepMemoryBench):
     """
 
     steps_measured = TRAIN_STEPS_MEASURED
+    kind = "train"
 
     def build(self) -> Any:
         step = self.session.one_step(self.cell)
@@ -551,6 +626,8 @@ class TrainMemoryBench(StepMemoryBench):
 
 class InferenceMemoryBench(StepMemoryBench):
     """One batch predicted (predict_on_batch, or the estimator's predict)."""
+
+    kind = "inference"
 
     def build(self) -> Any:
         one = self.session.one_batch(self.cell)

@@ -109,11 +109,78 @@ def one_round(key: str) -> float:
     return measure.seconds(_WORK[key].run_round)
 
 
+def one_prediction(key: str) -> float:
+    """Seconds of one prediction that waits for its result (a latency cell's sample), timed here."""
+    return measure.seconds(_WORK[key].predict_one)
+
+
+def _training_step(cell_id: str, spec: Any, dataset: Any, placement: Any, batch_size: int, options: Any) -> Any:
+    from accelbench import memory
+    from accelbench.training import OneStep
+
+    step = OneStep.build(cell_id, spec, dataset, placement, batch_size, options)
+    return step.run, memory.estimate(step.model).step(batch_size)
+
+
+def _predicted_batch(cell_id: str, spec: Any, dataset: Any, placement: Any, batch_size: int, options: Any) -> Any:
+    from accelbench import memory
+    from accelbench.inference import OneBatch
+
+    one = OneBatch.build(spec, dataset, placement, batch_size, options)
+    return one.predict, memory.estimate(one.model).inference(batch_size) if one.model else 0
+
+
+MEMORY_WORK = {"train": _training_step, "inference": _predicted_batch}  # a memory cell's kind -> its step
+
+
+def _step(kind: str, run: dict[str, Any], cell_id: str, device: str, batch_size: int, model: str,
+          precision: str) -> tuple[Any, Any, int]:
+    """(placement, one step of the cell's kind, its estimated bytes), built and warmed up."""
+    from accelbench.models import MODELS, ModelOptions
+
+    placement = _placement(device, run["intra_op_threads"])
+    dataset = _dataset(run["dataset"], run["data_dir"], run["max_train_samples"])
+    options = ModelOptions(deep_layers=run["deep_layers"], seed=run["seed"], precision=precision)
+    return placement, *MEMORY_WORK[kind](cell_id, MODELS[model], dataset, placement, batch_size, options)
+
+
+def step_memory(kind: str, run: dict[str, Any], cell_id: str, device: str, batch_size: int, model: str,
+                steps_measured: int, precision: str = REFERENCE_PRECISION) -> dict[str, Any]:
+    """A memory cell measured here, as the pytest process measures its own (StepMemoryBench):
+    the step built and warmed up, then memray's host peak over `steps_measured` steps, the
+    backend allocator's device peak where it keeps one, and the analytic estimate."""
+    from accelbench import memory
+
+    placement, work, estimated = _step(kind, run, cell_id, device, batch_size, model, precision)
+
+    def steps() -> None:
+        for _ in range(steps_measured):
+            work()
+
+    host_peak = memory.host_peak(steps)
+    device_peak = backends.device_peak_bytes(_backend(), device, steps)
+    return {"host_peak_bytes": host_peak, "device_peak_bytes": device_peak, "estimated_bytes": estimated,
+            "device": placement.description}
+
+
 def peak(key: str) -> int:
     """Host bytes memray sees at the high-water mark of one round of the cell's work."""
     from accelbench import memory
 
     return memory.host_peak(_WORK[key].run_round)
+
+
+def trace_steps(phase: str, run: dict[str, Any], cell_id: str, device: str, batch_size: int, model: str,
+                directory: str, cell_name: str, precision: str = REFERENCE_PRECISION) -> dict[str, Any]:
+    """A step trace of the cell's phase ("train" or "predict") taken here with this backend's
+    profiler (traces.PROFILERS)."""
+    from accelbench import traces
+
+    _, work, _ = _step(TRACED_KINDS[phase], run, cell_id, device, batch_size, model, precision)
+    return traces.trace_steps(Path(directory), cell_name, phase, work, backend=_backend())
+
+
+TRACED_KINDS = {"train": "train", "predict": "inference"}  # a trace's phase -> the MEMORY_WORK step it traces
 
 
 def forget(key: str) -> None:

@@ -181,7 +181,7 @@ def pytest_runtest_call(item: pytest.Item):
 def _hand_over_host_peak(item: pytest.Item, bench: Bench) -> None:
     """Give a memory cell the peak pytest-memray measured over its body (its limit_memory
     marker makes pytest-memray track it, with or without --memray)."""
-    if hasattr(bench, "host_peak_measured"):
+    if getattr(bench, "tracked_here", False):
         manager = item.config.pluginmanager.get_plugin("memray_manager")
         result = manager.results.get(item.nodeid) if manager else None
         if result is None:

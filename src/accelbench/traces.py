@@ -1,22 +1,24 @@
-"""Step traces (--trace-dir): a few steady-state steps of a cell under TensorFlow's profiler,
+"""Step traces (--trace-dir): a few steady-state steps of a cell under its backend's profiler,
 taken once every cell of the run has finished, so that no timed round follows a trace.
 
 Each traced cell gets a folder with
-- tensorboard/: the profiler's XSpace (plugins/profile/<run>/<host>.xplane.pb), which
-  TensorBoard's profile tab reads (`tensorboard --logdir DIR/<cell>/tensorboard`); every step
-  is a TraceMe step marker, so its step-time view lines up with the steps below;
+- tensorboard/: the profiler's own output, which TensorBoard's profile tab reads
+  (`tensorboard --logdir DIR/<cell>/tensorboard`): TensorFlow's and JAX's XSpace
+  (plugins/profile/<run>/<host>.xplane.pb), every step a step marker, so its step-time view
+  lines up with the steps below; PyTorch's profiler trace (*.pt.trace.json) on torch;
 - steps.trace.json: a Chrome-trace JSON of the same steps, one complete event each on one
   thread, that opens in Perfetto (ui.perfetto.dev) or chrome://tracing without TensorBoard.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,31 +33,63 @@ def folder_for(directory: Path, cell_name: str) -> Path:
     return directory / re.sub(r"[^A-Za-z0-9_.-]+", "-", cell_name).strip("-")
 
 
-def trace_steps(directory: Path, cell_name: str, phase: str, step: Callable[[], Any],
-                say: Callable[[str], None] = progress.quiet, steps: int = TRACED_STEPS) -> dict[str, Any]:
-    """Profile `steps` calls of `step` (one training or inference step each); returns what
-    extra_info keeps about the trace."""
+@contextlib.contextmanager
+def _tensorflow_profile(folder: Path) -> Iterator[Callable[[str, int], Any]]:
     import tensorflow as tf
 
+    tf.profiler.experimental.start(str(folder))
+    try:
+        yield lambda phase, number: tf.profiler.experimental.Trace(phase, step_num=number, _r=1)
+    finally:
+        tf.profiler.experimental.stop()
+
+
+@contextlib.contextmanager
+def _jax_profile(folder: Path) -> Iterator[Callable[[str, int], Any]]:
+    import jax
+
+    with jax.profiler.trace(str(folder)):
+        yield lambda phase, number: jax.profiler.StepTraceAnnotation(phase, step_num=number)
+
+
+@contextlib.contextmanager
+def _torch_profile(folder: Path) -> Iterator[Callable[[str, int], Any]]:
+    import torch
+
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if torch.cuda.is_available():
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+    with torch.profiler.profile(activities=activities,
+                                on_trace_ready=torch.profiler.tensorboard_trace_handler(str(folder))):
+        yield lambda phase, number: torch.profiler.record_function(f"{phase} step {number}")
+
+
+# Keras backend -> its profiler, as a context manager over the traced steps that yields how to
+# mark one step (phase, number).
+PROFILERS = {"tensorflow": _tensorflow_profile, "jax": _jax_profile, "torch": _torch_profile}
+
+
+def trace_steps(directory: Path, cell_name: str, phase: str, step: Callable[[], Any],
+                say: Callable[[str], None] = progress.quiet, steps: int = TRACED_STEPS,
+                backend: str = "tensorflow") -> dict[str, Any]:
+    """Profile `steps` calls of `step` (one training or inference step each) with the backend's
+    profiler; returns what extra_info keeps about the trace."""
     folder = folder_for(directory, cell_name)
     folder.mkdir(parents=True, exist_ok=True)
     say(f"tracing {steps} {phase} steps")
     for _ in range(WARMUP_STEPS):
         step()
     spans = []
-    tf.profiler.experimental.start(str(folder / "tensorboard"))
-    try:
+    with PROFILERS[backend](folder / "tensorboard") as marked:
         for number in range(steps):
-            with tf.profiler.experimental.Trace(phase, step_num=number, _r=1):
+            with marked(phase, number):
                 start = time.perf_counter_ns()
                 step()
                 spans.append((start, time.perf_counter_ns()))
-    finally:
-        tf.profiler.experimental.stop()
     chrome = folder / "steps.trace.json"
     chrome.write_text(json.dumps(chrome_trace(cell_name, phase, spans), indent=1), encoding="utf-8")
     return {"trace_dir": str(folder / "tensorboard"), "chrome_trace": str(chrome), "traced_steps": steps,
-            "traced_step_ms": [round((end - start) / 1e6, 4) for start, end in spans]}
+            "traced_step_ms": [round((end - start) / 1e6, 4) for start, end in spans], "profiler": backend}
 
 
 def chrome_trace(cell_name: str, phase: str, spans: list[tuple[int, int]]) -> dict[str, Any]:
