@@ -230,9 +230,9 @@ class Bench:
         with self.built_in_backend_worker(kind) as (built, call):
             median = self.time_rounds(benchmark, lambda: inside.append(call("one_round")),
                                       built["samples_per_round"], kind, self.preset.rounds)
+            self.interleaved_with_process_backend(kind, built)
         inside = inside[1:]  # pytest-benchmark's warm-up round first
         self.info(worker_round_seconds=inside)
-        self.interleaved_with_process_backend(kind, built["steps"])
         if median:
             samples_per_s = built["samples_per_round"] / median
             self.info(samples_per_s=samples_per_s, pipe_seconds=median - statistics.median(inside))
@@ -240,14 +240,15 @@ class Bench:
                 self.info(flops_per_sample=built["flops_per_sample"],
                           achieved_flops=built["flops_per_sample"] * samples_per_s)
 
-    def interleaved_with_process_backend(self, kind: str, steps: int) -> None:
+    def interleaved_with_process_backend(self, kind: str, built: dict[str, Any]) -> None:
         """The cell's rounds interleaved with tensorflow's, as an A/B run interleaves A and B
         (tensorflow A, this backend B, both in workers, same steps): the ratio of round times
         with its interval. Reported, not gated: backends are compared, not regressed."""
         comparison = self.session.backend_comparison(self.cell.backend)
         first = self.preset.ab_pairs[0]  # a report, not a gate: the first look's pairs give its interval
         try:
-            rounds = comparison.compare(kind, self.cell, comparison.plan(first, first, first), self.say, steps)
+            rounds = comparison.compare(kind, self.cell, comparison.plan(first, first, first), self.say,
+                                        built["steps"], built={"B": built})  # this backend's worker holds it
         except WorkerFailed as error:
             pytest.fail(f"{self.name}: interleaved with {PROCESS_BACKEND}: {error}", pytrace=False)
         found = rounds.verdict

@@ -161,10 +161,12 @@ class Session:
         """Workers of tensorflow (A) and of `backend` (B), whose cells' rounds are interleaved as
         an A/B run's are: the ratio between backends with its interval, reported, not gated."""
         if backend not in self._backend_comparisons:
-            # A report, not a gate: no confirmation in fresh processes.
+            # A report, not a gate: no confirmation in fresh processes, no memory peaks. B is the
+            # backend's own worker, which holds the cell its timed rounds were taken on.
             setup = ab.Setup(BACKENDS[backend].environment(), min_effect=0.05, strict=False, seed=0,
-                             deadline_s=self.run.worker_deadline_s, confirmations=0)
-            self._backend_comparisons[backend] = ab.ABRun(setup, self.run.worker_fields())
+                             deadline_s=self.run.worker_deadline_s, confirmations=0, peaks=False)
+            self._backend_comparisons[backend] = ab.ABRun(setup, self.run.worker_fields(),
+                                                          workers=self.backend_workers)
         return self._backend_comparisons[backend]
 
     @functools.cached_property
