@@ -25,8 +25,8 @@ processes each) spread by 0.7% to
 4.9% (sd), most for mlp_wide training and the SVM's batch-256 inference (0.946-1.060 between
 processes whose numpy and scikit-learn were the same build), and no number of rounds inside one
 pair of processes can tell that from B. The fail stands only if each of CONFIRMATIONS fresh
-pairs of processes shows B slower again over `most` pairs (one-sided p < CONFIRM_ALPHA, median
-ratio above 1); otherwise the cell is unknown, saying the slowdown did not repeat. A slowdown
+pairs of processes shows B slower again over up to `most` pairs (one-sided p < CONFIRM_ALPHA, median
+ratio above 1; fresh_pairs stops at a look where B is not slower at all); otherwise the cell is unknown, saying the slowdown did not repeat. A slowdown
 whose interval starts above 1 + BEYOND_PROCESS_SPREAD is beyond any process effect seen and
 fails at once. In a simulation with the measured process spreads, 46 of 100 A/A runs failed
 a cell with no confirmation, 12 with one, 3 with two (tests/test_comparison.py).
