@@ -23,15 +23,12 @@ def serving_model(spec: ModelSpec, dataset: Dataset, placement: Placement, optio
         return spec.build(dataset.input_shape, NUM_CLASSES, options)
 
 
-class KerasRounds:
-    """What a Keras predictor's rounds share, whatever runs its batches (`_predict(steps)`)."""
+class BatchRounds:
+    """What every predictor's rounds share: `steps` batches of `batch_size` a round, whatever
+    predicts them (`_predict(steps)`)."""
 
-    model: Any
     batch_size: int
     steps: int
-
-    def flops_per_sample(self) -> float:
-        return forward_flops_per_sample(self.model)
 
     def run_round(self) -> float:
         return self._predict(self.steps)
@@ -43,6 +40,15 @@ class KerasRounds:
     def predict_one(self) -> float:
         """One batch, synced: the latency a caller waits for."""
         return self._predict(1)
+
+
+class KerasRounds(BatchRounds):
+    """A Keras predictor's rounds, whatever feeds its batches."""
+
+    model: Any
+
+    def flops_per_sample(self) -> float:
+        return forward_flops_per_sample(self.model)
 
 
 @dataclass
@@ -151,7 +157,7 @@ def fitted_estimator(spec: ModelSpec, dataset: Dataset, options: ModelOptions) -
 
 
 @dataclass
-class SklearnPredictor:
+class SklearnPredictor(BatchRounds):
     """A fitted scikit-learn estimator predicting batches of flattened test images on the CPU."""
 
     estimator: Any
@@ -178,16 +184,6 @@ class SklearnPredictor:
         for index in range(steps):
             labels = self.estimator.predict(self.batches[index % len(self.batches)])
         return float(labels[0])
-
-    def run_round(self) -> float:
-        return self._predict(self.steps)
-
-    @property
-    def samples_per_round(self) -> int:
-        return self.steps * self.batch_size
-
-    def predict_one(self) -> float:
-        return self._predict(1)
 
     def flops_per_sample(self) -> None:
         return None  # kernel evaluations, not the dense/conv work the FLOP count covers
