@@ -33,3 +33,18 @@ def test_steps_for_bounds():
     assert measure.steps_for(0.3, 0.01) == 30
     assert measure.steps_for(0.3, 1.0) == 1
     assert measure.steps_for(0.3, 0.0) == measure.MAX_STEPS_PER_ROUND
+
+
+def test_a_partner_runs_round_for_round_around_the_timed_rounds_in_the_given_orders():
+    events = []
+    partner = measure.Partner(lambda: events.append("A") or 1.0, [("A", "B"), ("B", "A"), ("B", "A")],
+                              warmup_rounds=1)
+    for _ in range(1 + 3 + 1):  # as pedantic() calls them: a warm-up, 3 timed rounds, --benchmark-cprofile's extra
+        partner.setup()
+        events.append("B")
+        partner.teardown()
+    assert events == ["B", "A", "B", "B", "A", "B", "A", "B"]  # no partner for the warm-up or the extra call
+    assert partner.seconds == [1.0, 1.0, 1.0]
+    disabled = measure.Partner(lambda: 1.0, [("A", "B")], warmup_rounds=1)
+    disabled.setup()  # --benchmark-disable: one untimed call, no teardown
+    assert disabled.seconds == []

@@ -617,6 +617,11 @@ def test_jax_cells_run_in_a_worker_of_their_own_beside_tensorflow_s(suite):
     assert jax_train["jit_compile"] is True  # Keras compiles a JAX step with jax.jit unless told not to
     assert len(jax_train["worker_round_seconds"]) == PRESETS["smoke"].rounds
     assert 0 <= jax_train["pipe_seconds"] < 0.01  # the call to the worker adds little to a round
+    for jax_cell in (jax_train, cells["test_inference[jax-cpu-bs32-mlp]"]):  # round for round with tensorflow's
+        assert len(jax_cell["tensorflow_round_seconds"]) == jax_cell["time_per_sample_over_tensorflow_pairs"] == \
+            PRESETS["smoke"].rounds
+        low, high = jax_cell["time_per_sample_over_tensorflow_ci95"]
+        assert 0 < low <= jax_cell["time_per_sample_over_tensorflow"] <= high
     for pid in jax_train["worker_process_ids"]:  # the jax worker ended with the run
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)

@@ -38,7 +38,6 @@ class Setup:
     seed: int
     deadline_s: float  # of one call to a worker (a build, a round)
     confirmations: int = comparison.CONFIRMATIONS  # fresh pairs of processes a fail must repeat in
-    peaks: bool = True  # take each side's memray peak of one round (a report of backends needs none)
 
     @classmethod
     def from_options(cls, python: str | None, variables: tuple[tuple[str, str], ...] | None, min_effect: float,
@@ -58,8 +57,8 @@ class Rounds:
     a_build: dict[str, Any]
     b_build: dict[str, Any]
     verdict: comparison.Comparison
-    a_peak: int | None
-    b_peak: int | None
+    a_peak: int
+    b_peak: int
 
 
 @dataclass
@@ -77,13 +76,12 @@ class ABRun:
     def call(self, side: str, function: str, **kwargs: Any) -> Any:
         return self.workers.call(self.environments[side], f"{CELLWORK}:{function}", self.setup.deadline_s, **kwargs)
 
-    def call_both(self, function: str, sides: tuple[str, ...] = ("A", "B"), **kwargs: Any) -> dict[str, Any]:
-        """The same call in A and B (or those of `sides`) at once: for what is not timed side
-        against side (a start, a build, a memory peak), so that an A/B run does not pay for it
-        twice over."""
-        results = self.workers.call_each([self.environments[side] for side in sides], f"{CELLWORK}:{function}",
+    def call_both(self, function: str, **kwargs: Any) -> dict[str, Any]:
+        """The same call in A and B at once: for what is not timed side against side (a start,
+        a build, a memory peak), so that an A/B run does not pay for it twice over."""
+        results = self.workers.call_each(list(self.environments.values()), f"{CELLWORK}:{function}",
                                          self.setup.deadline_s, **kwargs)
-        return dict(zip(sides, results))
+        return dict(zip(self.environments, results))
 
     def describe(self) -> dict[str, dict[str, Any]]:
         """Each side's library versions and fingerprint, asked once (both workers start here)."""
@@ -94,29 +92,22 @@ class ABRun:
     def plan(self, first: int, step: int, most: int) -> comparison.Plan:
         return comparison.Plan(self.setup.min_effect, first, step, most, self.cells_judged)
 
-    def compare(self, kind: str, cell: Any, plan: comparison.Plan, say: Callable[[str], None], steps: int,
-                built: dict[str, dict[str, Any]] | None = None) -> Rounds:
+    def compare(self, kind: str, cell: Any, plan: comparison.Plan, say: Callable[[str], None], steps: int) -> Rounds:
         """Build the cell's work on both sides at `steps` per round (the pytest process's
         calibration), then interleave single rounds until a look decides; a fail is confirmed
-        in fresh processes. `built`: the sides whose worker already holds the cell's work under
-        its key (cellwork.prepare's answer, by side), which are not built again."""
+        in fresh processes."""
         key = f"{kind}:{cell.id}"
         fields = self._fields(key, kind, cell, steps)
         try:
-            builds = dict(built or {})
-            missing = tuple(side for side in self.environments if side not in builds)
-            if missing:
-                say(f"A/B: building in {' and '.join(missing)}")
-                builds.update(self.call_both("prepare", missing, **fields))
+            say("A/B: building in A and B")
+            builds = self.call_both("prepare", **fields)
             seconds: dict[str, list[float]] = {"A": [], "B": []}
             orders = comparison.order(plan.most, self.setup.seed + zlib.crc32(key.encode()))
             found, ratios = comparison.looks(lambda n: self._pairs(key, orders, n, seconds, say), plan)
             found = comparison.confirmed(found, ratios, lambda: self._fresh(key, plan, seconds, fields, say),
                                          self.setup.confirmations)
-            peaks = {"A": None, "B": None}
-            if self.setup.peaks:
-                say("A/B: host peak of one round in A and in B (memray)")
-                peaks = self.call_both("peak", key=key)  # bytes, not seconds: both at once
+            say("A/B: host peak of one round in A and in B (memray)")
+            peaks = self.call_both("peak", key=key)  # bytes, not seconds: both at once
             return Rounds(seconds["A"], seconds["B"], builds["A"], builds["B"], found, peaks["A"], peaks["B"])
         finally:
             self._forget(key)

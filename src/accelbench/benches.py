@@ -7,18 +7,18 @@ import contextlib
 import dataclasses
 import os
 import statistics
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
-from accelbench import analysis, cells, costs, distributed, fingerprint, growth, measure, memory, projection, traces
+from accelbench import analysis, cells, comparison, costs, distributed, fingerprint, growth, measure, memory, projection, traces
 from accelbench.backends import BACKENDS, PROCESS_BACKEND
 from accelbench.cells import Cell, Grid, ModelOn, Pair, Spread, SvmCell
 from accelbench.data import NUM_CLASSES
 from accelbench.devices import kind_of
-from accelbench.inference import PREDICTORS
 from accelbench.models import MODELS
 from accelbench.precisions import PRECISIONS, REFERENCE_PRECISION
 from accelbench.registry import Registry
@@ -29,9 +29,6 @@ from accelbench.verdicts import (AB_COMPILE, AB_COMPILE_RULE, AB_PEAK, AB_TIME, 
 from accelbench.workers import WorkerFailed
 
 BACKEND_ACCURACY_GAP = "accuracy_gap_to_tensorflow"  # a backend's recipe accuracy minus tensorflow's
-# Interleaved rounds of a backend against tensorflow: a report, not a gate, of ratios far from 1
-# (jax over tensorflow 0.6-7x here); 8 pairs give its 95% interval (the 2nd and 7th ratios).
-BACKEND_PAIRS = 8
 # A memory cell measured in a backend's worker: pytest-memray's limit_memory cap cannot reach
 # that process, so its peak is held to the same cap here.
 WITHIN_CAP = RelativeGrowth(0.0)
@@ -90,10 +87,12 @@ class Bench:
              for k, v in values.items() if v is not None})
 
     def time_rounds(self, benchmark: Any, target: Callable[[], object], samples_per_round: int, work: str,
-                    rounds: int, warmup_rounds: int = 1, setup: Callable | None = None) -> float | None:
+                    rounds: int, warmup_rounds: int = 1, setup: Callable | None = None,
+                    teardown: Callable | None = None) -> float | None:
         """Time rounds of fixed work through pytest-benchmark and judge them against a compared
         run, per sample; returns the median round's seconds (None under --benchmark-disable)."""
-        benchmark.pedantic(target, setup=setup, rounds=rounds, warmup_rounds=warmup_rounds, iterations=1)
+        benchmark.pedantic(target, setup=setup, teardown=teardown, rounds=rounds, warmup_rounds=warmup_rounds,
+                           iterations=1)
         self.info(work=work, cell=self.cell.id, device=self.placement().description)
         stats = getattr(benchmark, "stats", None)
         if not stats:  # --benchmark-disable: nothing was timed
@@ -228,13 +227,16 @@ class Bench:
 
     def time_in_backend_worker(self, benchmark: Any, kind: str) -> None:
         """Rounds of a cell on another backend, timed through pytest-benchmark as calls to its
-        worker. The worker's own clock is kept beside it: the difference is the pipe's cost."""
+        worker, each paired with a round of the same cell on tensorflow (process_backend_partner).
+        The worker's own clock is kept beside pytest-benchmark's: the difference is the pipe's cost."""
         inside: list[float] = []
         with self.built_in_backend_worker(kind) as (built, call):
+            partner = self.process_backend_partner(kind)
             median = self.time_rounds(benchmark, lambda: inside.append(call("one_round")),
-                                      built["samples_per_round"], kind, self.preset.rounds)
-            self.interleaved_with_process_backend(kind, built)
-        inside = inside[1:]  # pytest-benchmark's warm-up round first
+                                      built["samples_per_round"], kind, self.preset.rounds,
+                                      setup=partner.setup if partner else None,
+                                      teardown=partner.teardown if partner else None)
+        inside = inside[1:1 + self.preset.rounds]  # pytest-benchmark's warm-up round first
         self.info(worker_round_seconds=inside)
         if median:
             samples_per_s = built["samples_per_round"] / median
@@ -242,21 +244,33 @@ class Bench:
             if built["flops_per_sample"]:
                 self.info(flops_per_sample=built["flops_per_sample"],
                           achieved_flops=built["flops_per_sample"] * samples_per_s)
+        if partner and len(partner.seconds) == len(inside) > 1:
+            reference = self.session.reference_work(kind, self.cell)
+            self.against_process_backend([s / reference.samples_per_round for s in partner.seconds],
+                                         [s / built["samples_per_round"] for s in inside])
+            self.info(tensorflow_round_seconds=partner.seconds, tensorflow_steps_per_round=reference.steps)
 
-    def interleaved_with_process_backend(self, kind: str, built: dict[str, Any]) -> None:
-        """The cell's rounds interleaved with tensorflow's, as an A/B run interleaves A and B
-        (tensorflow A, this backend B, both in workers, same steps): the ratio of round times
-        with its interval. Reported, not gated: backends are compared, not regressed."""
-        comparison = self.session.backend_comparison(self.cell.backend)
-        pairs = BACKEND_PAIRS
-        try:
-            rounds = comparison.compare(kind, self.cell, comparison.plan(pairs, pairs, pairs), self.say,
-                                        built["steps"], built={"B": built})  # this backend's worker holds it
-        except WorkerFailed as error:
-            pytest.fail(f"{self.name}: interleaved with {PROCESS_BACKEND}: {error}", pytrace=False)
-        found = rounds.verdict
-        self.info(round_time_over_tensorflow=found.ratio, round_time_over_tensorflow_ci95=[found.low, found.high],
-                  round_time_over_tensorflow_pairs=found.pairs)
+    def process_backend_partner(self, kind: str) -> measure.Partner | None:
+        """The same cell's work on tensorflow, in this process (built once, as its own cell timed
+        it), run round for round around this backend's timed rounds in seeded A B / B A order, as
+        an A/B run interleaves A and B. None under pytest-memray, which would slow only this
+        process's rounds."""
+        if self.session.run.memray_tracking:
+            self.info(time_per_sample_over_tensorflow=f"not measured: {MEMRAY_REASON}")
+            return None
+        self.say(f"timed round for round with {PROCESS_BACKEND}'s work of the same cell, in this process")
+        reference = self.session.reference_work(kind, self.cell)
+        orders = comparison.order(self.preset.rounds, zlib.crc32(self.name.encode()))
+        return measure.Partner(lambda: measure.seconds(reference.run_round), orders, warmup_rounds=1)
+
+    def against_process_backend(self, tensorflow_per_sample: list[float], here_per_sample: list[float]) -> None:
+        """This backend's time per sample over tensorflow's, the median of the pairs' ratios with
+        its 95% interval. Per sample: each backend runs its own calibrated steps a round, the
+        round length the same. Reported, not gated: backends are compared, not regressed."""
+        ratios = comparison.ratios(tensorflow_per_sample, here_per_sample)
+        low, high = analysis.median_interval(ratios)
+        self.info(time_per_sample_over_tensorflow=statistics.median(ratios),
+                  time_per_sample_over_tensorflow_ci95=[low, high], time_per_sample_over_tensorflow_pairs=len(ratios))
 
 
 class TrainBench(Bench):
@@ -280,11 +294,7 @@ class InferenceBench(Bench):
     """Inference throughput of one cell: full batches of test images, no training."""
 
     def build(self):
-        spec = MODELS[self.cell.model]
-        return PREDICTORS[spec.framework].build(
-            spec, self.session.dataset, self.placement(), self.cell.batch_size,
-            self.session.model_options(self.cell), self.preset.predict_round_seconds,
-            steps=self.verdicts.saved_steps("inference", self.cell.id))
+        return self.session.predictor(self.cell)
 
     def __call__(self, benchmark: Any) -> None:
         if self.on_other_backend():

@@ -6,6 +6,7 @@ import gc
 import math
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 MAX_STEPS_PER_ROUND = 10_000
 CALIBRATION_STEPS = 5  # steps timed to size a round
@@ -67,6 +68,35 @@ def interleaved(first: Callable[[], float], second: Callable[[], float],
         if collecting:
             gc.enable()
     return firsts, seconds_
+
+
+@dataclass
+class Partner:
+    """Rounds of a partner's work run around pytest-benchmark's rounds of a cell, as pedantic()'s
+    setup and teardown, so that the two interleave in one pass: pair i is the cell's timed round
+    i and the partner's round i, the partner first where orders[i] is ("A", "B") (A: the partner;
+    comparison.order). Warm-up rounds, and the extra calls of --benchmark-cprofile, get none.
+    Half the rounds a separate interleaving would take, and the cell's rounds are the ones
+    its benchmark reports."""
+
+    round_seconds: Callable[[], float]  # one round of the partner, timed by its own clock
+    orders: list[tuple[str, str]]
+    warmup_rounds: int
+    seconds: list[float] = field(default_factory=list)  # the partner's, in pair order
+    calls: int = 0  # of setup: rounds begun, warm-ups included
+
+    def _pair(self) -> tuple[str, str] | None:
+        pair = self.calls - 1 - self.warmup_rounds
+        return self.orders[pair] if 0 <= pair < len(self.orders) else None
+
+    def setup(self) -> None:
+        self.calls += 1
+        if (self._pair() or ("B",))[0] == "A":
+            self.seconds.append(self.round_seconds())
+
+    def teardown(self, *_: object) -> None:
+        if (self._pair() or ("B", "B"))[1] == "A":
+            self.seconds.append(self.round_seconds())
 
 
 def best_ratio(reference: Sequence[float], candidate: Sequence[float]) -> float:

@@ -19,7 +19,7 @@ from accelbench.precisions import REFERENCE_PRECISION
 from accelbench.costs import Projected
 from accelbench.cells import Cell, Grid
 from accelbench.devices import Inventory, Placement
-from accelbench.inference import OneBatch
+from accelbench.inference import PREDICTORS, OneBatch
 from accelbench.models import MODELS, ModelOptions
 from accelbench.presets import PRESETS, Preset
 from accelbench.sizing import Sizing
@@ -119,7 +119,7 @@ class Session:
         self.process_results: dict[Any, Any] = {}  # a distributed.Job -> its Result, for cells that share a job
         self._trainers: dict[Cell, Trainer] = {}
         self._accuracy_runs: dict[Cell, AccuracyRun] = {}
-        self._backend_comparisons: dict[str, ab.ABRun] = {}
+        self._predictors: dict[Cell, Any] = {}
 
     # --- lazily found: TensorFlow starts only when a benchmark is collected -------------------
     @functools.cached_property
@@ -157,18 +157,6 @@ class Session:
         """The run's two workers, A and B, started on first use; None for a plain run."""
         return ab.ABRun(self.run.ab_setup, self.run.worker_fields()) if self.run.ab_setup else None
 
-    def backend_comparison(self, backend: str) -> ab.ABRun:
-        """Workers of tensorflow (A) and of `backend` (B), whose cells' rounds are interleaved as
-        an A/B run's are: the ratio between backends with its interval, reported, not gated."""
-        if backend not in self._backend_comparisons:
-            # A report, not a gate: no confirmation in fresh processes, no memory peaks. B is the
-            # backend's own worker, which holds the cell its timed rounds were taken on.
-            setup = ab.Setup(BACKENDS[backend].environment(), min_effect=0.05, strict=False, seed=0,
-                             deadline_s=self.run.worker_deadline_s, confirmations=0, peaks=False)
-            self._backend_comparisons[backend] = ab.ABRun(setup, self.run.worker_fields(),
-                                                          workers=self.backend_workers)
-        return self._backend_comparisons[backend]
-
     @functools.cached_property
     def backend_workers(self) -> workers.Workers:
         """One worker per Keras backend other than the pytest process's, started on first use."""
@@ -180,8 +168,6 @@ class Session:
             self.ab_run.end()
         if "backend_workers" in self.__dict__:
             self.backend_workers.end()
-        for comparison in self._backend_comparisons.values():
-            comparison.end()
         workers.end_all()
 
     def prepare(self) -> None:
@@ -208,6 +194,22 @@ class Session:
                 cell.batch_size, self.model_options(cell), self.run.preset.round_seconds,
                 steps=self.verdicts.saved_steps("train", cell.id))
         return self._trainers[cell]
+
+    def predictor(self, cell: Cell) -> Any:
+        """Built, calibrated and warmed up once per cell, as a trainer is: its inference and
+        latency cells time it, and another backend's inference cell is interleaved with it."""
+        if cell not in self._predictors:
+            spec = MODELS[cell.model]
+            self._predictors[cell] = PREDICTORS[spec.framework].build(
+                spec, self.dataset, self.placement(cell.device), cell.batch_size, self.model_options(cell),
+                self.run.preset.predict_round_seconds, steps=self.verdicts.saved_steps("inference", cell.id))
+        return self._predictors[cell]
+
+    def reference_work(self, kind: str, cell: Cell) -> Any:
+        """The work of `cell` on this process's backend (a Trainer or Predictor, built once): what
+        another backend's cell of that kind is interleaved with."""
+        same_cell_here = dataclasses.replace(cell, backend=PROCESS_BACKEND)
+        return {"train": self.trainer, "inference": self.predictor}[kind](same_cell_here)
 
     def target_accuracy(self, model: str) -> float:
         spec = MODELS[model]
