@@ -163,7 +163,8 @@ OPTIONS = (
     Option("--batch-sizes", positive_ints, "LIST", "Comma list of positive batch sizes.", None),
     Option("--models", _names_in(MODELS), "LIST", f"Comma list from: {', '.join(MODELS)}.", None),
     Option("--backends", _names_in(BACKENDS), "LIST",
-           f"Comma list of Keras 3 backends the training and inference cells run on, from: {', '.join(BACKENDS)}. "
+           f"Comma list of Keras 3 backends the training, inference, latency, memory and recipe cells run on, "
+           f"from: {', '.join(BACKENDS)}. "
            "Each backend other than tensorflow runs in a worker process of its own (KERAS_BACKEND set); "
            "with several, cell ids start with the backend.", "tensorflow"),
     Option("--precisions", _names_in(PRECISIONS), "LIST",
