@@ -32,6 +32,9 @@ BACKEND_ACCURACY_GAP = "accuracy_gap_to_tensorflow"  # a backend's recipe accura
 # A memory cell measured in a backend's worker: pytest-memray's limit_memory cap cannot reach
 # that process, so its peak is held to the same cap here.
 WITHIN_CAP = RelativeGrowth(0.0)
+# pytest-benchmark's unpaired warm-up rounds of a cell on another backend (its worker's first
+# round after the build; the tensorflow partner is already warm)
+BACKEND_WARMUP_ROUNDS = 1
 
 SVM_FIT_ROUNDS = 10  # fits take milliseconds; a comparison ranks the fast half of the rounds
 # limit_leaks: what one allocation site may still hold after the repeated predictions.
@@ -227,16 +230,17 @@ class Bench:
 
     def time_in_backend_worker(self, benchmark: Any, kind: str) -> None:
         """Rounds of a cell on another backend, timed through pytest-benchmark as calls to its
-        worker, each paired with a round of the same cell on tensorflow (process_backend_partner).
+        worker, each paired with a round of the same cell on tensorflow (round_for_round).
         The worker's own clock is kept beside pytest-benchmark's: the difference is the pipe's cost."""
         inside: list[float] = []
         with self.built_in_backend_worker(kind) as (built, call):
-            partner = self.process_backend_partner(kind)
+            reference = self.process_backend_reference(kind)
+            partner = self.round_for_round(reference) if reference else None
             median = self.time_rounds(benchmark, lambda: inside.append(call("one_round")),
-                                      built["samples_per_round"], kind, self.preset.rounds,
+                                      built["samples_per_round"], kind, self.preset.rounds, BACKEND_WARMUP_ROUNDS,
                                       setup=partner.setup if partner else None,
                                       teardown=partner.teardown if partner else None)
-        inside = inside[1:1 + self.preset.rounds]  # pytest-benchmark's warm-up round first
+        inside = inside[BACKEND_WARMUP_ROUNDS:BACKEND_WARMUP_ROUNDS + self.preset.rounds]
         self.info(worker_round_seconds=inside)
         if median:
             samples_per_s = built["samples_per_round"] / median
@@ -245,23 +249,24 @@ class Bench:
                 self.info(flops_per_sample=built["flops_per_sample"],
                           achieved_flops=built["flops_per_sample"] * samples_per_s)
         if partner and len(partner.seconds) == len(inside) > 1:
-            reference = self.session.reference_work(kind, self.cell)
             self.against_process_backend([s / reference.samples_per_round for s in partner.seconds],
                                          [s / built["samples_per_round"] for s in inside])
             self.info(tensorflow_round_seconds=partner.seconds, tensorflow_steps_per_round=reference.steps)
 
-    def process_backend_partner(self, kind: str) -> measure.Partner | None:
+    def process_backend_reference(self, kind: str) -> Any:
         """The same cell's work on tensorflow, in this process (built once, as its own cell timed
-        it), run round for round around this backend's timed rounds in seeded A B / B A order, as
-        an A/B run interleaves A and B. None under pytest-memray, which would slow only this
-        process's rounds."""
+        it); None under pytest-memray, which would slow only this process's rounds."""
         if self.session.run.memray_tracking:
             self.info(time_per_sample_over_tensorflow=f"not measured: {MEMRAY_REASON}")
             return None
         self.say(f"timed round for round with {PROCESS_BACKEND}'s work of the same cell, in this process")
-        reference = self.session.reference_work(kind, self.cell)
+        return self.session.reference_work(kind, self.cell)
+
+    def round_for_round(self, reference: Any) -> measure.Partner:
+        """The reference's rounds around this backend's timed rounds, in seeded A B / B A order,
+        as an A/B run interleaves A and B."""
         orders = comparison.order(self.preset.rounds, zlib.crc32(self.name.encode()))
-        return measure.Partner(lambda: measure.seconds(reference.run_round), orders, warmup_rounds=1)
+        return measure.Partner(lambda: measure.seconds(reference.run_round), orders, BACKEND_WARMUP_ROUNDS)
 
     def against_process_backend(self, tensorflow_per_sample: list[float], here_per_sample: list[float]) -> None:
         """This backend's time per sample over tensorflow's, the median of the pairs' ratios with

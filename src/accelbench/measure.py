@@ -85,18 +85,18 @@ class Partner:
     seconds: list[float] = field(default_factory=list)  # the partner's, in pair order
     calls: int = 0  # of setup: rounds begun, warm-ups included
 
-    def _pair(self) -> tuple[str, str] | None:
+    def _partner_runs(self, position: int) -> None:
+        """The partner's round, where the current pair puts it at `position` (0: before, 1: after)."""
         pair = self.calls - 1 - self.warmup_rounds
-        return self.orders[pair] if 0 <= pair < len(self.orders) else None
+        if 0 <= pair < len(self.orders) and self.orders[pair][position] == "A":
+            self.seconds.append(self.round_seconds())
 
     def setup(self) -> None:
         self.calls += 1
-        if (self._pair() or ("B",))[0] == "A":
-            self.seconds.append(self.round_seconds())
+        self._partner_runs(0)
 
     def teardown(self, *_: object) -> None:
-        if (self._pair() or ("B", "B"))[1] == "A":
-            self.seconds.append(self.round_seconds())
+        self._partner_runs(1)
 
 
 def best_ratio(reference: Sequence[float], candidate: Sequence[float]) -> float:
