@@ -3,6 +3,7 @@ and training to accuracy. Everything here syncs with the device before it return
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable
@@ -40,6 +41,10 @@ def build_compiled(spec: ModelSpec, dataset: Dataset, placement: Placement, opti
         model = spec.build(dataset.input_shape, NUM_CLASSES, options)
         model.compile(optimizer=spec.optimizer(),
                       loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        # The optimizer's slots made now, not by the first step: a tf.function that creates
+        # variables is traced twice, which made the first fit() 1.6-2.9x slower here (mlp_deep
+        # 2.5 s against 0.9 s) in every trainer, memory step and recipe.
+        model.optimizer.build(model.trainable_variables)
     return model
 
 
@@ -58,7 +63,7 @@ def one_batch(arrays: tuple[np.ndarray, ...], batch_size: int) -> tuple[np.ndarr
     return tuple(a[index] for a in arrays)
 
 
-def repeated_batches(dataset: Dataset, batch_size: int, placement: Placement) -> Any:
+def repeated_batches(dataset: Dataset, batch_size: int) -> Any:
     """Endless full batches of training data, batched once up front.
 
     tf.data batching slice by slice cost more CPU than a small model's training step, and
@@ -68,7 +73,7 @@ def repeated_batches(dataset: Dataset, batch_size: int, placement: Placement) ->
     import tensorflow as tf
 
     batches = fixed_batches((dataset.x_train, dataset.y_train), batch_size)
-    return placement.feed(tf.data.Dataset.from_tensor_slices(batches).repeat())
+    return tf.data.Dataset.from_tensor_slices(batches).repeat()
 
 
 def batches_for(batches: np.ndarray, steps: int) -> np.ndarray:
@@ -77,14 +82,24 @@ def batches_for(batches: np.ndarray, steps: int) -> np.ndarray:
     return batches[np.arange(steps) % len(batches)].reshape(-1, *batches.shape[2:])
 
 
-@dataclass(frozen=True)
+@dataclass
 class PipelineInput:
-    """fit()'s input on TensorFlow: one endless tf.data pipeline of the fixed batches."""
+    """fit()'s input on TensorFlow: the fixed batches as a tf.data pipeline. A round's input
+    ends after its steps (made once per step count, outside any timed round), which is what
+    stops the trainer's compiled loop; `pipeline` is the same batches without end."""
 
-    pipeline: Any
+    batches: Any  # the endless tf.data.Dataset, not yet fed to the placement
+    placement: Placement
+    _made: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+    @functools.cached_property
+    def pipeline(self) -> Any:
+        return self.placement.feed(self.batches)
 
     def for_steps(self, steps: int) -> dict[str, Any]:
-        return {"x": self.pipeline}
+        if steps not in self._made:
+            self._made[steps] = {"x": self.placement.feed(self.batches.take(steps))}
+        return self._made[steps]
 
 
 @dataclass
@@ -106,7 +121,7 @@ class ArrayInput:
 def training_input(dataset: Dataset, batch_size: int, placement: Any) -> PipelineInput | ArrayInput:
     if placement.FEEDS_ARRAYS:
         return ArrayInput(fixed_batches((dataset.x_train, dataset.y_train), batch_size))
-    return PipelineInput(repeated_batches(dataset, batch_size, placement))
+    return PipelineInput(repeated_batches(dataset, batch_size), placement)
 
 
 def accuracy(model: Any, x: np.ndarray, y: np.ndarray) -> float:
@@ -122,7 +137,8 @@ class Trainer:
     """One cell's model trained by Keras fit() in steady state.
 
     Built, compiled and traced once; one round is one fit() of `steps` steps, all inside a
-    single compiled execution (steps_per_execution), so Python overhead per step is gone.
+    single compiled execution (steps_per_execution, where the backend has it), so Python
+    overhead per step is gone.
     """
 
     where: str
@@ -139,13 +155,20 @@ class Trainer:
               batch_size: int, options: ModelOptions, round_seconds: float, steps: int | None = None) -> Trainer:
         """steps: per round, as a compared run timed them; None calibrates them to round_seconds."""
         model = build_compiled(spec, dataset, placement, options)
+        if BACKENDS[backends.current()].steps_per_call:  # else fit() loops over the steps in Python
+            # Keras' compiled loop runs up to steps_per_execution steps or until its input ends,
+            # and a round's input ends after the round's steps: so the loop traced by the first
+            # call serves calibration and every round. Set to the round's steps, it had to be
+            # traced again after calibrating (0.5-1.3 s a cell here).
+            model.steps_per_execution = measure.MAX_STEPS_PER_ROUND
         trainer = cls(where, placement, model, training_input(dataset, batch_size, placement), batch_size)
         trainer.compile_seconds = measure.seconds(lambda: trainer._fit(1))  # first call traces
-        trainer.steps = steps or measure.calibrated_steps(trainer._fit, round_seconds)
-        if BACKENDS[backends.current()].steps_per_call:  # else fit() loops over the steps in Python
-            model.steps_per_execution = trainer.steps
-        model.make_train_function(force=True)
-        trainer.run_round()  # warm up the timed shapes: this traces the multi-step function
+        if steps:  # as given: nothing has run a round yet, so one runs here, untimed
+            trainer.steps = steps
+            trainer.run_round()
+        else:  # calibrating runs rounds up to a quarter of the final length: warm enough
+            trainer.steps = measure.calibrated_steps(trainer._fit, round_seconds)
+            trainer.data.for_steps(trainer.steps)  # the timed rounds' input, made outside them
         return trainer
 
     def _fit(self, steps: int) -> float:
