@@ -170,8 +170,10 @@ class Bench:
         return min(a_compile, again["A"]), min(b_compile, again["B"])
 
     def time_steady_state(self, benchmark: Any, work: Any, work_kind: str, flops_per_sample: float | None) -> None:
-        """Rounds of a trainer or predictor: samples/s from the median round."""
-        median = self.time_rounds(benchmark, work.run_round, work.samples_per_round, work_kind, self.preset.rounds)
+        """Rounds of a trainer or predictor: samples/s from the median round. No warm-up round:
+        the work comes warm from its build (calibrating, or a round, ran it)."""
+        median = self.time_rounds(benchmark, work.run_round, work.samples_per_round, work_kind, self.preset.rounds,
+                                  warmup_rounds=0)
         self.info(batch_size=self.cell.batch_size, steps_per_round=work.steps, compile_seconds=work.compile_seconds)
         if not median:
             return

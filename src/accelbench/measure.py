@@ -50,9 +50,9 @@ def interleaved(first: Callable[[], float], second: Callable[[], float],
     """Throughputs of two workloads timed in alternating rounds, A B B A A B ... to cancel drift.
 
     Each callable times one round and returns its throughput. Running the two back to back
-    gives both the same chances at a quiet machine.
+    gives both the same chances at a quiet machine. Both must come warm (built work does:
+    calibrating or a warm-up round ran it), as every pair is timed.
     """
-    first(), second()  # one untimed round each: caches and allocators settle first
     firsts, seconds_ = [], []
     collecting = gc.isenabled()
     gc.disable()  # as timeit does: a collection landing in one side of a pair is pure noise
