@@ -62,6 +62,10 @@ def test_a_sweep_gives_each_model_its_own_batch_sizes():
     assert list(ids_and_skips(cells.scaling_cells(swept))) == ["cpu-mlp", "cpu-cnn"]
 
 
+def test_leaks_are_watched_at_the_largest_batch_and_an_estimators_at_the_smallest():
+    assert list(ids_and_skips(cells.leak_cells(grid()))) == ["cpu-bs256-mlp", "cpu-bs32-svm"]
+
+
 def test_one_backend_keeps_the_plain_ids():
     result = ids_and_skips(cells.inference_cells(grid()))
     assert list(result) == ["cpu-bs32-mlp", "cpu-bs32-svm", "cpu-bs256-mlp", "cpu-bs256-svm"]
