@@ -120,7 +120,7 @@ class Session:
         self._trainers: dict[Cell, Trainer] = {}
         self._accuracy_runs: dict[Cell, AccuracyRun] = {}
         self._predictors: dict[Cell, Any] = {}
-        self._one_batches: dict[tuple, OneBatch] = {}
+        self._one_batches: dict[Cell, OneBatch] = {}
 
     # --- lazily found: TensorFlow starts only when a benchmark is collected -------------------
     @functools.cached_property
@@ -239,14 +239,12 @@ class Session:
                                          self.run.worker_deadline_s, **kwargs)
 
     def one_batch(self, cell: Cell) -> OneBatch:
-        """Built and warmed up once per model, device, batch size and precision: the inference
-        memory and leak cells of a batch size share it (a model and its trace, 0.2-0.4 s)."""
-        key = (cell.model, cell.device, cell.batch_size, getattr(cell, "backend", PROCESS_BACKEND),
-               getattr(cell, "precision", REFERENCE_PRECISION))
-        if key not in self._one_batches:
-            self._one_batches[key] = OneBatch.build(MODELS[cell.model], self.dataset, self.placement(cell.device),
-                                                    cell.batch_size, self.model_options(cell))
-        return self._one_batches[key]
+        """Built and warmed up once per cell, as a trainer is: the inference memory and leak cells
+        of a batch size share it (a model and its trace, 0.2-0.4 s)."""
+        if cell not in self._one_batches:
+            self._one_batches[cell] = OneBatch.build(MODELS[cell.model], self.dataset, self.placement(cell.device),
+                                                     cell.batch_size, self.model_options(cell))
+        return self._one_batches[cell]
 
     def one_step(self, cell: Cell) -> OneStep:
         return OneStep.build(cell.id, MODELS[cell.model], self.dataset, self.placement(cell.device),

@@ -163,12 +163,8 @@ class Trainer:
             model.steps_per_execution = measure.MAX_STEPS_PER_ROUND
         trainer = cls(where, placement, model, training_input(dataset, batch_size, placement), batch_size)
         trainer.compile_seconds = measure.seconds(lambda: trainer._fit(1))  # first call traces
-        if steps:  # as given: nothing has run a round yet, so one runs here, untimed
-            trainer.steps = steps
-            trainer.run_round()
-        else:  # calibrating runs rounds up to a quarter of the final length: warm enough
-            trainer.steps = measure.calibrated_steps(trainer._fit, round_seconds)
-            trainer.data.for_steps(trainer.steps)  # the timed rounds' input, made outside them
+        trainer.steps = steps or measure.calibrated_steps(trainer._fit, round_seconds)
+        trainer.run_round()  # warm at the timed length (and its input made), as a predictor is
         return trainer
 
     def _fit(self, steps: int) -> float:
