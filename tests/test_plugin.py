@@ -355,6 +355,27 @@ def test_compare_judges_timings_and_names_a_planted_slowdown(suite, monkeypatch)
     assert bench["extra_info"]["steps_per_round"] == json.loads(stored.read_text())["benchmarks"][0]["extra_info"]["steps_per_round"]
 
 
+def test_compare_against_another_machines_run_kept_outside_the_working_directory(suite, tmp_path_factory):
+    """pytest-benchmark's own machine_info warning crashes on storage outside the working
+    directory (its issue #217): one line naming what differs instead, and the run goes on."""
+    storage = tmp_path_factory.mktemp("ci-cache") / "storage"
+    args = ("test_inference.py::test_inference", "--models", "mlp", "--batch-sizes", "32",
+            "--benchmark-storage", f"file://{storage}")
+    run(suite, *args, "--benchmark-autosave").assert_outcomes(passed=1)
+    (saved,) = storage.rglob("*.json")
+    foreign = json.loads(saved.read_text())
+    foreign["machine_info"]["accelbench_fingerprint"] = "arch=aarch64; cpu=Neoverse-V2; caches=L2 2 MiB; isa=sve"
+    saved.write_text(json.dumps(foreign))
+    from pytest_benchmark.logger import PytestBenchmarkWarning
+
+    with pytest.warns(PytestBenchmarkWarning, match=r"saved run of .* is from another machine: arch: \S+ here, aarch64 there"):
+        result = run(suite, *args, "--benchmark-compare")
+    result.assert_outcomes(passed=1)
+    output = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in output and "Traceback" not in output
+    result.stdout.fnmatch_lines(["*UNGATED*saved run of * is from another machine*"])
+
+
 DATA_SCALING_KEYS = {"sizes", "seconds", "peak_memory_bytes", "exponent", "exponent_stderr", "target_n",
                      "projected_seconds", "projected_seconds_ci95", "projected_peak_memory_bytes",
                      "projection_verdict", "backtest_ok"}

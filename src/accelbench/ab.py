@@ -104,7 +104,7 @@ class ABRun:
             seconds: dict[str, list[float]] = {"A": [], "B": []}
             orders = comparison.order(plan.most, self.setup.seed + zlib.crc32(key.encode()))
             found, ratios = comparison.looks(lambda n: self._pairs(key, orders, n, seconds, say), plan)
-            found = comparison.confirmed(found, ratios, lambda: self._fresh(key, plan, seconds, fields, say),
+            found = comparison.confirmed(found, ratios, lambda: self._fresh(key, plan, seconds, fields, say), plan.min_effect,
                                          self.setup.confirmations)
             say("A/B: host peak of one round in A and in B (memray)")
             peaks = self.call_both("peak", key=key)  # bytes, not seconds: both at once

@@ -9,6 +9,7 @@ unchanged runs.
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from collections.abc import Sequence
@@ -43,18 +44,39 @@ def significantly_below(ratios: Sequence[float], floor: float, alpha: float = 0.
     return p_value < alpha, p_value
 
 
-def median_interval(samples: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
-    """A distribution-free interval for the median: the order statistics k and n - 1 - k
-    (0-based) of n samples, k the largest whose binomial coverage still reaches `confidence`
-    (of 7 samples: the 2nd and 6th smallest, 98.4%; of 15: the 5th and 11th, 96.5%)."""
+@functools.lru_cache(maxsize=None)
+def median_interval_ranks(n: int, confidence: float = 0.95) -> tuple[int, int] | None:
+    """The 0-based order statistics (k, n - 1 - k) of n samples that bound the median with at
+    least `confidence`, k as large as that allows; None when even the smallest and largest fall
+    short (n < 6 at 95%: min..max holds the median with 1 - 2**(1 - n), 93.75% of 5).
+
+    The median lies below the (k+1)-th smallest unless at most k samples fall below it, and
+    above the (n-k)-th unless at most k fall above: the pair holds it with 1 - 2 * binom.cdf(k, n, 1/2).
+    """
     from scipy.stats import binom
 
-    ordered = sorted(samples)
-    n = len(ordered)
-    k = 0
-    while k + 1 < n - 1 - (k + 1) and 1.0 - 2.0 * binom.cdf(k, n, 0.5) >= confidence:  # coverage of k + 1
+    k = -1
+    while k + 1 <= n - 2 - k and 1.0 - 2.0 * binom.cdf(k + 1, n, 0.5) >= confidence:  # the coverage of k + 1
         k += 1
-    return ordered[k], ordered[n - 1 - k]
+    return None if k < 0 else (k, n - 1 - k)
+
+
+def median_interval(samples: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
+    """A distribution-free interval for the median (of 7 samples: the smallest and largest,
+    98.4%; of 15: the 4th and 12th smallest, 96.5%); (-inf, inf) when the samples are too few
+    to bound it at this confidence."""
+    ordered = sorted(samples)
+    ranks = median_interval_ranks(len(ordered), confidence)
+    if ranks is None:
+        return -math.inf, math.inf
+    return ordered[ranks[0]], ordered[ranks[1]]
+
+
+def median_bound(samples: Sequence[float], side: str, error: float) -> float:
+    """A one-sided bound for the median that is wrong with probability at most `error`: the
+    lower ("low") or upper ("high") end of the two-sided interval at 1 - 2 * error."""
+    low, high = median_interval(samples, 1.0 - 2.0 * error)
+    return low if side == "low" else high
 
 
 @dataclass(frozen=True)

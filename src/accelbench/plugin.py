@@ -304,11 +304,37 @@ def device_costs(state: Session) -> list[costs.DeviceCost]:
     return costs.device_costs(state.projections, state.run.assumed_speedups, state.run.device_prices)
 
 
-@pytest.hookimpl(optionalhook=True)
+@pytest.hookimpl(optionalhook=True, wrapper=True)
 def pytest_benchmark_compare_machine_info(config: pytest.Config, benchmarksession: Any, machine_info: dict,
-                                          compared_benchmark: dict) -> None:
-    """pytest-benchmark loaded a saved run for --benchmark-compare: timed cells are judged against it."""
-    session_of(config).verdicts.saved_runs.append(SavedRun.from_json(compared_benchmark))
+                                          compared_benchmark: dict) -> Any:
+    """pytest-benchmark loaded a saved run for --benchmark-compare: timed cells are judged against it.
+
+    A wrapper, because pytest-benchmark's own implementation of this hook crashes (ValueError,
+    its issue #217) where the saved run's machine differs and the storage lies outside the
+    working directory (a CI cache, a network drive): it formats the storage's location
+    relative to the working directory. The run goes on, with one line saying what differs.
+    """
+    saved = SavedRun.from_json(compared_benchmark)
+    session_of(config).verdicts.saved_runs.append(saved)
+    try:
+        return (yield)
+    except ValueError as error:
+        if "subpath" not in str(error):
+            raise
+        benchmarksession.logger.warning(
+            f"Benchmark machine_info is different: saved run {saved.name} ({benchmarksession.storage.path}) is from "
+            f"another machine: {saved_machine_differences(machine_info, compared_benchmark)}")
+        return None
+
+
+def saved_machine_differences(machine_info: dict, compared_benchmark: dict) -> str:
+    """How a saved run's machine differs from this one, by fingerprint, in one line."""
+    ours = machine_info.get(FINGERPRINT_KEY)
+    theirs = compared_benchmark.get("machine_info", {}).get(FINGERPRINT_KEY)
+    if not ours or not theirs:
+        return "it has no accelbench fingerprint"
+    differences = fingerprint.Fingerprint.parse(ours).differences(fingerprint.Fingerprint.parse(theirs))
+    return "; ".join(differences) or "the same fingerprint, other machine details"
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -15,11 +15,12 @@ from accelbench import analysis
 from accelbench.cells import REFERENCE_DEVICE as REFERENCE
 from accelbench.memory import format_bytes
 from accelbench.verdicts import (AB_COMPILE, AB_PEAK, AB_TIME, FAIL, NEW, OUTCOMES, PASS, PEAK_CAP, PRECISION_ACCURACY,
-                                 SKIPPED, TIMING, UNGATED, UNKNOWN)
+                                 REPORTED, SKIPPED, TIMING, UNGATED, UNKNOWN)
 
 CELL_KEY = "accelbench_cell"  # extra_info key: which benchmark, device, model and column a cell is
 # Beside a number: how its verdict came out (the worst, if several judged it). None: no verdict.
-MARKS = {PASS: "ok", FAIL: "FAIL", NEW: "new", UNGATED: "ungated", SKIPPED: "skipped", UNKNOWN: "unknown"}
+MARKS = {PASS: "ok", FAIL: "FAIL", NEW: "new", UNGATED: "ungated", SKIPPED: "skipped", UNKNOWN: "unknown",
+         REPORTED: "reported"}
 
 
 @dataclass(frozen=True)
@@ -325,10 +326,12 @@ def _as_json(verdict: Any) -> Mapping[str, Any]:
 
 
 def _single(verdict: Mapping[str, Any] | None, show: Callable[[float], str]) -> str:
-    """A one-measurement-a-side A/B verdict (peak, compile): A -> B, and a mark unless it passed."""
+    """A one-measurement-a-side A/B number (peak, compile): A -> B, marked where B lies beyond
+    the rule it is shown against (reported, not judged) or where it did not come back."""
     if not verdict or verdict.get("measured") is None:
         return "-"
-    mark = "" if verdict["outcome"] == PASS else f" {MARKS[verdict['outcome']]}"
+    beyond = verdict["outcome"] == REPORTED and "worth a look" in verdict.get("message", "")
+    mark = " beyond its rule" if beyond else "" if verdict["outcome"] in (PASS, REPORTED) else f" {MARKS[verdict['outcome']]}"
     return f"{show(verdict['baseline'])} -> {show(verdict['measured'])}{mark}"
 
 

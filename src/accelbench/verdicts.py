@@ -10,7 +10,9 @@ and an outcome:
   fingerprint, naming the nearest recorded one and how it differs; a saved run from
   another machine);
 - skipped: deliberately not judged (the cell was skipped, or --memray slowed the timings);
-- unknown: an A/B comparison that did not decide within its pairs (comparison.py).
+- unknown: an A/B comparison that did not decide within its pairs (comparison.py);
+- reported: shown beside a verdict, never failing: an A/B run's host peak and compile seconds,
+  one measurement a side, which the A/B rule's error rates do not cover.
 
 --require-baselines turns new and ungated into failures, --ab-strict unknown. The plugin renders verdicts in the
 terminal and the JSON; baselines are staged here and written only when asked.
@@ -28,7 +30,8 @@ from accelbench.baselines import BaselineFile
 from accelbench.memory import ALLOCATOR_SLACK_BYTES, format_bytes
 
 PASS, FAIL, NEW, UNGATED, SKIPPED, UNKNOWN = "pass", "fail", "new", "ungated", "skipped", "unknown"
-OUTCOMES = (FAIL, UNKNOWN, UNGATED, NEW, SKIPPED, PASS)  # the order the terminal shows them in: worst first
+REPORTED = "reported"
+OUTCOMES = (FAIL, UNKNOWN, UNGATED, NEW, SKIPPED, REPORTED, PASS)  # the order the terminal shows them in: worst first
 # Metrics judged outside a bench's own code: against a compared run, and by pytest-memray.
 TIMING = "seconds_per_sample"
 AB_TIME = "ab_round_seconds"  # B's round time over A's, interleaved in one run
@@ -397,8 +400,14 @@ class Verdicts:
                                 message=message))
 
     def ab_single(self, cell: str, metric: str, a_value: float, b_value: float, rule: Any) -> Verdict:
-        """One measurement a side (a host peak, a compile): B held against A by the rule."""
-        return self.against_reference(cell, metric, b_value, a_value, rule, "environment A")
+        """One measurement a side (a host peak, a compile): B shown against A, and what the rule
+        would say of it, but reported, not judged: a single pair has no error rate to hold it to."""
+        beyond = regression(metric, cell, a_value, b_value, rule, "environment A")
+        message = (f"B {rule.show(b_value)} against A {rule.show(a_value)}: one measurement a side, reported, not judged"
+                   + (f" (beyond {rule.describe()} and worth a look: {beyond})" if beyond else ""))
+        return self.add(Verdict(cell=cell, metric=metric, outcome=REPORTED, measured=float(b_value),
+                                baseline=float(a_value), against="environment A", tolerance=rule.describe(),
+                                message=message))
 
     def against_reference(self, cell: str, metric: str, measured: float, reference: float, rule: Any,
                           against: str) -> Verdict:
