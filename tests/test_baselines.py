@@ -1,6 +1,8 @@
 """Baseline files: golden format, corrupt input, atomic writes and the regression messages."""
 
 import json
+import os
+import stat
 
 import pytest
 
@@ -99,3 +101,35 @@ def test_committed_baselines_are_valid():
         text = (root / name).read_text()
         assert text == json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n"
         BaselineFile.load(root / name, depth)
+
+
+def test_several_files_are_written_all_or_nothing_with_an_ordinary_mode(tmp_path, monkeypatch):
+    from accelbench.baselines import save_all
+
+    stores = []
+    for name in ("accuracy.json", "memory.json", "speedup.json"):
+        (tmp_path / name).write_text(GOLDEN)
+        store = BaselineFile.load(tmp_path / name, depth=1)
+        store.stage(("digits-n1347",), "test_new", "accuracy", 0.5)
+        stores.append(store)
+    replace = os.replace
+    calls = []
+
+    def fails_on_the_third(source, target):
+        calls.append(target)
+        if len(calls) == 3:
+            raise OSError("disk full")
+        replace(source, target)
+
+    monkeypatch.setattr("os.replace", fails_on_the_third)
+    with pytest.raises(OSError, match="disk full"):
+        save_all(stores)
+    assert [(tmp_path / name).read_text() for name in ("accuracy.json", "memory.json", "speedup.json")] == [GOLDEN] * 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["accuracy.json", "memory.json", "speedup.json"]
+    monkeypatch.setattr("os.replace", replace)
+    save_all(stores)
+    umask = os.umask(0)
+    os.umask(umask)
+    for store in stores:
+        assert json.loads(store.path.read_text())["digits-n1347"]["test_new"] == {"accuracy": 0.5}
+        assert stat.S_IMODE(store.path.stat().st_mode) == 0o666 & ~umask

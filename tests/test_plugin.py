@@ -25,6 +25,7 @@ def suite(pytester, heavy_imports):
 def run(pytester, *args, baselines=None):
     """The suite under the smoke preset (every benchmark, briefly), unless args name another."""
     baselines = baselines or pytester.path / "baselines"
+    baselines.mkdir(parents=True, exist_ok=True)
     return pytester.runpytest("-p", "accelbench.plugin", "-p", "no:cacheprovider", "--preset", "smoke",
                               "--baselines", str(baselines), *args)
 
@@ -63,6 +64,28 @@ def assert_one_clear_line(result, message):
 ])
 def test_bad_options_are_usage_errors(suite, args, message):
     assert_one_clear_line(run(suite, *args), message)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--target-sizes", "0.4,10"], "argument --target-sizes: '0.4' is not a whole number"),
+    (["--parity-digits", "20"], "argument --parity-digits: 20 digits can never match: a float64 holds 15 (float32 about 7)"),
+    (["--accuracy-tolerance", "0.999"],
+     "argument --accuracy-tolerance: 0.999 leaves no gate: an accuracy may drop by less than 0.5 (e.g. 0.02)"),
+    (["--ab-env", "=1"], "argument --ab-env: '=1' is not KEY=VALUE, e.g. ONEDNN_MAX_CPU_ISA=AVX2"),
+])
+def test_values_that_would_leave_a_gate_without_teeth_are_usage_errors(suite, args, message):
+    assert_one_clear_line(run(suite, *args), message)
+
+
+def test_a_baselines_directory_that_does_not_exist_is_a_usage_error_unless_recording(suite):
+    missing = suite.path / "no-such-dir"
+    result = suite.runpytest("-p", "accelbench.plugin", "-p", "no:cacheprovider", "--preset", "smoke",
+                             "--baselines", str(missing))
+    assert_one_clear_line(result, f"--baselines: {missing} is not a directory (record baselines there with "
+                                  "--update-baselines, or name the directory that holds them)")
+    recording = suite.runpytest("-p", "accelbench.plugin", "-p", "no:cacheprovider", "--preset", "smoke",
+                                "--baselines", str(missing), "--update-baselines", "--collect-only", "-q")
+    assert recording.ret == pytest.ExitCode.OK
 
 
 def test_bad_ini_value_is_a_usage_error(suite):

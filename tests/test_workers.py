@@ -116,6 +116,7 @@ def test_a_worker_ends_when_its_parent_closes_the_pipe(pool):
 
 def test_bad_variables_are_refused_with_the_form_expected():
     assert options.variables("A=1, B_2=x=y") == (("A", "1"), ("B_2", "x=y"))
+    assert options.variables("CUDA_VISIBLE_DEVICES=0,1,X=2") == (("CUDA_VISIBLE_DEVICES", "0,1"), ("X", "2"))
     for bad in ("A", "=1", "A B=1", ","):
         with pytest.raises(ValueError):
             options.variables(bad)

@@ -78,19 +78,54 @@ class BaselineFile:
         self.staged += 1
 
     def save(self) -> None:
-        """Write to a temporary file beside the target, then rename: readers never see half a file."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(self.data, indent=2, sort_keys=True) + "\n"
-        handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.")
-        try:
+        """Write this file alone, atomically (save_all writes several as one)."""
+        save_all([self])
+
+    def text(self) -> str:
+        return json.dumps(self.data, indent=2, sort_keys=True) + "\n"
+
+
+def save_all(files: list[BaselineFile]) -> None:
+    """Write every file or none: each goes to a temporary file beside its target first (with an
+    ordinary file's mode: mkstemp makes 0600), and only when all are written are they renamed
+    over their targets; a rename that fails puts back the files already replaced. Readers never
+    see half a file, nor a new accuracy file beside an old memory file."""
+    staged: list[tuple[Path, str]] = []  # (target, its temporary file)
+    kept: list[tuple[Path, str]] = []  # (target, the temporary hard link to its old contents)
+    umask = os.umask(0)
+    os.umask(umask)
+    try:
+        for file in files:
+            file.path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=file.path.parent, prefix=f".{file.path.name}.")
+            staged.append((file.path, temporary))
             with os.fdopen(handle, "w", encoding="utf-8") as out:
-                out.write(text)
+                out.write(file.text())
                 out.flush()
                 os.fsync(out.fileno())
-            os.replace(temporary, self.path)
+            os.chmod(temporary, 0o666 & ~umask)
+        for target, _ in staged:
+            if target.exists():
+                backup = tempfile.mktemp(dir=target.parent, prefix=f".{target.name}.old.")  # a name for os.link
+                os.link(target, backup)
+                kept.append((target, backup))
+        replaced: list[Path] = []
+        try:
+            for target, temporary in staged:
+                os.replace(temporary, target)
+                replaced.append(target)
         except BaseException:
-            os.unlink(temporary)
+            old = dict(kept)
+            for target in replaced:
+                if target in old:
+                    os.replace(old.pop(target), target)
+                else:
+                    target.unlink()
             raise
+    finally:
+        for _, leftover in [*staged, *kept]:
+            if os.path.exists(leftover):
+                os.unlink(leftover)
 
 
 def _validate(node: Any, depth: int, where: str) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from accelbench.analysis import MAX_DIGITS
 from accelbench.backends import BACKENDS
 from accelbench.data import DATASETS
 from accelbench.devices import parse_devices
@@ -92,14 +93,26 @@ def python_path(text: str) -> str:
 
 
 def variables(text: str) -> tuple[tuple[str, str], ...]:
-    """'KEY=VALUE[,KEY=VALUE]' -> ((KEY, VALUE), ...)."""
-    pairs = []
-    for word in _words(text):
+    """'KEY=VALUE[,KEY=VALUE]' -> ((KEY, VALUE), ...). A value may hold commas: a word with no
+    '=' continues the value before it (CUDA_VISIBLE_DEVICES=0,1,TF_CPP_MIN_LOG_LEVEL=2)."""
+    pairs: list[list[str]] = []
+    for word in text.split(","):
         key, equals, value = word.partition("=")
+        if not equals and pairs:
+            pairs[-1][1] += "," + word
+            continue
         if not equals or not key.strip() or not key.strip().replace("_", "").isalnum():
             raise ValueError(f"{word!r} is not KEY=VALUE, e.g. ONEDNN_MAX_CPU_ISA=AVX2")
-        pairs.append((key.strip(), value))
-    return tuple(pairs)
+        pairs.append([key.strip(), value])
+    return tuple((key, value) for key, value in pairs)
+
+
+def whole_number(text: str) -> int:
+    """'60e9' -> 60000000000: a count written as a positive number with no fraction."""
+    value = positive_number(text)
+    if value != int(value):
+        raise ValueError(f"{text.strip()!r} is not a whole number")
+    return int(value)
 
 
 def target_sizes(text: str) -> tuple[int, int]:
@@ -107,8 +120,24 @@ def target_sizes(text: str) -> tuple[int, int]:
     words = _words(text)
     if len(words) != 2:
         raise ValueError(f"{text!r} is not two sizes; write TRAIN,TEST, e.g. 60e9,10e9")
-    train, test = (positive_number(word) for word in words)
-    return int(train), int(test)
+    train, test = (whole_number(word) for word in words)
+    return train, test
+
+
+def accuracy_drop(text: str) -> float:
+    """An absolute accuracy drop below 0.5: a larger one passes a model that guesses."""
+    value = fraction(text)
+    if value >= 0.5:
+        raise ValueError(f"{value} leaves no gate: an accuracy may drop by less than 0.5 (e.g. 0.02)")
+    return value
+
+
+def parity_digits(text: str) -> int:
+    """Significant digits two losses can share: a float64 holds about 15 (analysis.MAX_DIGITS)."""
+    value = positive_int(text)
+    if value > MAX_DIGITS:
+        raise ValueError(f"{value} digits can never match: a float64 holds {MAX_DIGITS} (float32 about 7)")
+    return value
 
 
 def device_numbers(text: str) -> dict[str, float]:
@@ -177,14 +206,14 @@ OPTIONS = (
            "quick: under two minutes on a 2-core CPU; full: the published settings and every "
            "benchmark; smoke: every benchmark as briefly as it runs, to check the harness here.", "quick"),
     Option("--baselines", Path, "PATH", "Directory of the baseline JSON files.", "benchmarks/baselines"),
-    Option("--accuracy-tolerance", fraction, "DROP",
+    Option("--accuracy-tolerance", accuracy_drop, "DROP",
            "Absolute accuracy drop allowed below a baseline.", "0.02"),
     Option("--speedup-tolerance", fraction, "FRACTION",
            "Relative speedup drop allowed below a baseline.", "0.3"),
     Option("--memory-tolerance", fraction, "FRACTION",
            "Relative growth of a peak memory allowed above its baseline (plus 2 MiB for allocator "
            "granularity).", "0.25"),
-    Option("--parity-digits", positive_int, "N",
+    Option("--parity-digits", parity_digits, "N",
            "Significant digits a device's final training loss must share with the CPU's, trained "
            "from the same seed (the studies found 3 on MNIST, 2 on Fashion-MNIST).", "2"),
     Option("--timing-threshold", fraction, "FRACTION",
@@ -218,8 +247,9 @@ OPTIONS = (
            "A/B run: variables set in environment B only, e.g. ONEDNN_MAX_CPU_ISA=AVX2 or TF_ENABLE_ONEDNN_OPTS=0.",
            None),
     Option("--ab-min-effect", fraction, "FRACTION",
-           "A/B run: the smallest slowdown of B that fails a cell (only when significant after correcting "
-           "for the number of cells judged).", "0.05"),
+           "A/B run: the smallest slowdown of B that fails a cell: B must be shown slower by at least this "
+           "much (a one-sided 95% bound over every pair) and significantly slower after correcting for the "
+           "number of cells judged.", "0.05"),
     Option("--ab-seed", non_negative_int, "N", "A/B run: seed of the random A B B A order of rounds.", "0"),
     Option("--worker-deadline", positive_number, "SECONDS",
            "Longest a worker process may take over one call (building a cell, one round) before it is "
@@ -264,6 +294,15 @@ def require_baselines(config: Any) -> bool:
 
 def ab_strict(config: Any) -> bool:
     return bool(config.getoption("ab_strict") or config.getini(AB_STRICT_INI))
+
+
+def check_baselines_dir(config: Any, path: Path) -> None:
+    """A --baselines directory named on purpose must exist, unless this run records into it:
+    a mistyped path would otherwise leave every gate, accuracy included, ungated and green."""
+    named = config.getoption("accelbench_baselines") is not None or config.getini("accelbench_baselines")
+    if named and not path.is_dir() and not config.getoption("update_baselines"):
+        raise pytest.UsageError(f"--baselines: {path} is not a directory (record baselines there with "
+                                "--update-baselines, or name the directory that holds them)")
 
 
 def value(config: Any, option: Option) -> Any:

@@ -270,7 +270,13 @@ def _save_baselines(session: pytest.Session, state: Session) -> None:
     if session.testsfailed:
         state.notes.append(f"baselines NOT updated: {session.testsfailed} test(s) failed")
         return
-    state.notes.extend(f"baselines written: {entry}" for entry in state.save_baselines())
+    try:
+        written = state.save_baselines()
+    except OSError as error:  # all or nothing: none was written, and the run says so in one line
+        state.notes.append(f"baselines NOT updated: {error}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        return
+    state.notes.extend(f"baselines written: {entry}" for entry in written)
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

@@ -65,6 +65,8 @@ class RunConfig:
         value = {option.flag: options.value(config, option) for option in options.OPTIONS}
         preset = PRESETS[value["--preset"]]
         baselines = value["--baselines"]
+        baselines = baselines if baselines.is_absolute() else Path(config.rootpath, baselines)
+        options.check_baselines_dir(config, baselines)
         return cls(
             devices=value["--devices"],
             batch_sizes=value["--batch-sizes"] or preset.batch_sizes,
@@ -72,7 +74,7 @@ class RunConfig:
             dataset=value["--dataset"],
             data_dir=value["--data-dir"],
             preset=preset,
-            baselines=baselines if baselines.is_absolute() else Path(config.rootpath, baselines),
+            baselines=baselines,
             update_baselines=config.getoption("update_baselines"),
             accuracy_tolerance=value["--accuracy-tolerance"],
             speedup_tolerance=value["--speedup-tolerance"],

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from accelbench import analysis, comparison, fingerprint
-from accelbench.baselines import BaselineFile
+from accelbench.baselines import BaselineFile, save_all
 from accelbench.memory import ALLOCATOR_SLACK_BYTES, format_bytes
 
 PASS, FAIL, NEW, UNGATED, SKIPPED, UNKNOWN = "pass", "fail", "new", "ungated", "skipped", "unknown"
@@ -472,12 +472,9 @@ class Verdicts:
 
     def stores(self, gates: Sequence[Gate]) -> list[str]:
         """Write staged baselines (atomically); returns what was written."""
-        written = []
-        for store in {id(gate.store): gate.store for gate in gates}.values():
-            if store.staged:
-                store.save()
-                written.append(f"{store.path} ({store.staged} values)")
-        return written
+        stores = [store for store in {id(gate.store): gate.store for gate in gates}.values() if store.staged]
+        save_all(stores)  # all or nothing
+        return [f"{store.path} ({store.staged} values)" for store in stores]
 
 
 def _grouped(outcome: str, verdicts: Sequence[Verdict]) -> list[str]:
