@@ -117,14 +117,15 @@ def test_two_machine_classes_merge_and_nothing_of_either_is_lost(tmp_path, two_r
     assert "x86_64-2cpu · tensorflow 2.21.0" in page and "x86_64-64cpu-1-x-H100 · tensorflow 2.20.0" in page
     runs = load_runs(two_runs)
     tables = {t.title: t for t in summary.tables([(r.tag, list(r.cells)) for r in runs])}
-    training = tables["training throughput (samples/s)"]
+    training = tables["training throughput (samples/s), median round"]
     assert training.header == ("device", "model", "bs32 A", "bs32 B", "bs256 A", "bs256 B", "bs1024 A", "bs1024 B")
     cpu_mlp = next(row for row in training.rows if row[:2] == ("cpu", "mlp"))
     assert all(value != "-" for value in cpu_mlp)  # every run's number is there, side by side
     for run in runs:  # every number of every cell of both runs is in some table of the summary
         for record in run.cells_of("train_bench", "inference_bench"):
             assert summary.rate(record.info["samples_per_s"]) in str(tables), record.name
-    assert "| A |" in text and "| B |" in text or "A:" in text
+    assert "- **A**: x86_64-2cpu · tensorflow 2.21.0" in text and "- **B**: x86_64-64cpu-1-x-H100 · tensorflow 2.20.0" in text
+    assert "| A | x | speedup | fail |" in text and "| B | x | speedup | fail |" in text  # each run's verdicts, tagged
     assert "speedup regression in x" in text
 
 
@@ -176,11 +177,11 @@ def test_summary_rows_are_device_by_model_with_batch_columns_and_verdicts():
     records = [summary.CellRecord.from_extra_info(e["name"], e["extra_info"])
                for e in run_document()["benchmarks"] + run_document()["accelbench"]["untimed_cells"]]
     tables = {t.title: t for t in summary.tables([("", records)])}
-    training = tables["training throughput (samples/s)"]
+    training = tables["training throughput (samples/s), median round"]
     assert training.header == ("device", "model", "bs32", "bs256", "bs1024")
     assert [row[:2] for row in training.rows] == [("cpu", "mlp"), ("gpu", "mlp"), ("cpu", "cnn"), ("gpu", "cnn")]
     assert training.rows[0][2] == "3.01k/s"  # 3200 / 1.0625
-    assert tables["speedup (best rounds; a shortfall must show in interleaved pairs)"].rows[0][2] == "2.90x FAIL"
+    assert tables["speedup, best round over best round (a shortfall must also show in interleaved pairs)"].rows[0][2] == "2.90x FAIL"
     assert tables["host memory peak of one step"].rows[0][2] == "43.2 MiB ok"  # 40 MiB + 32/10
     lines = summary.text_lines(training)
     assert lines[1].split() == ["device", "model", "bs32", "bs256", "bs1024"]

@@ -190,10 +190,13 @@ class Bench:
         self.precision_info()
 
     def precision_info(self) -> None:
-        """The cell's dtype policy, and on a CPU without native arithmetic in it, that it is emulated."""
+        """The cell's dtype policy, and on a CPU whether it computes natively in it, and why not."""
         precision = PRECISIONS[self.cell.precision]
-        note = precision.cpu_note(fingerprint.cpu_flags()) if kind_of(self.cell.device) == "cpu" else None
-        self.info(precision=precision.name, precision_note=note)
+        arithmetic, note = None, None
+        if kind_of(self.cell.device) == "cpu":
+            arithmetic, note = precision.cpu_arithmetic(fingerprint.cpu_flags(), os.environ,
+                                                        getattr(self.cell, "backend", PROCESS_BACKEND))
+        self.info(precision=precision.name, precision_arithmetic=arithmetic, precision_note=note)
 
     def on_other_backend(self) -> bool:
         return getattr(self.cell, "backend", PROCESS_BACKEND) != PROCESS_BACKEND

@@ -9,14 +9,16 @@ float16 arithmetic emulates it, usually slower than float32, and the summary say
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from accelbench import fingerprint
 from accelbench.registry import Registry
 
 REFERENCE_PRECISION = "float32"
+NATIVE, EMULATED, NOT_KNOWN = "native", "emulated", "not known to be native"
 # MLPerf Inference's rule for a lower precision: it must keep this share of float32's accuracy.
 ACCURACY_SHARE = 0.99
 
@@ -28,11 +30,22 @@ class Precision:
     compute: str  # the dtype layers compute in
     cpu_flags: frozenset[str]  # cpuinfo flags that give the CPU native arithmetic in it
 
-    def cpu_note(self, flags: Iterable[str]) -> str | None:
-        """Beside a CPU number: why this precision may be slow here; None where it is native."""
-        if not self.cpu_flags or self.cpu_flags & set(flags):
-            return None
-        return f"emulated: this CPU has no native {self.compute} arithmetic ({' or '.join(sorted(self.cpu_flags))})"
+    def cpu_arithmetic(self, flags: Iterable[str], environ: Mapping[str, str], backend: str) -> tuple[str, str | None]:
+        """How a CPU cell computes in this format: NATIVE, EMULATED or NOT_KNOWN, and why where it
+        is not native. Native needs the CPU's flags, and TensorFlow's oneDNN kernels allowed to
+        use them: not turned off (TF_ENABLE_ONEDNN_OPTS=0) nor capped below them (ONEDNN_MAX_CPU_ISA)."""
+        if not self.cpu_flags:
+            return NATIVE, None
+        if backend != "tensorflow":
+            return NOT_KNOWN, f"{backend} on the CPU: whether its kernels compute natively in {self.compute} is not checked"
+        if not self.cpu_flags & set(flags):
+            return EMULATED, f"emulated: this CPU has no native {self.compute} arithmetic ({' or '.join(sorted(self.cpu_flags))})"
+        if fingerprint.onednn_state(environ) == "off":
+            return EMULATED, f"emulated: TF_ENABLE_ONEDNN_OPTS=0 turns off the oneDNN kernels that compute in {self.compute}"
+        isa = fingerprint.onednn_isa(flags, environ)
+        if not fingerprint.X64_ISAS.get(isa, frozenset()) & self.cpu_flags:
+            return EMULATED, f"emulated: oneDNN is capped at {isa} (ONEDNN_MAX_CPU_ISA), below native {self.compute}"
+        return NATIVE, None
 
 
 PRECISIONS: Registry[Precision] = Registry("precision")

@@ -14,6 +14,7 @@ from typing import Any
 from accelbench import analysis
 from accelbench.cells import REFERENCE_DEVICE as REFERENCE
 from accelbench.memory import format_bytes
+from accelbench.precisions import NATIVE
 from accelbench.verdicts import (AB_COMPILE, AB_PEAK, AB_TIME, FAIL, NEW, OUTCOMES, PASS, PEAK_CAP, PRECISION_ACCURACY,
                                  REPORTED, SKIPPED, TIMING, UNGATED, UNKNOWN)
 
@@ -129,13 +130,13 @@ MEMORY = ("peak_memory_bytes", PEAK_CAP)
 CURVE = "batch_curve"  # derived records: throughput against batch size, across a run's cells
 PRECISION_SPEEDUP = "precision_speedup"  # derived records: a precision's throughput over float32's
 SECTIONS = (
-    Section("training throughput (samples/s)", {"train_bench": "{column}"}, "samples_per_s", rate, (TIMING,)),
-    Section("inference throughput (samples/s)", {"inference_bench": "{column}"}, "samples_per_s", rate, (TIMING,)),
+    Section("training throughput (samples/s), median round", {"train_bench": "{column}"}, "samples_per_s", rate, (TIMING,)),
+    Section("inference throughput (samples/s), median round", {"inference_bench": "{column}"}, "samples_per_s", rate, (TIMING,)),
     Section("batch-1 latency, median", {"latency_bench": "{column}"}, "latency_p50_ms", milliseconds, (TIMING,)),
     Section("time per sample over tensorflow's, round for round with the same cell [95% interval] (above 1: slower)",
             {"train_bench": "train {column}", "inference_bench": "predict {column}"},
             "time_per_sample_over_tensorflow", plain, interval="time_per_sample_over_tensorflow_ci95"),
-    Section("speedup (best rounds; a shortfall must show in interleaved pairs)", {"batch_speedup": "{column}", "device_speedup": "{column}"}, "speedup", times,
+    Section("speedup, best round over best round (a shortfall must also show in interleaved pairs)", {"batch_speedup": "{column}", "device_speedup": "{column}"}, "speedup", times,
             ("speedup",)),
     Section("harness efficiency: fit() / a hand-written loop, median of pairs [95% interval] (not gated)",
             {"overhead_bench": "{column}"}, "harness_efficiency", plain, interval="harness_efficiency_ci95"),
@@ -147,7 +148,8 @@ SECTIONS = (
             "accuracy_gap_to_tensorflow", points, ("accuracy_gap_to_tensorflow",)),
     Section("recipe accuracy as a share of float32's (must be >= 99%)", {"accuracy_bench": "recipe"},
             "share_of_float32", percent, (PRECISION_ACCURACY,)),
-    Section("throughput over float32, same cell (emulated: the CPU has no native arithmetic in that format)",
+    Section("throughput over float32, same cell, median rounds (marked where the CPU emulates the format, "
+            "or is not known to compute in it natively)",
             {PRECISION_SPEEDUP: "{column}"}, "over_float32", times),
     Section("final loss: significant digits shared with the cpu", {"accuracy_parity": "{column}"},
             "loss_matching_digits", count, ("loss_matching_digits",)),
@@ -165,8 +167,8 @@ SECTIONS = (
             "loss_gap", lambda value: f"{value:.1e}", ("loss_gap",)),
     Section("saturation: the batch size from which throughput grows less than 5% per doubling",
             {CURVE: "{column}"}, "saturation", plain),
-    Section("throughput over the smallest batch's, cells timed apart (+overheads: with compilation); "
-            "not the speedup, which has a table of its own", {CURVE: "{column}"}, "throughput_over_smallest", times),
+    Section("throughput over the smallest batch's, median rounds of cells timed apart; "
+            "not the speedup (best rounds), which has a table of its own", {CURVE: "{column}"}, "throughput_over_smallest", times),
     Section("where a device overtakes the cpu (throughput ratio crosses 1)", {CURVE: "{column}"},
             "overtakes_cpu", plain),
     Section("data scaling: time exponent k in a + b·n^k",
@@ -233,8 +235,8 @@ def precision_records(records: Sequence[CellRecord]) -> list[CellRecord]:
         phase = "train" if record.benchmark == "train_bench" else "predict"
         derived.append(CellRecord(f"{PRECISION_SPEEDUP}[{record.name}]", PRECISION_SPEEDUP, record.device, record.model,
                                   f"{phase} {record.column}", {
-                                      "over_float32": f"{times(ratio)} emulated" if record.info.get("precision_note")
-                                      else ratio}))
+                                      "over_float32": f"{times(ratio)} {record.info['precision_arithmetic']}"
+                                      if record.info.get("precision_arithmetic") not in (None, NATIVE) else ratio}))
     return derived
 
 

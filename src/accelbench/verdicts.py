@@ -466,7 +466,7 @@ class Verdicts:
             reasons[verdict.message] = reasons.get(verdict.message, 0) + 1
         lines += [f"skipped  {count} verdict(s): {reason}" for reason, count in reasons.items()]
         counts = {o: sum(v.outcome == o for v in verdicts) for o in OUTCOMES}
-        shown = [o for o in OUTCOMES if o != UNKNOWN or counts[o]]  # unknown comes only from A/B runs
+        shown = [o for o in OUTCOMES if o not in (UNKNOWN, REPORTED) or counts[o]]  # these come only from A/B runs
         lines.append("verdicts: " + ", ".join(f"{counts[o]} {o}" for o in shown))
         return lines
 
