@@ -77,6 +77,13 @@ class BaselineFile:
         node[metric] = int(value) if value.is_integer() else value  # bytes stay whole numbers
         self.staged += 1
 
+    def drop(self, scope: tuple[str, ...], cell: str, metric: str) -> None:
+        """Remove a value, where there is one (a spread that a new baseline no longer has)."""
+        node: Any = self.data
+        for key in (*scope, cell):
+            node = node.get(key, {})
+        node.pop(metric, None)
+
     def save(self) -> None:
         """Write this file alone, atomically (save_all writes several as one)."""
         save_all([self])

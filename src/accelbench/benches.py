@@ -596,12 +596,19 @@ class StepMemoryBench(Bench):
         self.info(device=self.placement().description, batch_size=self.cell.batch_size, steps_measured=self.steps_measured,
                   estimated_bytes=self.estimated, host_memory_cap_bytes=self.cap)
         if device_peak is not None:
-            self.info(device_peak_memory_bytes=device_peak)
-            self.verdicts.against_baseline(self.name, self.gates.device_peak_memory, device_peak, key=self.baseline_key)
+            self.peak_against_baseline(self.gates.device_peak_memory, device_peak)
 
     def host_peak_measured(self, peak: int) -> None:
-        self.info(peak_memory_bytes=peak)
-        self.verdicts.against_baseline(self.name, self.gates.peak_memory, peak, key=self.baseline_key)
+        self.peak_against_baseline(self.gates.peak_memory, peak)
+
+    def peak_against_baseline(self, gate: Any, peak: int) -> None:
+        """A peak judged against its baseline; beside it, the smallest growth its gate detects
+        (from the spread recorded with the baseline), which the summary shows."""
+        self.info(**{gate.metric: peak})
+        verdict = self.verdicts.against_baseline(self.name, gate, peak, key=self.baseline_key)
+        growth = dict(verdict.statistic).get("smallest_detectable_growth")
+        if growth is not None:
+            self.info(**{f"{gate.metric}_detectable_growth": growth})
 
     def measure_in_backend_worker(self) -> None:
         """The same steps, built and measured in the backend's worker (cellwork.step_memory),
@@ -626,9 +633,7 @@ class StepMemoryBench(Bench):
         self.verdicts.against_reference(self.name, PEAK_CAP, found["host_peak_bytes"], self.cap, WITHIN_CAP,
                                         "the estimate's cap")
         if found["device_peak_bytes"] is not None:
-            self.info(device_peak_memory_bytes=found["device_peak_bytes"])
-            self.verdicts.against_baseline(self.name, self.gates.device_peak_memory, found["device_peak_bytes"],
-                                           key=self.baseline_key)
+            self.peak_against_baseline(self.gates.device_peak_memory, found["device_peak_bytes"])
 
 
 class TrainMemoryBench(StepMemoryBench):

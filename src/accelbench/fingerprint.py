@@ -196,9 +196,19 @@ def versions(packages: Sequence[str] = LIBRARIES) -> dict[str, str]:
     return found
 
 
-def software(packages: Sequence[str] = ("tensorflow", "keras")) -> Fingerprint:
+FINGERPRINT_KEY = "accelbench_fingerprint"  # machine_info: the hardware fingerprint of the run
+SOFTWARE = ("tensorflow", "keras")  # the libraries whose releases change allocation patterns
+
+
+def software(packages: Sequence[str] = SOFTWARE) -> Fingerprint:
     """The libraries whose releases change allocation patterns, to their minor version."""
     return make(**{package: minor_version(package) for package in packages})
+
+
+def software_of(versions: Mapping[str, str], packages: Sequence[str] = SOFTWARE) -> Fingerprint:
+    """software() as a saved run's machine_info recorded it (full versions, from versions())."""
+    return make(**{package: ".".join(versions[package].split(".")[:2]) if package in versions else "absent"
+                   for package in packages})
 
 
 # --- the nearest recorded machine -----------------------------------------------------------

@@ -3,11 +3,12 @@ outcome of every verdict, and where verdicts are shown (terminal) and kept (JSON
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from accelbench import costs, fingerprint, options, summary
+from accelbench import costs, fingerprint, options, peak_history, summary
 from accelbench.baselines import BaselineError
 from accelbench.benches import AB_METRICS, BENCHMARKS, Bench
 from accelbench.devices import host_allocator
@@ -114,10 +115,24 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             state.prepare()
         except (DataError, BaselineError) as error:
             raise pytest.UsageError(str(error)) from None
+        if state.run.update_baselines:
+            _read_peak_history(session.config, state)
         if state.ab_run is not None:  # the multiple-testing correction counts the cells an A/B run judges
             state.ab_run.cells_judged = sum(BENCHMARKS[benchmark_of(item)].ab for item in session.items if is_cell(item))
             if state.ab_run.cells_judged:
                 _start_workers(state)
+
+
+def _read_peak_history(config: pytest.Config, state: Session) -> None:
+    """The memory peaks of this machine's earlier saved runs, for the spread each memory
+    baseline is recorded with (pytest-benchmark's storage: --benchmark-storage)."""
+    storage = getattr(getattr(getattr(config, "_benchmarksession", None), "storage", None), "path", None)
+    if storage is None:  # not a folder (pytest-benchmark's elasticsearch storage): no spreads
+        return
+    found, unreadable = peak_history.peaks(peak_history.saved_files(Path(storage)), state.inventory.fingerprint().key,
+                                           fingerprint.software().key)
+    state.verdicts.peak_history.update(found)
+    state.notes.extend(unreadable)
 
 
 def _start_workers(state: Session) -> None:

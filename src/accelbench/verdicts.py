@@ -20,12 +20,14 @@ terminal and the JSON; baselines are staged here and written only when asked.
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from accelbench import analysis, comparison, fingerprint
+from accelbench.fingerprint import FINGERPRINT_KEY
 from accelbench.baselines import BaselineFile, save_all
 from accelbench.memory import ALLOCATOR_SLACK_BYTES, format_bytes
 
@@ -139,6 +141,39 @@ class RelativeGrowth(AbsoluteDrop):
         return f"{format_bytes(value)} ({value:,.0f} B)" if value >= 1024 else f"{value:,.0f} B"
 
 
+# A memory peak's gate from its cell's own noise: the baseline is the median peak of at least
+# MIN_SPREAD_RUNS unchanged runs, recorded with their spread (largest minus smallest), and a peak
+# fails above baseline + SPREAD_FACTOR x spread + PEAK_GRANULE. The factor covers a later run
+# landing beyond the few runs recorded; the granule, an allocation that one step makes and the
+# next reuses. A cell whose peak does not repeat (a spread near its size) gets a wide margin,
+# and the terminal says so; inference peaks that repeat within 2% get a margin of a few percent.
+SPREAD_SUFFIX, RUNS_SUFFIX = "_spread", "_runs"  # stored beside the peak in memory.json
+SPREAD_FACTOR = 2.0
+PEAK_GRANULE = 64 * 2**10
+MIN_SPREAD_RUNS = 5
+
+
+@dataclass(frozen=True)
+class SpreadGrowth(RelativeGrowth):
+    """Holds when measured <= reference + slack, the slack SPREAD_FACTOR x the cell's recorded
+    spread over `runs` runs + PEAK_GRANULE."""
+
+    runs: int = 0
+
+    @classmethod
+    def of(cls, spread: float, runs: int) -> SpreadGrowth:
+        return cls(0.0, slack=SPREAD_FACTOR * spread + PEAK_GRANULE, runs=runs)
+
+    def describe(self) -> str:
+        return (f"+{format_bytes(self.slack)} ({SPREAD_FACTOR:g} x the peak's spread over {self.runs} runs "
+                f"+ {format_bytes(PEAK_GRANULE)})")
+
+
+def detectable_growth(rule: Any, baseline: float) -> float | None:
+    """The smallest growth over the baseline a growth rule fails, as a fraction of it."""
+    return rule.bound(baseline) / baseline - 1.0 if baseline > 0 else None
+
+
 @dataclass(frozen=True)
 class SlowerBy(RelativeGrowth):
     """Holds when measured <= reference x (1 + tolerance) + slack, in seconds (compile time)."""
@@ -194,6 +229,15 @@ class Gate:
     timed: bool = False  # derived from timings: neither judged nor recorded under --memray
     significance: bool = False  # a ratio of interleaved pairs: fails only if the shortfall is significant
     fingerprints: int = 0  # leading scope keys that are machine fingerprints (hardware, software)
+    spread: bool = False  # a memory peak: its baseline is stored with its spread (SpreadGrowth)
+
+    def rule_for(self, stored: str) -> Any:
+        """The rule for one cell: from its recorded spread where there is one; the gate's fixed
+        rule for a baseline recorded without (one run, or an older accelbench)."""
+        spread = self.store.get(self.scope, stored, self.metric + SPREAD_SUFFIX) if self.spread else None
+        if spread is None:
+            return self.rule
+        return SpreadGrowth.of(spread, int(self.store.get(self.scope, stored, self.metric + RUNS_SUFFIX) or 0))
 
     def missing_machine(self) -> str:
         """Why a number of this machine is ungated: what it is, and the nearest recorded
@@ -236,8 +280,9 @@ class Gates:
                           AbsoluteDrop(accuracy_tolerance)),
             speedup=Gate("speedup", BaselineFile.load(directory / "speedup.json", 2), (hardware, dataset.name),
                          RelativeDrop(speedup_tolerance), timed=True, significance=True, fingerprints=1),
-            peak_memory=Gate("peak_memory_bytes", memory_store, memory_scope, growth, fingerprints=2),
-            device_peak_memory=Gate("device_peak_memory_bytes", memory_store, memory_scope, growth, fingerprints=2),
+            peak_memory=Gate("peak_memory_bytes", memory_store, memory_scope, growth, fingerprints=2, spread=True),
+            device_peak_memory=Gate("device_peak_memory_bytes", memory_store, memory_scope, growth, fingerprints=2,
+                                    spread=True),
         )
 
     def all(self) -> list[Gate]:
@@ -272,6 +317,9 @@ class Verdicts:
     by_cell: dict[str, list[Verdict]] = field(default_factory=dict)
     machine_missing: bool = False  # some number was ungated for want of this machine's baselines
     ab_strict: bool = False  # --ab-strict: an unknown A/B verdict fails its cell
+    # (cell, metric) -> memory peaks of earlier saved runs of this machine (peak_history), for
+    # the spread a memory baseline is recorded with; read only under --update-baselines.
+    peak_history: dict[tuple[str, str], list[float]] = field(default_factory=dict)
 
     def add(self, verdict: Verdict) -> Verdict:
         self.by_cell.setdefault(verdict.cell, []).append(verdict)
@@ -302,8 +350,7 @@ class Verdicts:
         if gate.timed and self.memray_tracking:
             return self.add(Verdict(outcome=SKIPPED, message=MEMRAY_REASON, **base))
         if self.update:
-            gate.store.stage(gate.scope, stored, gate.metric, measured)
-            return self.add(Verdict(outcome=NEW, message="recorded as the new baseline (--update-baselines)", **base))
+            return self.add(Verdict(outcome=NEW, message=self._record(gate, cell, stored, measured), **base))
         baseline = gate.store.get(gate.scope, stored, gate.metric)
         if baseline is None:
             if gate.store.has_scope(gate.scope):
@@ -312,7 +359,34 @@ class Verdicts:
                                         f"{gate.store.path.name}; {RECORD_HINT}", **base))
             self.machine_missing = self.machine_missing or bool(gate.fingerprints)
             return self.add(Verdict(outcome=UNGATED, message=gate.missing_machine(), **base))  # RECORD_HERE closes the block
-        return self._judge(base, baseline, "baseline", gate.rule, ratios if gate.significance else ())
+        rule = gate.rule_for(stored)
+        if not gate.spread:
+            return self._judge(base, baseline, "baseline", rule, ratios if gate.significance else ())
+        growth = detectable_growth(rule, baseline)
+        base["tolerance"] = rule.describe()
+        return self._judge(base, baseline, "baseline", rule, (), {"smallest_detectable_growth": growth},
+                           detail=f"the gate detects growth above {growth:+.0%}" if growth is not None else "")
+
+    def _record(self, gate: Gate, cell: str, stored: str, measured: float) -> str:
+        """Stage this run's number as the baseline; a memory peak with its spread over this run
+        and the earlier saved runs of this machine, once there are MIN_SPREAD_RUNS of them."""
+        runs = [*self.peak_history.get((cell, gate.metric), []), float(measured)] if gate.spread else [measured]
+        if len(runs) < MIN_SPREAD_RUNS:
+            gate.store.stage(gate.scope, stored, gate.metric, round(measured) if gate.spread else measured)
+            for suffix in (SPREAD_SUFFIX, RUNS_SUFFIX) if gate.spread else ():
+                gate.store.drop(gate.scope, stored, gate.metric + suffix)  # an older spread is not this baseline's
+            if gate.spread:
+                return (f"recorded as the new baseline (--update-baselines); its spread is not measured: "
+                        f"{len(runs)} run(s) of this machine saved, {MIN_SPREAD_RUNS} needed, so the fixed "
+                        f"{gate.rule.describe()} holds it")
+            return "recorded as the new baseline (--update-baselines)"
+        runs = runs[-MIN_SPREAD_RUNS * 2:]
+        gate.store.stage(gate.scope, stored, gate.metric, round(statistics.median(runs)))  # bytes
+        gate.store.stage(gate.scope, stored, gate.metric + SPREAD_SUFFIX, round(max(runs) - min(runs)))
+        gate.store.stage(gate.scope, stored, gate.metric + RUNS_SUFFIX, len(runs))
+        rule = SpreadGrowth.of(max(runs) - min(runs), len(runs))
+        return (f"recorded as the new baseline (--update-baselines): the median of {len(runs)} runs, "
+                f"held to {rule.describe()}")
 
     def matching_digits(self, cell: str, what: str, reference: float, candidate: float, floor: int) -> Verdict:
         """Parity as the studies stated it: two devices' numbers equal to the n-th significant digit."""
@@ -492,8 +566,6 @@ def _grouped(outcome: str, verdicts: Sequence[Verdict]) -> list[str]:
             lines += [f"{'':8}   {v.cell} {v.metric}" for v in group]
     return lines
 
-
-FINGERPRINT_KEY = "accelbench_fingerprint"  # machine_info: the hardware fingerprint of the run
 
 
 def _fingerprint(keys: tuple[str, ...]) -> fingerprint.Fingerprint:
