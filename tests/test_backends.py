@@ -1,10 +1,7 @@
-"""Backends and precisions: what a worker on another Keras backend is fed, and what a lower
-precision says on a CPU that lacks it. No TensorFlow is needed here."""
+"""Backends: what a worker on another Keras backend is fed. No TensorFlow is needed here."""
 
 import numpy as np
-import pytest
 
-from accelbench.precisions import PRECISIONS
 from accelbench.training import ArrayInput, fixed_batches
 
 
@@ -19,18 +16,3 @@ def test_array_input_gives_exactly_the_steps_asked_for_wrapping_round_the_fixed_
     assert feed.for_steps(5) is given  # made once, never inside a timed round
 
 
-def test_a_lower_precision_is_marked_emulated_on_a_cpu_without_its_arithmetic():
-    avx2_only = {"avx", "avx2", "fma"}
-    assert PRECISIONS["float32"].cpu_note(avx2_only) is None
-    assert PRECISIONS["mixed_bfloat16"].cpu_note(avx2_only) == (
-        "emulated: this CPU has no native bfloat16 arithmetic (amx_bf16 or avx512_bf16)")
-    assert PRECISIONS["mixed_bfloat16"].cpu_note(avx2_only | {"avx512_bf16"}) is None
-    assert PRECISIONS["mixed_float16"].cpu_note(avx2_only | {"avx512_fp16"}) is None
-
-
-def test_the_jax_placement_pins_work_to_its_cpu():
-    jax = pytest.importorskip("jax", reason="the jax extra is not installed: pip install 'accelbench[jax]'")
-    from accelbench.backends import Neutral
-
-    with Neutral("cpu", "a CPU", "jax").scope():
-        assert jax.numpy.ones(2).devices() == {jax.devices("cpu")[0]}

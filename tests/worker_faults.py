@@ -54,3 +54,18 @@ def meet(folder, parties, timeout_s):
             raise TimeoutError(f"{len(os.listdir(folder))} of {parties} workers came")
         time.sleep(0.01)
     return True
+
+
+def jax_worker_settings():
+    """What a JAX worker runs with: its matmul precision, XLA's preallocation, and the device
+    an array made under a "cpu" cell's placement lands on."""
+    import jax
+    import keras
+
+    from accelbench.backends import Neutral
+
+    with Neutral("cpu", "a CPU", "jax").scope():
+        made_on = [str(device) for device in keras.ops.ones(2).devices()]
+    return {"matmul_precision": str(jax.config.jax_default_matmul_precision),
+            "preallocate": os.environ.get("XLA_PYTHON_CLIENT_PREALLOCATE"), "made_on": made_on,
+            "backend": keras.backend.backend()}

@@ -40,6 +40,7 @@ class Backend:
     # Whether Keras can run several training steps in one compiled call (steps_per_execution);
     # on PyTorch it must be 1, and fit() loops over the steps in Python.
     steps_per_call: bool = True
+    variables: tuple[tuple[str, str], ...] = ()  # set in this backend's worker, beside KERAS_BACKEND
 
     def installed(self) -> bool:
         return importable(self.module)
@@ -49,19 +50,30 @@ class Backend:
 
     def environment(self) -> Environment:
         """The worker this backend's cells run in: this interpreter, KERAS_BACKEND set."""
-        return Environment(self.name, sys.executable, (("KERAS_BACKEND", self.name),))
+        return Environment(self.name, sys.executable, (("KERAS_BACKEND", self.name), *self.variables))
 
+
+# float32 as IEEE float32, as devices.init_tensorflow sets TensorFlow's: JAX's matmuls at full
+# precision (not TF32, nor bfloat16 passes on a TPU); NVIDIA_TF32_OVERRIDE=0 keeps cuDNN's
+# convolutions, which PyTorch lets use TF32 by default (torch.backends.cudnn.allow_tf32), in float32.
+FLOAT32_IEEE = "IEEE float32 (TF32 off)"
+JAX_VARIABLES = (("JAX_DEFAULT_MATMUL_PRECISION", "highest"),
+                 # XLA takes 75% of GPU 0 at start unless told not to; TensorFlow's cells share it.
+                 ("XLA_PYTHON_CLIENT_PREALLOCATE", "false"))
+TORCH_VARIABLES = (("NVIDIA_TF32_OVERRIDE", "0"),)
 
 BACKENDS: Registry[Backend] = Registry("backend")
 BACKENDS.register("tensorflow", Backend(
     "tensorflow", "tensorflow", ("tensorflow", "keras"), "pip install accelbench",
     "tf.function (XLA where jit_compile is on)"))
 BACKENDS.register("jax", Backend(
-    "jax", "jax", ("jax", "jaxlib", "keras"), "pip install 'accelbench[jax]'", "jax.jit (XLA)"))
+    "jax", "jax", ("jax", "jaxlib", "keras"), "pip install 'accelbench[jax]'", "jax.jit (XLA)",
+    variables=JAX_VARIABLES))
 BACKENDS.register("torch", Backend(
     "torch", "torch", ("torch", "keras"),
     "pip install 'accelbench[torch]' (CPU-only wheel: --index-url https://download.pytorch.org/whl/cpu)",
-    "eager PyTorch (Keras' jit_compile on torch would be torch.compile)", steps_per_call=False))
+    "eager PyTorch (Keras' jit_compile on torch would be torch.compile)", steps_per_call=False,
+    variables=TORCH_VARIABLES))
 
 
 # --- inside a worker whose KERAS_BACKEND is not TensorFlow ----------------------------------
@@ -80,16 +92,25 @@ class Neutral:
     backend: str
     FEEDS_ARRAYS: ClassVar[bool] = True
 
+    jit_compile: ClassVar[str] = "auto"  # JAX runs through XLA everywhere; on torch "auto" is eager
+
     @property
     def kind(self) -> str:
         return self.name.split(":")[0]
 
-    def scope(self) -> Any:
-        if self.backend == "jax" and self.kind == "cpu":
-            import jax
+    @property
+    def keras_device(self) -> str | None:
+        """What keras.device() is given: a "cpu" cell pinned to the CPU. Keras' torch backend
+        otherwise puts every tensor on CUDA wherever CUDA is available, and JAX on its first
+        accelerator; an accelerator's cell takes that default (the first one)."""
+        return "cpu:0" if self.kind == "cpu" else None
 
-            return jax.default_device(jax.devices("cpu")[0])
-        return contextlib.nullcontext()
+    def scope(self) -> Any:
+        if self.keras_device is None:
+            return contextlib.nullcontext()
+        import keras
+
+        return keras.device(self.keras_device)
 
 
 def current() -> str:
@@ -122,9 +143,10 @@ def devices_here(backend: str) -> dict[str, str]:
 
 
 def device_peak_bytes(backend: str, device: str, work: Callable[[], object]) -> int | None:
-    """The backend allocator's own peak while `work` runs on an accelerator, where it keeps one;
-    None on the CPU (host memory is memray's) or where the allocator says nothing. PyTorch's
-    peak is reset first; JAX's cannot be, so it is the process's high-water mark so far."""
+    """The backend allocator's own peak while `work` runs on an accelerator, above what was
+    resident when it started (memory.peak_above_start); None on the CPU (host memory is
+    memray's), where the allocator says nothing, or where JAX's unresettable peak stayed at an
+    earlier cell's high-water mark."""
     if device.split(":")[0] == "cpu":
         return None
     peak = DEVICE_PEAKS.get(backend)
@@ -134,18 +156,25 @@ def device_peak_bytes(backend: str, device: str, work: Callable[[], object]) -> 
 def _jax_peak(work: Callable[[], object]) -> int | None:
     import jax
 
-    work()
-    return (jax.devices()[0].memory_stats() or {}).get("peak_bytes_in_use")
+    from accelbench.memory import peak_above_start
+
+    device = jax.devices()[0]
+    if device.memory_stats() is None:
+        work()
+        return None
+    read = lambda: (device.memory_stats()["bytes_in_use"], device.memory_stats()["peak_bytes_in_use"])  # noqa: E731
+    return peak_above_start(read, None, work)  # JAX has no reset
 
 
 def _torch_peak(work: Callable[[], object]) -> int | None:
     import torch
 
+    from accelbench.memory import peak_above_start
+
     if not torch.cuda.is_available():
         return None
-    torch.cuda.reset_peak_memory_stats()
-    work()
-    return int(torch.cuda.max_memory_allocated())
+    read = lambda: (int(torch.cuda.memory_allocated()), int(torch.cuda.max_memory_allocated()))  # noqa: E731
+    return peak_above_start(read, torch.cuda.reset_peak_memory_stats, work)
 
 
 DEVICE_PEAKS = {"jax": _jax_peak, "torch": _torch_peak}  # tensorflow's: memory.device_peak, in the pytest process

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from accelbench import analysis, cells, comparison, costs, distributed, fingerprint, growth, measure, memory, projection, traces
-from accelbench.backends import BACKENDS, PROCESS_BACKEND
+from accelbench.backends import BACKENDS, FLOAT32_IEEE, PROCESS_BACKEND
 from accelbench.cells import Cell, Grid, ModelOn, Pair, Spread, SvmCell
 from accelbench.data import NUM_CLASSES
 from accelbench.devices import kind_of
@@ -174,7 +174,8 @@ class Bench:
         the work comes warm from its build (calibrating, or a round, ran it)."""
         median = self.time_rounds(benchmark, work.run_round, work.samples_per_round, work_kind, self.preset.rounds,
                                   warmup_rounds=0)
-        self.info(batch_size=self.cell.batch_size, steps_per_round=work.steps, compile_seconds=work.compile_seconds)
+        self.info(batch_size=self.cell.batch_size, steps_per_round=work.steps, compile_seconds=work.compile_seconds,
+                  jit_compile=bool(getattr(getattr(work, "model", None), "jit_compile", False)))
         if not median:
             return
         samples_per_s = work.samples_per_round / median
@@ -196,7 +197,8 @@ class Bench:
         if kind_of(self.cell.device) == "cpu":
             arithmetic, note = precision.cpu_arithmetic(fingerprint.cpu_flags(), os.environ,
                                                         getattr(self.cell, "backend", PROCESS_BACKEND))
-        self.info(precision=precision.name, precision_arithmetic=arithmetic, precision_note=note)
+        self.info(precision=precision.name, precision_arithmetic=arithmetic, precision_note=note,
+                  float32_arithmetic=FLOAT32_IEEE)
 
     def on_other_backend(self) -> bool:
         return getattr(self.cell, "backend", PROCESS_BACKEND) != PROCESS_BACKEND
@@ -813,6 +815,9 @@ class SpreadBench(ProcessBench):
 
     def __call__(self, benchmark: Any) -> None:
         reference, spread = benchmark.pedantic(self.run_both, rounds=1, iterations=1)
+        if spread.replicas_in_sync != self.cell.count:  # another global batch: the losses do not compare
+            pytest.fail(f"{self.name}: the strategy ran {spread.replicas_in_sync} replicas in sync, not "
+                        f"{self.cell.count} ({', '.join(spread.devices) or 'no devices listed'})", pytrace=False)
         gap = max(abs(a - b) for a, b in zip(spread.losses, reference.losses))
         one_device = reference.reference_samples_per_s
         self.info(**{self.cell.unit: self.cell.count}, device=self.placement().description,
@@ -820,7 +825,7 @@ class SpreadBench(ProcessBench):
                   replicas_in_sync=spread.replicas_in_sync, replica_devices=spread.devices,
                   samples_per_s=spread.samples_per_s,
                   one_device_samples_per_s=one_device,
-                  scaling_efficiency=spread.samples_per_s / (self.cell.count * one_device),
+                  scaling_efficiency=spread.samples_per_s / (spread.replicas_in_sync * one_device),
                   losses=spread.losses, reference_losses=reference.losses, loss_gap=gap,
                   loss_tolerance=distributed.LOSS_TOLERANCE)
         self.verdicts.within_gap(self.name, "loss_gap", gap, distributed.LOSS_TOLERANCE)

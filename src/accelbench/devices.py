@@ -36,6 +36,18 @@ def kind_of(name: str) -> str:
     return name.split(":")[0]
 
 
+AUTO = "auto"  # Keras' own choice of XLA
+
+
+def jit_compile_for(kind: str) -> bool | str:
+    """XLA for a TensorFlow cell, decided by the cell's own device. Keras' default ("auto",
+    Trainer._resolve_auto_jit_compile) turns XLA on whenever the process sees any GPU, whatever
+    the model's placement: on a GPU host every CPU cell would be compiled with XLA, which ran
+    the cnn 3-9x slower on a CPU here, and every gpu-over-cpu speedup would be inflated. So a
+    CPU cell is compiled without XLA, and an accelerator's cell as Keras chooses."""
+    return False if kind == "cpu" else AUTO
+
+
 @dataclass(frozen=True)
 class Placement:
     """Where a cell runs.
@@ -54,6 +66,10 @@ class Placement:
     @property
     def kind(self) -> str:
         return kind_of(self.name)
+
+    @property
+    def jit_compile(self) -> bool | str:
+        return jit_compile_for(self.kind)
 
     def scope(self) -> Any:
         """Where variables are created and compiled functions are traced and called."""
@@ -91,8 +107,15 @@ class Placement:
     def sum(self, value: Any) -> Any:
         return self.strategy.reduce("SUM", value, axis=None) if self.strategy else value
 
-    def first_replica(self, value: Any) -> Any:
-        return self.strategy.experimental_local_results(value)[0] if self.strategy else value
+    def synced(self, value: Any) -> Any:
+        """One number that depends on every replica's result (the first element of each, summed):
+        fetching it waits for all of them, so a clock stopped after it has timed every replica,
+        not only the first."""
+        if not self.strategy:
+            return value[0, 0]
+        import tensorflow as tf
+
+        return tf.add_n([result[0, 0] for result in self.strategy.experimental_local_results(value)])
 
 
 SYSTEM_ALLOCATOR = "TF_ONEDNN_USE_SYSTEM_ALLOCATOR"
@@ -124,6 +147,11 @@ def init_tensorflow(intra_op_threads: int = 0) -> Any:
     for gpu in tf.config.list_physical_devices("GPU"):
         # Grow on demand so that one cell does not take the whole card from the next.
         tf.config.experimental.set_memory_growth(gpu, True)
+    # float32 means IEEE float32 on every backend: TensorFlow and JAX run float32 matmuls and
+    # convolutions in TF32 on Ampere and later by default, PyTorch's matmuls do not, so parity
+    # and the precision gate's float32 reference would compare different arithmetic
+    # (backends.FLOAT32_VARIABLES does the same for the JAX and PyTorch workers).
+    tf.config.experimental.enable_tensor_float_32_execution(False)
     return tf
 
 

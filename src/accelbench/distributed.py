@@ -100,13 +100,22 @@ def _strategy(job: Job, tf: Any) -> Any:
     if job.mode == "workers":
         return tf.distribute.MultiWorkerMirroredStrategy()  # first: before any other TF op
     if job.mode == "replicas":
-        if job.device == "gpu":
-            return tf.distribute.MirroredStrategy([d.name for d in tf.config.list_logical_devices("GPU")])
+        if job.device == "gpu":  # the first N GPUs, not every GPU the host has
+            return tf.distribute.MirroredStrategy([d.name for d in tf.config.list_logical_devices("GPU")][:job.replicas])
         cpus = tf.config.list_physical_devices("CPU")
         tf.config.set_logical_device_configuration(
             cpus[0], [tf.config.LogicalDeviceConfiguration() for _ in range(job.replicas)])
         return tf.distribute.MirroredStrategy([d.name for d in tf.config.list_logical_devices("CPU")])
     return tf.distribute.get_strategy()  # the default: one device
+
+
+def replicated(job: Job, strategy: Any) -> Job:
+    """The job as its strategy runs it: the replicas the strategy has in sync, not the count
+    asked for (a host with fewer GPUs, a cluster of another size). The global batch, which
+    scales the loss, and the throughput's share per replica follow from it."""
+    if job.mode == "single":
+        return job
+    return replace(job, replicas=int(strategy.num_replicas_in_sync))
 
 
 def _per_replica_batches(x: Any, y: Any, batch: int, tf: Any) -> Any:
@@ -198,6 +207,7 @@ def run_in_process(job: Job) -> Result:
     if job.threads:
         tf.config.threading.set_intra_op_parallelism_threads(job.threads)
     strategy = _strategy(job, tf)
+    job = replicated(job, strategy)
     from accelbench import data
 
     dataset = data.load(job.dataset, Path(job.data_dir) if job.data_dir else None).head(job.max_train_samples)

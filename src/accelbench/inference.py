@@ -20,7 +20,10 @@ def serving_model(spec: ModelSpec, dataset: Dataset, placement: Placement, optio
 
     keras.utils.set_random_seed(options.seed)
     with precisions.policy(options.precision), placement.scope():
-        return spec.build(dataset.input_shape, NUM_CLASSES, options)
+        model = spec.build(dataset.input_shape, NUM_CLASSES, options)
+    if placement.jit_compile is False:  # a CPU cell: no XLA, whatever other devices the process sees
+        model.jit_compile = False
+    return model
 
 
 class BatchRounds:
@@ -84,7 +87,7 @@ class Predictor(KerasRounds):
             logits = placement.run(serve, (next(iterator),))
             for _ in tf.range(steps - 1):
                 logits = placement.run(serve, (next(iterator),))
-            return placement.first_replica(logits)[0, 0]
+            return placement.synced(logits)
 
         predictor = cls(model, placement, loop, iterator, batch_size)
         predictor.compile_seconds = measure.seconds(lambda: predictor._predict(1))

@@ -101,20 +101,39 @@ def host_cap(headroom: float | None, estimated: int, budget: int) -> int:
 
 
 def device_peak(placement: Any, work: Callable[[], object]) -> int | None:
-    """TensorFlow's peak bytes in use on an accelerator while work runs; None on the CPU.
-
-    Reset first, so the peak is this work's (with what was already resident: the weights).
-    Several GPUs under one strategy report the first replica's device.
-    """
+    """TensorFlow's peak bytes on an accelerator while work runs, above what was resident when
+    it started (peak_above_start); None on the CPU. Several GPUs under one strategy report the
+    first replica's device."""
     if placement.kind == "cpu":
         work()
         return None
     import tensorflow as tf
 
     name = tf_device_name(placement.device)
-    tf.config.experimental.reset_memory_stats(name)
+
+    def read() -> tuple[int, int]:
+        info = tf.config.experimental.get_memory_info(name)
+        return int(info["current"]), int(info["peak"])
+
+    return peak_above_start(read, lambda: tf.config.experimental.reset_memory_stats(name), work)
+
+
+def peak_above_start(read: Callable[[], tuple[int, int]], reset: Callable[[], object] | None,
+                     work: Callable[[], object]) -> int | None:
+    """The most bytes an allocator held during `work` on top of what it held when the work
+    started: read() gives (bytes in use, peak bytes); reset() restarts the peak, where the
+    allocator can (TensorFlow, PyTorch). What earlier cells left alive (their models, their
+    caches) is not counted, so the figure does not depend on run order or -k. An allocator
+    whose peak cannot be reset (JAX) tells this work's peak only if the work raised it: None
+    where an earlier cell's high-water mark stayed above."""
+    if reset is not None:
+        reset()
+    in_use, peak_before = read()
     work()
-    return int(tf.config.experimental.get_memory_info(name)["peak"])
+    _, peak = read()
+    if reset is None and peak <= peak_before:
+        return None
+    return max(0, peak - in_use)
 
 
 def tf_device_name(device: str) -> str:
@@ -260,5 +279,18 @@ def oom_predicate(step_at: Callable[[int], object]) -> Callable[[int], bool]:
     return fits
 
 
+# An accelerator running out of memory does not always say ResourceExhaustedError: cuDNN and
+# cuBLAS fail to allocate their workspace with their own status inside an InternalError (or
+# UnknownError), JAX raises XlaRuntimeError "RESOURCE_EXHAUSTED: Out of memory", and PyTorch
+# torch.cuda.OutOfMemoryError ("CUDA out of memory"). Matched by type name and message, so
+# that none of those libraries needs importing to recognise its error.
+OUT_OF_MEMORY_TYPES = {"ResourceExhaustedError", "OutOfMemoryError"}
+OUT_OF_MEMORY_WORDS = ("RESOURCE_EXHAUSTED", "CUDNN_STATUS_ALLOC_FAILED", "CUBLAS_STATUS_ALLOC_FAILED",
+                       "CUDA_ERROR_OUT_OF_MEMORY", "CUDA out of memory", "out of memory", "OOM when allocating")
+
+
 def is_out_of_memory(error: BaseException) -> bool:
-    return type(error).__name__ == "ResourceExhaustedError" or isinstance(error, MemoryError)
+    if isinstance(error, MemoryError) or type(error).__name__ in OUT_OF_MEMORY_TYPES:
+        return True
+    text = str(error)
+    return any(word.lower() in text.lower() for word in OUT_OF_MEMORY_WORDS)

@@ -39,7 +39,7 @@ def build_compiled(spec: ModelSpec, dataset: Dataset, placement: Placement, opti
     keras.utils.set_random_seed(options.seed)  # same seed on every device: accuracy parity
     with precisions.policy(options.precision), placement.scope():
         model = spec.build(dataset.input_shape, NUM_CLASSES, options)
-        model.compile(optimizer=spec.optimizer(),
+        model.compile(optimizer=spec.optimizer(), jit_compile=placement.jit_compile,
                       loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
         # The optimizer's slots made now, not by the first step: a tf.function that creates
         # variables is traced twice, which made the first fit() 1.6-2.9x slower here (mlp_deep

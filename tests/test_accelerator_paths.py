@@ -1,0 +1,157 @@
+"""Decisions that matter only on an accelerator, checked here on the CPU: XLA for a CPU cell on
+a GPU host, the device a torch or JAX cell is given, the JAX worker's environment, float32 as
+IEEE float32, the replica count from the strategy, device peaks from a fresh state, and what
+counts as out of memory."""
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from accelbench import distributed, memory
+from accelbench.backends import BACKENDS, Neutral
+from accelbench.distributed import Job
+from accelbench.workers import Environment, Workers
+
+HERE = str(Path(__file__).parent)
+
+
+def test_a_cpu_cell_is_compiled_without_xla_when_the_process_sees_a_gpu(heavy_imports, monkeypatch):
+    """Keras' jit_compile="auto" turns XLA on whenever TensorFlow lists any GPU, whatever the
+    model's placement; a CPU cell decides from its own device."""
+    import tensorflow as tf
+
+    from accelbench.data import load
+    from accelbench.devices import Placement
+    from accelbench.inference import serving_model
+    from accelbench.models import MODELS, ModelOptions
+    from accelbench.training import build_compiled
+
+    listed = tf.config.list_physical_devices
+    fake_gpu = tf.config.PhysicalDevice(name="/physical_device:GPU:0", device_type="GPU")
+    monkeypatch.setattr(tf.config, "list_physical_devices",
+                        lambda kind=None: [*listed(kind), *([fake_gpu] if kind in (None, "GPU") else [])])
+    dataset = load("digits", None).head(64)
+    cpu = Placement("cpu", "/cpu:0", "a CPU")
+    auto = MODELS["mlp"].build(dataset.input_shape, 10, ModelOptions())
+    auto.compile(optimizer="sgd", loss="mse")
+    assert auto.jit_compile is True  # what Keras' default would do to a CPU cell on this "GPU host"
+    assert build_compiled(MODELS["mlp"], dataset, cpu, ModelOptions()).jit_compile is False
+    assert serving_model(MODELS["mlp"], dataset, cpu, ModelOptions()).jit_compile is False
+    assert Placement("gpu", "/gpu:0", "a GPU").jit_compile == "auto"  # an accelerator: Keras' own choice
+
+
+def test_a_torch_or_jax_cpu_cell_is_pinned_to_the_cpu():
+    """Keras' torch backend puts tensors on CUDA wherever CUDA is available: a cpu cell names its device."""
+    assert Neutral("cpu", "a CPU", "torch").keras_device == "cpu:0"
+    assert Neutral("cpu", "a CPU", "jax").keras_device == "cpu:0"
+    assert Neutral("gpu", "a GPU", "torch").keras_device is None  # Keras' default: the first accelerator
+
+
+def test_worker_environments_keep_float32_ieee_and_leave_the_gpu_to_share():
+    jax_variables = dict(BACKENDS["jax"].environment().variables)
+    assert jax_variables["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
+    assert jax_variables["JAX_DEFAULT_MATMUL_PRECISION"] == "highest"
+    assert jax_variables["KERAS_BACKEND"] == "jax"
+    assert dict(BACKENDS["torch"].environment().variables)["NVIDIA_TF32_OVERRIDE"] == "0"
+
+
+def test_the_jax_worker_runs_with_those_settings_and_places_a_cpu_cell_on_the_cpu(tmp_path):
+    pytest.importorskip("jax", reason="the jax extra is not installed: pip install 'accelbench[jax]'")
+    base = BACKENDS["jax"].environment()
+    environment = Environment("jax", sys.executable,
+                              (*base.variables, ("PYTHONPATH", os.pathsep.join([HERE, *sys.path]))))
+    pool = Workers(tmp_path)
+    try:
+        found = pool.call(environment, "worker_faults:jax_worker_settings", 120)
+    finally:
+        pool.end()
+    assert found["backend"] == "jax" and found["preallocate"] == "false"
+    assert found["matmul_precision"] == "highest"
+    assert found["made_on"] and all("cpu" in device.lower() for device in found["made_on"])
+
+
+def test_tensorflow_runs_float32_as_ieee_float32(heavy_imports):
+    import tensorflow as tf
+
+    from accelbench.devices import init_tensorflow
+
+    init_tensorflow()
+    assert tf.config.experimental.tensor_float_32_execution_enabled() is False
+
+
+class Strategy:
+    def __init__(self, replicas):
+        self.num_replicas_in_sync = replicas
+
+
+def test_the_replica_count_and_global_batch_come_from_the_strategy():
+    asked = Job("replicas", "mlp", "digits", None, 32, replicas=2, device="gpu")
+    ran = distributed.replicated(asked, Strategy(4))  # a host with four GPUs
+    assert ran.replicas == 4 and ran.global_batch == 128
+    single = Job("single", "mlp", "digits", None, 32, replicas=2)
+    assert distributed.replicated(single, Strategy(1)) == single
+
+
+def test_three_logical_cpu_devices_train_to_the_loss_of_one_device():
+    small = dict(model="mlp", dataset="digits", data_dir=None, per_replica_batch=32, check_steps=3, rounds=1,
+                 steps_per_round=2)
+    reference = distributed.run_job(Job("single", replicas=3, **small), 120.0)
+    spread = distributed.run_job(Job("replicas", replicas=3, **small), 120.0)
+    assert spread.replicas_in_sync == 3 and len(spread.devices) == 3
+    assert max(abs(a - b) for a, b in zip(spread.losses, reference.losses)) <= distributed.LOSS_TOLERANCE
+
+
+class Allocator:
+    """An allocator's counters: bytes in use and the peak, which reset() may restart."""
+
+    def __init__(self, in_use, peak, resettable):
+        self.in_use, self.peak, self.resettable = in_use, peak, resettable
+
+    def read(self):
+        return self.in_use, self.peak
+
+    def reset(self):
+        self.peak = self.in_use
+
+    def allocate_and_free(self, size):
+        self.peak = max(self.peak, self.in_use + size)
+
+
+def test_a_device_peak_counts_only_what_the_cell_itself_held():
+    """300 MB left alive by earlier cells, a 900 MB high-water mark from one of them: the cell's
+    own 50 MB step is what is reported, whatever ran before it."""
+    resettable = Allocator(in_use=300, peak=900, resettable=True)
+    assert memory.peak_above_start(resettable.read, resettable.reset, lambda: resettable.allocate_and_free(50)) == 50
+    jax_like = Allocator(in_use=300, peak=900, resettable=False)  # JAX: the peak cannot be reset
+    assert memory.peak_above_start(jax_like.read, None, lambda: jax_like.allocate_and_free(50)) is None
+    assert memory.peak_above_start(jax_like.read, None, lambda: jax_like.allocate_and_free(700)) == 700
+
+
+class InternalError(Exception):
+    pass
+
+
+class XlaRuntimeError(Exception):
+    pass
+
+
+class OutOfMemoryError(Exception):
+    pass
+
+
+@pytest.mark.parametrize("error", [
+    InternalError("cuDNN launch failure: CUDNN_STATUS_ALLOC_FAILED"),
+    InternalError("Blas GEMM launch failed: CUBLAS_STATUS_ALLOC_FAILED"),
+    XlaRuntimeError("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 4.0GiB"),
+    OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB"),
+    MemoryError(),
+])
+def test_accelerator_out_of_memory_in_its_many_forms_is_recognised(error):
+    assert memory.is_out_of_memory(error)
+
+
+def test_other_failures_are_not_taken_for_out_of_memory():
+    assert not memory.is_out_of_memory(InternalError("cuDNN launch failure: CUDNN_STATUS_EXECUTION_FAILED"))
+    assert not memory.is_out_of_memory(ValueError("shapes (32, 10) and (5,) not aligned"))
