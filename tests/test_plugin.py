@@ -25,7 +25,8 @@ def suite(pytester, heavy_imports):
 def run(pytester, *args, baselines=None):
     """The suite under the smoke preset (every benchmark, briefly), unless args name another."""
     baselines = baselines or pytester.path / "baselines"
-    baselines.mkdir(parents=True, exist_ok=True)
+    if "--update-baselines" not in args:  # a named directory must exist, unless the run records into it
+        baselines.mkdir(parents=True, exist_ok=True)
     return pytester.runpytest("-p", "accelbench.plugin", "-p", "no:cacheprovider", "--preset", "smoke",
                               "--baselines", str(baselines), *args)
 
@@ -265,7 +266,7 @@ def test_memory_gate_catches_a_planted_allocation(suite, monkeypatch):
     result = run(suite, *MEMORY_CELL)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*peak_memory_bytes regression in test_train_memory[[]cpu-bs32-mlp[]]: measured *, "
-                                 f"baseline * ({peak:,} B), tolerance 25% relative + 2.0 MiB (2,097,152 B) (must be <= *)"])
+                                 f"baseline * ({peak:,} B), tolerance 25% relative + 2.0 MiB (2,097,152 B) (must be <= *)*"])
 
 
 def test_planted_leak_in_repeated_inference_is_caught(suite, monkeypatch):
@@ -664,8 +665,9 @@ def test_jax_cells_run_in_a_worker_of_their_own_beside_tensorflow_s(suite):
     for jax_cell in (jax_train, cells["test_inference[jax-cpu-bs32-mlp]"]):  # round for round with tensorflow's
         assert len(jax_cell["tensorflow_round_seconds"]) == jax_cell["time_per_sample_over_tensorflow_pairs"] == \
             PRESETS["smoke"].rounds
-        low, high = jax_cell["time_per_sample_over_tensorflow_ci95"]
-        assert 0 < low <= jax_cell["time_per_sample_over_tensorflow"] <= high
+        # Of fewer than 6 pairs no pair of order statistics holds the median with 95%: no interval.
+        assert PRESETS["smoke"].rounds >= 6 or jax_cell.get("time_per_sample_over_tensorflow_ci95") is None
+        assert jax_cell["time_per_sample_over_tensorflow"] > 0
     for pid in jax_train["worker_process_ids"]:  # the jax worker ended with the run
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)

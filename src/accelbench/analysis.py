@@ -72,6 +72,12 @@ def median_interval(samples: Sequence[float], confidence: float = 0.95) -> tuple
     return ordered[ranks[0]], ordered[ranks[1]]
 
 
+def median_interval_or_none(samples: Sequence[float], confidence: float = 0.95) -> list[float] | None:
+    """median_interval as a JSON value: None where the samples are too few to bound the median."""
+    low, high = median_interval(samples, confidence)
+    return [low, high] if math.isfinite(low) else None
+
+
 def median_bound(samples: Sequence[float], side: str, error: float) -> float:
     """A one-sided bound for the median that is wrong with probability at most `error`: the
     lower ("low") or upper ("high") end of the two-sided interval at 1 - 2 * error."""

@@ -280,9 +280,9 @@ class Bench:
         its 95% interval. Per sample: each backend runs its own calibrated steps a round, the
         round length the same. Reported, not gated: backends are compared, not regressed."""
         ratios = comparison.ratios(tensorflow_per_sample, here_per_sample)
-        low, high = analysis.median_interval(ratios)
         self.info(time_per_sample_over_tensorflow=statistics.median(ratios),
-                  time_per_sample_over_tensorflow_ci95=[low, high], time_per_sample_over_tensorflow_pairs=len(ratios))
+                  time_per_sample_over_tensorflow_ci95=analysis.median_interval_or_none(ratios),  # None: too few pairs
+                  time_per_sample_over_tensorflow_pairs=len(ratios))
 
 
 class TrainBench(Bench):
@@ -471,7 +471,7 @@ class OverheadBench(Bench):
     def __call__(self, benchmark: Any) -> None:
         hand, suite = benchmark.pedantic(self.throughputs, rounds=1, iterations=1)
         ratios = measure.pair_ratios(hand, suite)
-        self.info(harness_efficiency=statistics.median(ratios), harness_efficiency_ci95=list(analysis.median_interval(ratios)),
+        self.info(harness_efficiency=statistics.median(ratios), harness_efficiency_ci95=analysis.median_interval_or_none(ratios),
                   best_round_ratio=measure.best_ratio(hand, suite), suite_samples_per_s=max(suite),
                   hand_loop_samples_per_s=max(hand), pair_ratios=[round(r, 4) for r in ratios])
 

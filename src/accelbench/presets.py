@@ -49,9 +49,9 @@ class Preset:
     # side, in the order A B B A (each starts TensorFlow: about 5 s); 0 leaves them out.
     thread_processes: int = 0
     # A/B runs: pairs of rounds a cell is judged after, then every `step` more, up to `most`
-    # (comparison.Plan). 12/12/48 caught a 5% slowdown in about 2 of 3 draws of this machine's
-    # A/A noise and a 10% one in all (tests/test_comparison.py); unchanged code passed at 13
-    # pairs on average.
+    # (comparison.Plan). With 12/12/48 a 10% slowdown fails in all of 100 draws of this
+    # machine's pair noise and a 3% one in none; with each cell's spread between processes
+    # added, 93 of 100 cells fail at 10% (tests/test_comparison.py).
     ab_pairs: tuple[int, int, int] = (12, 12, 48)
     # Benchmark fixtures this preset leaves out, and why (shown as the skip reason).
     left_out: Mapping[str, str] = field(default_factory=dict)
