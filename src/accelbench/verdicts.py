@@ -143,12 +143,15 @@ class RelativeGrowth(AbsoluteDrop):
 
 # A memory peak's gate from its cell's own noise: the baseline is the median peak of at least
 # MIN_SPREAD_RUNS unchanged runs, recorded with their spread (largest minus smallest), and a peak
-# fails above baseline + SPREAD_FACTOR x spread + PEAK_GRANULE. The factor covers a later run
-# landing beyond the few runs recorded; the granule, an allocation that one step makes and the
-# next reuses. A cell whose peak does not repeat (a spread near its size) gets a wide margin,
-# and the terminal says so; inference peaks that repeat within 2% get a margin of a few percent.
+# fails above baseline + max(SPREAD_FACTOR x spread, SPREAD_FLOOR x baseline) + PEAK_GRANULE.
+# The factor and the floor cover a later run landing beyond the few runs recorded (five runs
+# saw 20.80-20.85 MiB for a step that earlier sessions saw at 19.8-20.9 MiB); the granule, an
+# allocation that one step makes and the next reuses. A cell whose peak does not repeat (a
+# spread near its size) gets a wide margin, and the terminal says so; inference peaks that
+# repeat within 2% get a margin of a few percent.
 SPREAD_SUFFIX, RUNS_SUFFIX = "_spread", "_runs"  # stored beside the peak in memory.json
 SPREAD_FACTOR = 2.0
+SPREAD_FLOOR = 0.03
 PEAK_GRANULE = 64 * 2**10
 MIN_SPREAD_RUNS = 5
 
@@ -161,12 +164,12 @@ class SpreadGrowth(RelativeGrowth):
     runs: int = 0
 
     @classmethod
-    def of(cls, spread: float, runs: int) -> SpreadGrowth:
-        return cls(0.0, slack=SPREAD_FACTOR * spread + PEAK_GRANULE, runs=runs)
+    def of(cls, spread: float, runs: int, baseline: float) -> SpreadGrowth:
+        return cls(0.0, slack=max(SPREAD_FACTOR * spread, SPREAD_FLOOR * baseline) + PEAK_GRANULE, runs=runs)
 
     def describe(self) -> str:
-        return (f"+{format_bytes(self.slack)} ({SPREAD_FACTOR:g} x the peak's spread over {self.runs} runs "
-                f"+ {format_bytes(PEAK_GRANULE)})")
+        return (f"+{format_bytes(self.slack)} ({SPREAD_FACTOR:g} x the peak's spread over {self.runs} runs, at "
+                f"least {SPREAD_FLOOR:.0%} of the baseline, + {format_bytes(PEAK_GRANULE)})")
 
 
 def detectable_growth(rule: Any, baseline: float) -> float | None:
@@ -237,7 +240,8 @@ class Gate:
         spread = self.store.get(self.scope, stored, self.metric + SPREAD_SUFFIX) if self.spread else None
         if spread is None:
             return self.rule
-        return SpreadGrowth.of(spread, int(self.store.get(self.scope, stored, self.metric + RUNS_SUFFIX) or 0))
+        return SpreadGrowth.of(spread, int(self.store.get(self.scope, stored, self.metric + RUNS_SUFFIX) or 0),
+                               self.store.get(self.scope, stored, self.metric) or 0.0)
 
     def missing_machine(self) -> str:
         """Why a number of this machine is ungated: what it is, and the nearest recorded
@@ -384,7 +388,7 @@ class Verdicts:
         gate.store.stage(gate.scope, stored, gate.metric, round(statistics.median(runs)))  # bytes
         gate.store.stage(gate.scope, stored, gate.metric + SPREAD_SUFFIX, round(max(runs) - min(runs)))
         gate.store.stage(gate.scope, stored, gate.metric + RUNS_SUFFIX, len(runs))
-        rule = SpreadGrowth.of(max(runs) - min(runs), len(runs))
+        rule = SpreadGrowth.of(max(runs) - min(runs), len(runs), statistics.median(runs))
         return (f"recorded as the new baseline (--update-baselines): the median of {len(runs)} runs, "
                 f"held to {rule.describe()}")
 
