@@ -14,10 +14,12 @@ with min_effect the smallest slowdown that fails a cell (--ab-min-effect):
            or more is at most PASS_ERROR, spent evenly over the looks (Bonferroni).
 - fail:    at the last look only, both (1) B significantly slower than A, one-sided Wilcoxon
            p < family_alpha / cells (Bonferroni over the run's cells: a whole run of unchanged
-           code fails with probability at most family_alpha), and (2) B shown slower by at least
-           min_effect: the median's one-sided lower bound at 1 - EFFECT_ERROR is at least
-           1 + min_effect, so a cell slowed by less than min_effect fails with probability at
-           most EFFECT_ERROR (a 3% slowdown under min_effect 5% far less).
+           code fails with probability at most family_alpha), with a median ratio of at least
+           1 + min_effect, and (2) B shown slower by at least min_effect: over every pair timed
+           (these and the confirmations' below), the median's one-sided lower bound at
+           1 - EFFECT_ERROR is at least 1 + min_effect, so a cell slowed by less than min_effect
+           fails with probability at most EFFECT_ERROR (a 3% slowdown under min_effect 5% far
+           less), where pairs of processes do not differ.
 - unknown: neither after `most` pairs: the interval says what is known (shown; it fails only
            under --ab-strict).
 

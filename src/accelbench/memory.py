@@ -20,7 +20,8 @@ from typing import Any
 FLOAT_BYTES = 4  # every model here trains in float32
 # Python's allocator takes memory from the system in 1 MiB arenas: a step that happens to
 # open one shows 1 MiB more. Memory gates allow this much on top of their relative tolerance.
-ALLOCATOR_SLACK_BYTES = 2 * 2**20
+PYMALLOC_ARENA_BYTES = 2**20
+ALLOCATOR_SLACK_BYTES = 2 * PYMALLOC_ARENA_BYTES
 MAX_SEARCH_BATCH = 2**24  # the largest-batch search stops here
 
 _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
