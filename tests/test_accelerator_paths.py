@@ -155,3 +155,31 @@ def test_accelerator_out_of_memory_in_its_many_forms_is_recognised(error):
 def test_other_failures_are_not_taken_for_out_of_memory():
     assert not memory.is_out_of_memory(InternalError("cuDNN launch failure: CUDNN_STATUS_EXECUTION_FAILED"))
     assert not memory.is_out_of_memory(ValueError("shapes (32, 10) and (5,) not aligned"))
+
+
+SYNCED_ACROSS_REPLICAS = """
+import tensorflow as tf
+cpus = tf.config.list_physical_devices("CPU")
+tf.config.set_logical_device_configuration(cpus[0], [tf.config.LogicalDeviceConfiguration()] * 2)
+from accelbench.devices import Placement
+strategy = tf.distribute.MirroredStrategy([d.name for d in tf.config.list_logical_devices("CPU")])
+placement = Placement("cpu", "/cpu:0", "two logical CPUs", strategy)
+
+@tf.function
+def both():
+    replica = lambda: tf.fill((2, 3), tf.cast(tf.distribute.get_replica_context().replica_id_in_sync_group, tf.float32) + 1.0)
+    return placement.synced(placement.run(replica, ()))
+
+print(float(both()))
+"""
+
+
+def test_multi_replica_inference_waits_for_every_replica_not_only_the_first():
+    """What the clock stops after depends on every replica's output: replica 0 gives 1, replica 1
+    gives 2, and the fetched number is their sum (replica 0's alone would be 1)."""
+    import subprocess
+
+    found = subprocess.run([sys.executable, "-c", SYNCED_ACROSS_REPLICAS], capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "CUDA_VISIBLE_DEVICES": "-1", "TF_CPP_MIN_LOG_LEVEL": "2"})
+    assert found.returncode == 0, found.stderr[-2000:]
+    assert float(found.stdout.strip().splitlines()[-1]) == 3.0
