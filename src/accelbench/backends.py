@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from accelbench.devices import AUTO
 from accelbench.registry import Registry
 from accelbench.workers import Environment
 
@@ -92,7 +93,7 @@ class Neutral:
     backend: str
     FEEDS_ARRAYS: ClassVar[bool] = True
 
-    jit_compile: ClassVar[str] = "auto"  # JAX runs through XLA everywhere; on torch "auto" is eager
+    jit_compile: ClassVar[str] = AUTO  # JAX runs through XLA everywhere; on torch "auto" is eager
 
     @property
     def kind(self) -> str:
@@ -162,7 +163,11 @@ def _jax_peak(work: Callable[[], object]) -> int | None:
     if device.memory_stats() is None:
         work()
         return None
-    read = lambda: (device.memory_stats()["bytes_in_use"], device.memory_stats()["peak_bytes_in_use"])  # noqa: E731
+
+    def read() -> tuple[int, int]:
+        stats = device.memory_stats()
+        return stats["bytes_in_use"], stats["peak_bytes_in_use"]
+
     return peak_above_start(read, None, work)  # JAX has no reset
 
 

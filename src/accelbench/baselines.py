@@ -111,9 +111,9 @@ def save_all(files: list[BaselineFile]) -> None:
                 out.flush()
                 os.fsync(out.fileno())
             os.chmod(temporary, 0o666 & ~umask)
-        for target, _ in staged:
+        for target, temporary in staged:
             if target.exists():
-                backup = tempfile.mktemp(dir=target.parent, prefix=f".{target.name}.old.")  # a name for os.link
+                backup = f"{temporary}.old"  # beside a name mkstemp made unique
                 os.link(target, backup)
                 kept.append((target, backup))
         replaced: list[Path] = []

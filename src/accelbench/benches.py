@@ -174,8 +174,7 @@ class Bench:
         the work comes warm from its build (calibrating, or a round, ran it)."""
         median = self.time_rounds(benchmark, work.run_round, work.samples_per_round, work_kind, self.preset.rounds,
                                   warmup_rounds=0)
-        self.info(batch_size=self.cell.batch_size, steps_per_round=work.steps, compile_seconds=work.compile_seconds,
-                  jit_compile=bool(getattr(getattr(work, "model", None), "jit_compile", False)))
+        self.info(batch_size=self.cell.batch_size, steps_per_round=work.steps, compile_seconds=work.compile_seconds)
         if not median:
             return
         samples_per_s = work.samples_per_round / median

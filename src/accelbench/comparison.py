@@ -27,7 +27,7 @@ So one family of decisions, over every cell and look of a run, is held to two ra
 false fail of an unchanged cell in more than family_alpha of runs, no pass of a cell slowed by
 min_effect in more than PASS_ERROR of its cells.
 
-A fail is then confirmed, twice, in fresh pairs of processes (`confirm`): two processes of the
+A fail is then confirmed, twice, in fresh pairs of processes (`repeated`): two processes of the
 same code can differ by a few percent for as long as they live (where a model's buffers landed
 in memory). Across six runs (five A/A, one of two TensorFlow releases), each cell's B/A (one
 pair of processes each) spread by 0.7% to 4.9% (sd), most for mlp_wide training and the SVM's
@@ -116,10 +116,9 @@ def p_slower(pair_ratios: Sequence[float]) -> float:
     return float(wilcoxon(logs, alternative="greater", method="exact" if exact else "approx").pvalue)
 
 
-def shown_slower_by(pair_ratios: Sequence[float], min_effect: float) -> tuple[bool, float]:
-    """Rule 2: (the median's one-sided lower bound at 1 - EFFECT_ERROR >= 1 + min_effect, that bound)."""
-    low = analysis.median_bound(pair_ratios, "low", EFFECT_ERROR)
-    return low >= 1.0 + min_effect, low
+def effect_bound(pair_ratios: Sequence[float]) -> float:
+    """Rule 2's bound: the median's one-sided lower bound at 1 - EFFECT_ERROR."""
+    return analysis.median_bound(pair_ratios, "low", EFFECT_ERROR)
 
 
 def judge(pair_ratios: Sequence[float], plan: Plan, last: bool) -> Comparison:
@@ -138,7 +137,7 @@ def judge(pair_ratios: Sequence[float], plan: Plan, last: bool) -> Comparison:
         outcome, reason = FAIL, (f"B slower (one-sided Wilcoxon p = {p_value:.2g} < {plan.alpha:.2g}, "
                                  f"{len(pair_ratios)} pairs)")
     elif last:
-        lower = analysis.median_bound(pair_ratios, "low", EFFECT_ERROR)
+        lower = effect_bound(pair_ratios)
         outcome, reason = UNKNOWN, (f"after {len(pair_ratios)} pairs B/A lies between {lower:.3f} and {upper:.3f}: "
                                     f"a slowdown of {plan.min_effect:.0%} is neither excluded nor shown "
                                     f"(p = {p_value:.2g}, needs < {plan.alpha:.2g}); more pairs "
@@ -208,7 +207,7 @@ def repeated(first: Comparison, first_ratios: Sequence[float], again: Sequence[f
 def shown(found: Comparison, every_ratio: Sequence[float], min_effect: float) -> Comparison:
     """Rule 2 on a fail: every pair together shows B slower by at least min_effect (the
     median's one-sided lower bound at 1 - EFFECT_ERROR); otherwise unknown, saying so."""
-    lower = analysis.median_bound(every_ratio, "low", EFFECT_ERROR)
+    lower = effect_bound(every_ratio)
     if lower >= 1.0 + min_effect:
         return replace(found, reason=f"{found.reason}; B/A at least {lower:.3f} over every pair "
                                      f"({1 - EFFECT_ERROR:.0%} bound)")

@@ -150,7 +150,7 @@ def init_tensorflow(intra_op_threads: int = 0) -> Any:
     # float32 means IEEE float32 on every backend: TensorFlow and JAX run float32 matmuls and
     # convolutions in TF32 on Ampere and later by default, PyTorch's matmuls do not, so parity
     # and the precision gate's float32 reference would compare different arithmetic
-    # (backends.FLOAT32_VARIABLES does the same for the JAX and PyTorch workers).
+    # (backends.JAX_VARIABLES and TORCH_VARIABLES do the same for the JAX and PyTorch workers).
     tf.config.experimental.enable_tensor_float_32_execution(False)
     return tf
 

@@ -205,9 +205,9 @@ def software(packages: Sequence[str] = SOFTWARE) -> Fingerprint:
     return make(**{package: minor_version(package) for package in packages})
 
 
-def software_of(versions: Mapping[str, str], packages: Sequence[str] = SOFTWARE) -> Fingerprint:
+def software_of(recorded: Mapping[str, str], packages: Sequence[str] = SOFTWARE) -> Fingerprint:
     """software() as a saved run's machine_info recorded it (full versions, from versions())."""
-    return make(**{package: ".".join(versions[package].split(".")[:2]) if package in versions else "absent"
+    return make(**{package: ".".join(recorded[package].split(".")[:2]) if package in recorded else "absent"
                    for package in packages})
 
 

@@ -286,12 +286,12 @@ def oom_predicate(step_at: Callable[[int], object]) -> Callable[[int], bool]:
 # torch.cuda.OutOfMemoryError ("CUDA out of memory"). Matched by type name and message, so
 # that none of those libraries needs importing to recognise its error.
 OUT_OF_MEMORY_TYPES = {"ResourceExhaustedError", "OutOfMemoryError"}
-OUT_OF_MEMORY_WORDS = ("RESOURCE_EXHAUSTED", "CUDNN_STATUS_ALLOC_FAILED", "CUBLAS_STATUS_ALLOC_FAILED",
-                       "CUDA_ERROR_OUT_OF_MEMORY", "CUDA out of memory", "out of memory", "OOM when allocating")
+OUT_OF_MEMORY_WORDS = ("resource_exhausted", "cudnn_status_alloc_failed", "cublas_status_alloc_failed",
+                       "cuda_error_out_of_memory", "out of memory", "oom when allocating")  # lower case
 
 
 def is_out_of_memory(error: BaseException) -> bool:
     if isinstance(error, MemoryError) or type(error).__name__ in OUT_OF_MEMORY_TYPES:
         return True
-    text = str(error)
-    return any(word.lower() in text.lower() for word in OUT_OF_MEMORY_WORDS)
+    text = str(error).lower()
+    return any(word in text for word in OUT_OF_MEMORY_WORDS)

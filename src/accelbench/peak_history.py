@@ -15,6 +15,7 @@ from pathlib import Path
 
 from accelbench import fingerprint
 from accelbench.fingerprint import FINGERPRINT_KEY
+
 MEMORY_METRICS = ("peak_memory_bytes", "device_peak_memory_bytes")
 MOST_RUNS = 20  # the newest saved runs read: a spread of today's code, not of last year's
 

@@ -342,20 +342,11 @@ def pytest_benchmark_compare_machine_info(config: pytest.Config, benchmarksessio
     except ValueError as error:
         if "subpath" not in str(error):
             raise
+        differences = saved.machine_differences(machine_info.get(FINGERPRINT_KEY, ""))
         benchmarksession.logger.warning(
             f"Benchmark machine_info is different: saved run {saved.name} ({benchmarksession.storage.path}) is from "
-            f"another machine: {saved_machine_differences(machine_info, compared_benchmark)}")
+            f"another machine: {'; '.join(differences) or 'the same fingerprint, other machine details'}")
         return None
-
-
-def saved_machine_differences(machine_info: dict, compared_benchmark: dict) -> str:
-    """How a saved run's machine differs from this one, by fingerprint, in one line."""
-    ours = machine_info.get(FINGERPRINT_KEY)
-    theirs = compared_benchmark.get("machine_info", {}).get(FINGERPRINT_KEY)
-    if not ours or not theirs:
-        return "it has no accelbench fingerprint"
-    differences = fingerprint.Fingerprint.parse(ours).differences(fingerprint.Fingerprint.parse(theirs))
-    return "; ".join(differences) or "the same fingerprint, other machine details"
 
 
 @pytest.hookimpl(optionalhook=True)

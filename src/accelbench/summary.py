@@ -335,7 +335,7 @@ def _single(verdict: Mapping[str, Any] | None, show: Callable[[float], str]) -> 
     the rule it is shown against (reported, not judged) or where it did not come back."""
     if not verdict or verdict.get("measured") is None:
         return "-"
-    beyond = verdict["outcome"] == REPORTED and "worth a look" in verdict.get("message", "")
+    beyond = verdict["outcome"] == REPORTED and (verdict.get("statistic") or {}).get("beyond_rule")
     mark = " beyond its rule" if beyond else "" if verdict["outcome"] in (PASS, REPORTED) else f" {MARKS[verdict['outcome']]}"
     return f"{show(verdict['baseline'])} -> {show(verdict['measured'])}{mark}"
 

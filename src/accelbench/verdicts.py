@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from accelbench import analysis, comparison, fingerprint
-from accelbench.fingerprint import FINGERPRINT_KEY
 from accelbench.baselines import BaselineFile, save_all
+from accelbench.fingerprint import FINGERPRINT_KEY
 from accelbench.memory import ALLOCATOR_SLACK_BYTES, PYMALLOC_ARENA_BYTES, format_bytes
 
 PASS, FAIL, NEW, UNGATED, SKIPPED, UNKNOWN = "pass", "fail", "new", "ungated", "skipped", "unknown"
@@ -144,11 +144,11 @@ class RelativeGrowth(AbsoluteDrop):
 # A memory peak's gate from its cell's own noise: the baseline is the median peak of at least
 # MIN_SPREAD_RUNS unchanged runs, recorded with their spread (largest minus smallest), and a peak
 # fails above baseline + max(SPREAD_FACTOR x spread, SPREAD_FLOOR x baseline) + PEAK_GRANULE.
-# The factor and the floor cover a later run landing beyond the few runs recorded (five runs
+# The factor and the floor cover a later run landing beyond the few runs recorded (four runs
 # saw 20.80-20.85 MiB for a step that earlier sessions saw at 19.8-20.9 MiB); the granule is
 # one pymalloc arena (1 MiB): a step that happens to open one more shows 1 MiB more, which six
-# runs may never see (an inference peak of 1.76-1.77 MiB in six runs read 2.77 MiB in the
-# eighth). A cell whose peak does not repeat (a spread near its size) gets a wide margin, and
+# runs may never see (an inference peak of 1.77 MiB, 16 KiB apart over six runs, read 2.77 MiB
+# in an unchanged eighth). A cell whose peak does not repeat (a spread near its size) gets a wide margin, and
 # the terminal says so; so does a peak of a few MiB, for which the arena is a large share.
 SPREAD_SUFFIX, RUNS_SUFFIX = "_spread", "_runs"  # stored beside the peak in memory.json
 SPREAD_FACTOR = 2.0
@@ -159,8 +159,8 @@ MIN_SPREAD_RUNS = 5
 
 @dataclass(frozen=True)
 class SpreadGrowth(RelativeGrowth):
-    """Holds when measured <= reference + slack, the slack SPREAD_FACTOR x the cell's recorded
-    spread over `runs` runs + PEAK_GRANULE."""
+    """Holds when measured <= reference + slack, the slack the larger of SPREAD_FACTOR x the
+    cell's recorded spread over `runs` runs and SPREAD_FLOOR x the baseline, + PEAK_GRANULE."""
 
     runs: int = 0
 
@@ -308,6 +308,13 @@ class SavedRun:
         return cls(f"of {saved.get('datetime', 'unknown date')} ({commit[:8]})", saved.get("machine_info", {}),
                    {bench["name"]: bench for bench in saved.get("benchmarks", [])})
 
+    def machine_differences(self, mine: str) -> list[str]:
+        """How this run's machine differs from the one whose hardware fingerprint key is `mine`."""
+        theirs = self.machine_info.get(FINGERPRINT_KEY)
+        if not theirs:
+            return ["it has no fingerprint (saved by an older accelbench)"]
+        return fingerprint.Fingerprint.parse(mine).differences(fingerprint.Fingerprint.parse(theirs))
+
 
 @dataclass
 class Verdicts:
@@ -374,24 +381,25 @@ class Verdicts:
 
     def _record(self, gate: Gate, cell: str, stored: str, measured: float) -> str:
         """Stage this run's number as the baseline; a memory peak with its spread over this run
-        and the earlier saved runs of this machine, once there are MIN_SPREAD_RUNS of them."""
-        runs = [*self.peak_history.get((cell, gate.metric), []), float(measured)] if gate.spread else [measured]
-        if len(runs) < MIN_SPREAD_RUNS:
-            gate.store.stage(gate.scope, stored, gate.metric, round(measured) if gate.spread else measured)
-            for suffix in (SPREAD_SUFFIX, RUNS_SUFFIX) if gate.spread else ():
-                gate.store.drop(gate.scope, stored, gate.metric + suffix)  # an older spread is not this baseline's
-            if gate.spread:
-                return (f"recorded as the new baseline (--update-baselines); its spread is not measured: "
-                        f"{len(runs)} run(s) of this machine saved, {MIN_SPREAD_RUNS} needed, so the fixed "
-                        f"{gate.rule.describe()} holds it")
+        and the earlier saved runs of this machine (the newest 2 x MIN_SPREAD_RUNS), once there
+        are MIN_SPREAD_RUNS of them."""
+        if not gate.spread:
+            gate.store.stage(gate.scope, stored, gate.metric, measured)
             return "recorded as the new baseline (--update-baselines)"
-        runs = runs[-MIN_SPREAD_RUNS * 2:]
-        gate.store.stage(gate.scope, stored, gate.metric, round(statistics.median(runs)))  # bytes
-        gate.store.stage(gate.scope, stored, gate.metric + SPREAD_SUFFIX, round(max(runs) - min(runs)))
+        runs = [*self.peak_history.get((cell, gate.metric), []), float(measured)][-MIN_SPREAD_RUNS * 2:]
+        if len(runs) < MIN_SPREAD_RUNS:
+            gate.store.stage(gate.scope, stored, gate.metric, round(measured))
+            for suffix in (SPREAD_SUFFIX, RUNS_SUFFIX):
+                gate.store.drop(gate.scope, stored, gate.metric + suffix)  # an older spread is not this baseline's
+            return (f"recorded as the new baseline (--update-baselines); its spread is not measured: "
+                    f"{len(runs)} run(s) of this machine saved, {MIN_SPREAD_RUNS} needed, so the fixed "
+                    f"{gate.rule.describe()} holds it")
+        baseline, spread = round(statistics.median(runs)), round(max(runs) - min(runs))  # bytes
+        gate.store.stage(gate.scope, stored, gate.metric, baseline)
+        gate.store.stage(gate.scope, stored, gate.metric + SPREAD_SUFFIX, spread)
         gate.store.stage(gate.scope, stored, gate.metric + RUNS_SUFFIX, len(runs))
-        rule = SpreadGrowth.of(max(runs) - min(runs), len(runs), statistics.median(runs))
         return (f"recorded as the new baseline (--update-baselines): the median of {len(runs)} runs, "
-                f"held to {rule.describe()}")
+                f"held to {SpreadGrowth.of(spread, len(runs), baseline).describe()}")
 
     def matching_digits(self, cell: str, what: str, reference: float, candidate: float, floor: int) -> Verdict:
         """Parity as the studies stated it: two devices' numbers equal to the n-th significant digit."""
@@ -452,10 +460,8 @@ class Verdicts:
     def _not_comparable(self, saved: SavedRun, cell: str) -> tuple[str, str] | None:
         if self.memray_tracking or saved.machine_info.get("accelbench_memray_tracking"):
             return SKIPPED, "a run tracked by --memray: " + MEMRAY_REASON
-        theirs = saved.machine_info.get(FINGERPRINT_KEY)
-        if theirs != self.fingerprint:
-            differences = (fingerprint.Fingerprint.parse(self.fingerprint).differences(fingerprint.Fingerprint.parse(theirs))
-                           if theirs else ["it has no fingerprint (saved by an older accelbench)"])
+        if saved.machine_info.get(FINGERPRINT_KEY) != self.fingerprint:
+            differences = saved.machine_differences(self.fingerprint)
             return UNGATED, (f"saved run {saved.name} is from another machine ({'; '.join(differences)}): "
                              "timings compare only on the same hardware")
         if cell not in saved.cells:
@@ -486,7 +492,7 @@ class Verdicts:
                    + (f" (beyond {rule.describe()} and worth a look: {beyond})" if beyond else ""))
         return self.add(Verdict(cell=cell, metric=metric, outcome=REPORTED, measured=float(b_value),
                                 baseline=float(a_value), against="environment A", tolerance=rule.describe(),
-                                message=message))
+                                statistic=(("beyond_rule", beyond is not None),), message=message))
 
     def against_reference(self, cell: str, metric: str, measured: float, reference: float, rule: Any,
                           against: str) -> Verdict:
@@ -570,7 +576,6 @@ def _grouped(outcome: str, verdicts: Sequence[Verdict]) -> list[str]:
             lines.append(f"{outcome.upper():8} {len(group)} numbers: {reason}")
             lines += [f"{'':8}   {v.cell} {v.metric}" for v in group]
     return lines
-
 
 
 def _fingerprint(keys: tuple[str, ...]) -> fingerprint.Fingerprint:
