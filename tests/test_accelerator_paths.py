@@ -9,10 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from accelbench import distributed, memory
-from accelbench.backends import BACKENDS, Neutral
-from accelbench.distributed import Job
-from accelbench.workers import Environment, Workers
+from accelbench.axes import backends
+from accelbench.axes.backends import BACKENDS, Neutral
+from accelbench.environments import Environment
+from accelbench.processes import distributed
+from accelbench.processes.distributed import Job
+from accelbench.processes.workers import Workers
+from accelbench.work import memory
 
 HERE = str(Path(__file__).parent)
 
@@ -22,11 +25,11 @@ def test_a_cpu_cell_is_compiled_without_xla_when_the_process_sees_a_gpu(heavy_im
     model's placement; a CPU cell decides from its own device."""
     import tensorflow as tf
 
-    from accelbench.data import load
-    from accelbench.devices import Placement
-    from accelbench.inference import serving_model
-    from accelbench.models import MODELS, ModelOptions
-    from accelbench.training import build_compiled
+    from accelbench.axes.data import load
+    from accelbench.axes.devices import Placement
+    from accelbench.axes.models import MODELS, ModelOptions
+    from accelbench.work.inference import serving_model
+    from accelbench.work.training import build_compiled
 
     listed = tf.config.list_physical_devices
     fake_gpu = tf.config.PhysicalDevice(name="/physical_device:GPU:0", device_type="GPU")
@@ -75,7 +78,7 @@ def test_the_jax_worker_runs_with_those_settings_and_places_a_cpu_cell_on_the_cp
 def test_tensorflow_runs_float32_as_ieee_float32(heavy_imports):
     import tensorflow as tf
 
-    from accelbench.devices import init_tensorflow
+    from accelbench.axes.devices import init_tensorflow
 
     init_tensorflow()
     assert tf.config.experimental.tensor_float_32_execution_enabled() is False
@@ -123,10 +126,10 @@ def test_a_device_peak_counts_only_what_the_cell_itself_held():
     """300 MB left alive by earlier cells, a 900 MB high-water mark from one of them: the cell's
     own 50 MB step is what is reported, whatever ran before it."""
     resettable = Allocator(in_use=300, peak=900, resettable=True)
-    assert memory.peak_above_start(resettable.read, resettable.reset, lambda: resettable.allocate_and_free(50)) == 50
+    assert backends.peak_above_start(resettable.read, resettable.reset, lambda: resettable.allocate_and_free(50)) == 50
     jax_like = Allocator(in_use=300, peak=900, resettable=False)  # JAX: the peak cannot be reset
-    assert memory.peak_above_start(jax_like.read, None, lambda: jax_like.allocate_and_free(50)) is None
-    assert memory.peak_above_start(jax_like.read, None, lambda: jax_like.allocate_and_free(700)) == 700
+    assert backends.peak_above_start(jax_like.read, None, lambda: jax_like.allocate_and_free(50)) is None
+    assert backends.peak_above_start(jax_like.read, None, lambda: jax_like.allocate_and_free(700)) == 700
 
 
 class InternalError(Exception):
@@ -161,7 +164,7 @@ SYNCED_ACROSS_REPLICAS = """
 import tensorflow as tf
 cpus = tf.config.list_physical_devices("CPU")
 tf.config.set_logical_device_configuration(cpus[0], [tf.config.LogicalDeviceConfiguration()] * 2)
-from accelbench.devices import Placement
+from accelbench.axes.devices import Placement
 strategy = tf.distribute.MirroredStrategy([d.name for d in tf.config.list_logical_devices("CPU")])
 placement = Placement("cpu", "/cpu:0", "two logical CPUs", strategy)
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from accelbench import analysis
+from accelbench.judge import analysis
 
 DRAWS = 100
 ROUNDS = 8  # the quick preset's timed rounds

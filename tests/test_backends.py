@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from accelbench.training import ArrayInput, fixed_batches
+from accelbench.work.training import ArrayInput, fixed_batches
 
 
 def test_array_input_gives_exactly_the_steps_asked_for_wrapping_round_the_fixed_batches():

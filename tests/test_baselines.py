@@ -6,8 +6,8 @@ import stat
 
 import pytest
 
-from accelbench.baselines import BaselineError, BaselineFile
-from accelbench.verdicts import AbsoluteDrop, RelativeDrop, regression
+from accelbench.judge.baselines import BaselineError, BaselineFile
+from accelbench.judge.verdicts import AbsoluteDrop, RelativeDrop, regression
 
 GOLDEN = """{
   "digits-n1347": {
@@ -104,7 +104,7 @@ def test_committed_baselines_are_valid():
 
 
 def test_several_files_are_written_all_or_nothing_with_an_ordinary_mode(tmp_path, monkeypatch):
-    from accelbench.baselines import save_all
+    from accelbench.judge.baselines import save_all
 
     stores = []
     for name in ("accuracy.json", "memory.json", "speedup.json"):

@@ -1,7 +1,8 @@
 """The grid: ids read device-batch-model; impossible cells skip with a reason."""
 
-from accelbench import backends, cells
-from accelbench.devices import Inventory, Placement
+from accelbench.axes import backends
+from accelbench.axes.devices import Inventory, Placement
+from accelbench.grid import cells
 
 
 def grid(devices=("cpu",), batch_sizes=(32, 256), models=("mlp", "svm"), labelled=True, present=("cpu",)):
@@ -10,7 +11,7 @@ def grid(devices=("cpu",), batch_sizes=(32, 256), models=("mlp", "svm"), labelle
 
 
 def ids_and_skips(params):
-    return {p.id: (p.marks[0].kwargs["reason"] if p.marks else None) for p in params}
+    return {p.id: p.skip_reason for p in params}
 
 
 def test_train_ids_and_svm_skip():
@@ -129,7 +130,7 @@ def test_memory_and_latency_cells_run_on_every_backend_asked_for(monkeypatch):
 
 
 def test_a_default_cell_named_with_its_backend_keeps_the_plain_cell_s_baseline():
-    from accelbench.benches import Bench
+    from accelbench.benches.kinds import Bench
 
     def key(cell):
         return Bench(session=None, cell=cell, name=f"test_time_to_accuracy[{cell.id}]").baseline_key

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from accelbench import comparison
-from accelbench.presets import PRESETS
+from accelbench.judge import comparison
+from accelbench.run.presets import PRESETS
 
 DRAWS = 100
 AA = json.loads((Path(__file__).parent / "data" / "aa_log_ratios.json").read_text())["log_ratios"]

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from accelbench import distributed
-from accelbench.distributed import Job, JobFailed, WorkerGroup
+from accelbench.processes import distributed
+from accelbench.processes.distributed import Job, JobFailed, WorkerGroup
 
 
 def alive(pid):

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from accelbench import data, formats
-from accelbench.formats import DataError
+from accelbench.axes import data, formats
+from accelbench.axes.formats import DataError
 
 SHARED_MNIST = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mnist-10k"
 

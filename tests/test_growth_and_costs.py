@@ -2,9 +2,11 @@
 
 import pytest
 
-from accelbench import costs, growth, memory
-from accelbench.models import MODELS
-from accelbench.options import device_numbers, target_sizes
+from accelbench import units
+from accelbench.axes.models import MODELS
+from accelbench.plugin.options import device_numbers, target_sizes
+from accelbench.results import costs
+from accelbench.work import growth
 
 GB = 10**9
 
@@ -45,9 +47,9 @@ def test_what_fits_raises_no_reason_and_prediction_holds_no_kernel_matrix():
 
 
 def test_byte_formatting_past_every_unit():
-    assert memory.format_si_bytes(512) == "512 B"
-    assert memory.format_si_bytes(47.04e12) == "47.0 TB"
-    assert memory.format_si_bytes(3e30) == "3e+30 B"
+    assert units.format_si_bytes(512) == "512 B"
+    assert units.format_si_bytes(47.04e12) == "47.0 TB"
+    assert units.format_si_bytes(3e30) == "3e+30 B"
 
 
 def projected(device, seconds, model="mlp", phase="train", target=60_000_000_000):

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from accelbench import measure
+from accelbench.work import measure
 
 
 def test_interleaved_alternates_abba():

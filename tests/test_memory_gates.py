@@ -2,9 +2,9 @@
 
 import json
 
-from accelbench import peak_history
-from accelbench.baselines import BaselineFile
-from accelbench.verdicts import PEAK_GRANULE, SPREAD_FACTOR, SPREAD_FLOOR, Gate, RelativeGrowth, Verdicts
+from accelbench.judge import peak_history
+from accelbench.judge.baselines import BaselineFile
+from accelbench.judge.verdicts import PEAK_GRANULE, SPREAD_FACTOR, SPREAD_FLOOR, Gate, RelativeGrowth, Verdicts
 
 CELL = "test_inference_memory[cpu-bs256-mlp]"
 SCOPE = ("hw", "sw", "digits")

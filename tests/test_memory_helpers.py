@@ -3,20 +3,21 @@
 import numpy as np
 import pytest
 
-from accelbench import memory
-from accelbench.verdicts import RelativeGrowth, regression
+from accelbench import units
+from accelbench.judge.verdicts import RelativeGrowth, regression
+from accelbench.work import memory
 
 
 @pytest.mark.parametrize(("text", "expected"), [
     ("4GiB", 4 * 2**30), ("512 MiB", 512 * 2**20), ("500MB", 500 * 10**6), ("1.5kb", 1500), ("1024", 1024)])
 def test_parse_bytes(text, expected):
-    assert memory.parse_bytes(text) == expected
+    assert units.parse_bytes(text) == expected
 
 
 @pytest.mark.parametrize("text", ["lots", "4 gigs", "0", "-1GiB", ""])
 def test_parse_bytes_rejects(text):
     with pytest.raises(ValueError, match="size"):
-        memory.parse_bytes(text)
+        units.parse_bytes(text)
 
 
 def test_fit_line_recovers_fixed_and_per_sample():
@@ -81,7 +82,7 @@ def test_estimate_counts_weights_slots_and_activations(heavy_imports):
 def test_estimate_counts_the_weights_cast_each_call_under_mixed_precision(heavy_imports):
     import keras
 
-    from accelbench import precisions
+    from accelbench.axes import precisions
 
     with precisions.policy("mixed_bfloat16"):
         model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4), keras.layers.Dense(2)])

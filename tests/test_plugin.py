@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from accelbench.presets import PRESETS
+from accelbench.run.presets import PRESETS
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_MNIST = ROOT.parent / "shared" / "data" / "mnist-10k"
@@ -250,7 +250,7 @@ def test_memory_gate_catches_a_planted_allocation(suite, monkeypatch):
     """A recorded host peak passes unchanged; 50 MB more inside the measured step fails it."""
     import numpy as np
 
-    from accelbench.training import OneStep
+    from accelbench.work.training import OneStep
 
     run(suite, *MEMORY_CELL, "--update-baselines").assert_outcomes(passed=1)
     stored = json.loads((suite.path / "baselines" / "memory.json").read_text())
@@ -272,7 +272,7 @@ def test_memory_gate_catches_a_planted_allocation(suite, monkeypatch):
 def test_planted_leak_in_repeated_inference_is_caught(suite, monkeypatch):
     import numpy as np
 
-    from accelbench.inference import OneBatch
+    from accelbench.work.inference import OneBatch
 
     args = ("test_memory.py::test_inference_leaks", "--models", "mlp", "--batch-sizes", "32")
     run(suite, *args).assert_outcomes(passed=1)
@@ -314,7 +314,7 @@ def test_memory_scaling_finds_the_largest_batch_under_a_budget(suite):
 def test_memray_run_does_not_judge_timings(suite):
     """memray slows TensorFlow down unevenly: a tracked run's speedups are reported, not judged
     against this machine's baseline (nor recorded: test_timed_gates_are_skipped_under_memray)."""
-    from accelbench.devices import Inventory
+    from accelbench.axes.devices import Inventory
 
     args = ("test_speedup.py::test_batch_speedup", "--models", "mlp", "--batch-sizes", "16,64")
     baselines = suite.mkdir("baselines")
@@ -351,7 +351,7 @@ def test_compare_judges_timings_and_names_a_planted_slowdown(suite, monkeypatch)
     """--benchmark-compare: the same work per round as the saved run, and a 3x slower predictor fails."""
     import time
 
-    from accelbench.inference import Predictor
+    from accelbench.work.inference import Predictor
 
     args = ("test_inference.py::test_inference", "--models", "mlp", "--batch-sizes", "32",
             "--preset", "quick",  # a rank test of fast halves needs 8 rounds: smoke's 4 cannot be significant
@@ -542,7 +542,7 @@ def plant_in_b(suite, code):
 AB_CELLS = ("test_training.py::test_train", "test_inference.py::test_inference")  # the cells an A/B run judges
 PLANTED_FAULTS = '''
 import os, time
-import accelbench.cellwork as cellwork
+import accelbench.processes.cellwork as cellwork
 
 one_round = cellwork.one_round
 
@@ -589,7 +589,7 @@ def test_a_crash_and_a_hang_in_b_fail_their_cells_in_one_line_and_the_run_goes_o
 
 PLANTED_SLOWDOWN = '''
 import time
-import accelbench.measure as measure
+import accelbench.work.measure as measure
 
 def slower(work):
     """The real work, then a real sleep of half of it: B is 1.5x slower, measured by the clock."""
@@ -702,7 +702,7 @@ def test_jax_memory_and_latency_are_measured_in_its_worker_and_traced_by_jax_s_p
 PLANTED_LABEL_SWAP = '''
 import dataclasses, os
 if os.environ.get("KERAS_BACKEND") == "jax":  # the jax worker only: its test labels are read wrongly
-    import accelbench.cellwork as cellwork
+    import accelbench.processes.cellwork as cellwork
 
     loaded = cellwork._dataset
 
@@ -726,7 +726,7 @@ def test_backend_parity_gates_jax_against_tensorflow_and_catches_a_planted_label
     info, tensorflow = infos["test_time_to_accuracy[jax-cpu-bs100-mlp]"], infos["test_time_to_accuracy[tensorflow-cpu-bs100-mlp]"]
     assert info["accuracy"] > 0.95 and abs(info["accuracy_gap_to_tensorflow"]) <= 0.02
     # Reported, not gated: the digits the two final losses share, from the losses each cell recorded.
-    from accelbench.analysis import matching_digits
+    from accelbench.judge.analysis import matching_digits
     assert info["loss_digits_shared_with_tensorflow"] == matching_digits(tensorflow["loss_per_epoch"][-1],
                                                                          info["loss_per_epoch"][-1])
     honest.stdout.re_match_lines([r"accuracy gap to tensorflow \(same recipe and seed\)", r"cpu +mlp on jax +[+-]\d\.\d\d pt ok"])
@@ -741,7 +741,7 @@ def test_backend_parity_gates_jax_against_tensorflow_and_catches_a_planted_label
 
 
 def test_a_lower_precision_is_held_to_99_percent_of_float32_and_a_planted_loss_fails(suite, monkeypatch):
-    from accelbench import precisions
+    from accelbench.axes import precisions
 
     args = ("test_training.py::test_time_to_accuracy", "--models", "mlp", "--precisions", "float32,mixed_bfloat16")
     honest = run(suite, *args)

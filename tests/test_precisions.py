@@ -1,6 +1,6 @@
 """Whether a CPU computes natively in a lower precision: the flags, oneDNN's cap, and the backend."""
 
-from accelbench.precisions import EMULATED, NATIVE, NOT_KNOWN, PRECISIONS
+from accelbench.axes.precisions import EMULATED, NATIVE, NOT_KNOWN, PRECISIONS
 
 AVX512_BF16 = {"sse4_1", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx512_bf16"}
 AVX2_ONLY = {"sse4_1", "avx", "avx2", "fma"}

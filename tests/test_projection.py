@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from accelbench import projection
-from accelbench.presets import PRESETS
+from accelbench.judge import projection
+from accelbench.run.presets import PRESETS
 
 SIZES = (250.0, 500.0, 1000.0, 2000.0, 4000.0, 8000.0)
 ROUNDS = PRESETS["quick"].growth_rounds

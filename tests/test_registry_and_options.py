@@ -2,9 +2,9 @@
 
 import pytest
 
-from accelbench import options
-from accelbench.devices import parse_devices
-from accelbench.models import MODELS
+from accelbench.axes.devices import parse_devices
+from accelbench.axes.models import MODELS
+from accelbench.plugin import options
 from accelbench.registry import Registry, UnknownName
 
 

@@ -8,9 +8,10 @@ import sys
 
 import pytest
 
-from accelbench import analysis, summary
-from accelbench.report import cli, markdown
-from accelbench.report.runs import ReportError, load_runs
+from accelbench.judge import analysis
+from accelbench.results import summary
+from accelbench.results.report import cli, markdown
+from accelbench.results.report.runs import ReportError, load_runs
 
 CELL = summary.CELL_KEY
 
@@ -167,7 +168,7 @@ def test_a_storage_folder_stands_for_its_runs(tmp_path, two_runs):
 def test_the_report_never_imports_tensorflow(two_runs, tmp_path):
     import subprocess
 
-    code = ("import sys; from accelbench.report import cli; "
+    code = ("import sys; from accelbench.results.report import cli; "
             f"cli.main(['report', {str(two_runs[0])!r}, '-o', {str(tmp_path / 'r.html')!r}]); "
             "assert 'tensorflow' not in sys.modules and 'keras' not in sys.modules, 'imported'")
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)

@@ -2,9 +2,9 @@
 
 import pytest
 
-from accelbench.baselines import BaselineFile
-from accelbench import comparison
-from accelbench.verdicts import AB_TIME, AbsoluteDrop, Gate, RelativeDrop, SavedRun, Verdicts
+from accelbench.judge import comparison
+from accelbench.judge.baselines import BaselineFile
+from accelbench.judge.verdicts import AB_TIME, AbsoluteDrop, Gate, RelativeDrop, SavedRun, Verdicts
 
 CELL = "test_svm[cpu-n500-grayscale]"
 
@@ -183,8 +183,8 @@ def test_an_ab_failure_names_the_cell_b_the_ratio_its_interval_and_the_round_tim
 
 
 def test_the_ab_table_puts_the_largest_slowdown_first_with_peaks_and_compile_times():
-    from accelbench import summary
-    from accelbench.verdicts import AB_COMPILE, AB_COMPILE_RULE, AB_PEAK, RelativeGrowth
+    from accelbench.judge.verdicts import AB_COMPILE, AB_COMPILE_RULE, AB_PEAK, RelativeGrowth
+    from accelbench.results import summary
 
     verdicts = Verdicts(update=False, require_baselines=False, memray_tracking=False, timing_threshold=0.4)
     for cell, ratio in (("test_train[cpu-bs32-mlp]", 1.01), ("test_train[cpu-bs32-cnn]", 1.93)):

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from accelbench import options, workers
-from accelbench.workers import Environment, WorkerFailed, Workers
+from accelbench.environments import Environment
+from accelbench.plugin import options
+from accelbench.processes import workers
+from accelbench.processes.workers import WorkerFailed, Workers
 
 HERE = str(Path(__file__).parent)
 B = Environment("B", sys.executable, (("PYTHONPATH", os.pathsep.join([HERE, *sys.path])), ("PLANTED", "yes")))

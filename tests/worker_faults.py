@@ -62,7 +62,7 @@ def jax_worker_settings():
     import jax
     import keras
 
-    from accelbench.backends import Neutral
+    from accelbench.axes.backends import Neutral
 
     with Neutral("cpu", "a CPU", "jax").scope():
         made_on = [str(device) for device in keras.ops.ones(2).devices()]

@@ -1,0 +1,193 @@
+"""The dataset registry: loaders that return images scaled to [0, 1] in NHWC float32."""
+
+from __future__ import annotations
+
+import dataclasses
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from accelbench.axes import formats
+from accelbench.axes.formats import DataError
+from accelbench.registry import Registry
+
+NUM_CLASSES = 10
+DOWNLOAD_TIMEOUT_S = 30  # an offline machine must fail fast, not hang in a Keras download
+SYNTHETIC_SAMPLES = (8192, 1024)
+UNLABELLED = frozenset({"synthetic"})  # datasets whose labels carry no signal: no accuracy
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    x_train: np.ndarray
+    y_train: np.ndarray
+    x_test: np.ndarray
+    y_test: np.ndarray
+
+    @property
+    def labelled(self) -> bool:
+        """False for synthetic tensors: throughput only, no accuracy."""
+        return self.name not in UNLABELLED
+
+    @property
+    def input_shape(self) -> tuple[int, ...]:
+        return tuple(self.x_train.shape[1:])
+
+    @property
+    def key(self) -> str:
+        """Names the data a result was measured on: accuracy depends on the training set size."""
+        return f"{self.name}-n{len(self.x_train)}"
+
+    def head(self, n_train: int | None) -> Dataset:
+        """The first n training images (MNIST-style files are already shuffled)."""
+        if n_train is None or n_train >= len(self.x_train):
+            return self
+        return dataclasses.replace(self, x_train=self.x_train[:n_train], y_train=self.y_train[:n_train])
+
+    def binarized(self, threshold: float = 0.5) -> Dataset:
+        """Pixels as 0/1, as the published SVM study did for a faster fit."""
+        binarize = lambda x: (x > threshold).astype(np.float32)
+        return dataclasses.replace(self, x_train=binarize(self.x_train), x_test=binarize(self.x_test))
+
+
+Loader = Callable[[Path | None], Dataset]
+DATASETS: Registry[Loader] = Registry("dataset")
+
+
+def load(name: str, data_dir: Path | None = None) -> Dataset:
+    return DATASETS[name](data_dir)
+
+
+def _images(x: np.ndarray, scale: float) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float32) / scale
+    return x[..., None] if x.ndim == 3 else x  # grayscale gets a channel axis
+
+
+def _labels(y: np.ndarray, source: str) -> np.ndarray:
+    y = np.asarray(y).reshape(-1).astype(np.int32)
+    if y.size and (y.min() < 0 or y.max() >= NUM_CLASSES):
+        raise DataError(f"{source}: labels outside 0..{NUM_CLASSES - 1}")
+    return y
+
+
+def _from_uint8(name: str, arrays: tuple[np.ndarray, ...], source: str) -> Dataset:
+    x_train, y_train, x_test, y_test = arrays
+    return Dataset(name, _images(x_train, 255.0), _labels(y_train, source),
+                   _images(x_test, 255.0), _labels(y_test, source))
+
+
+def _digits(data_dir: Path | None) -> Dataset:
+    """scikit-learn's 8x8 digits: ships with scikit-learn, so it works offline."""
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+
+    digits = load_digits()
+    x_train, x_test, y_train, y_test = train_test_split(
+        digits.images, digits.target, test_size=0.25, stratify=digits.target, random_state=0
+    )
+    return Dataset("digits", _images(x_train, 16.0), _labels(y_train, "digits"),
+                   _images(x_test, 16.0), _labels(y_test, "digits"))
+
+
+IDX_FILES = ("train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+             "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")
+
+
+def _find(directory: Path, stem: str) -> Path | None:
+    for candidate in (directory / f"{stem}.gz", directory / stem):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _read_idx_dir(name: str, directory: Path, npz_name: str) -> Dataset:
+    """Four IDX files (gzipped or not), else a Keras-style .npz archive."""
+    if not directory.is_dir():
+        raise DataError(f"--data-dir {directory} is not a directory")
+    found = [_find(directory, stem) for stem in IDX_FILES]
+    if all(found):
+        train = formats.read_idx_pair(found[0], found[1])
+        test = formats.read_idx_pair(found[2], found[3])
+        return _from_uint8(name, (*train, *test), str(directory))
+    npz = directory / npz_name
+    if npz.is_file():
+        return _from_uint8(name, formats.read_npz(npz), str(npz))
+    missing = [f"{stem}.gz" for stem, path in zip(IDX_FILES, found) if path is None]
+    raise DataError(f"{directory}: {name} needs {', '.join(missing)} (or {npz_name})")
+
+
+def _keras_download(name: str, hint: str) -> Dataset:
+    """The Keras cache (~/.keras/datasets), else a Keras download, with a bounded wait."""
+    import keras
+
+    module = getattr(keras.datasets, name)
+    previous = socket.getdefaulttimeout()
+    socket.setdefaulttimeout(DOWNLOAD_TIMEOUT_S)
+    try:
+        arrays = module.load_data()
+    except Exception as error:  # keras raises bare Exception subclasses for network failures
+        raise DataError(
+            f"{name} is not in the Keras cache and could not be downloaded "
+            f"({type(error).__name__}); {hint}"
+        ) from None
+    finally:
+        socket.setdefaulttimeout(previous)
+    (x_train, y_train), (x_test, y_test) = arrays
+    return _from_uint8(name, (x_train, y_train, x_test, y_test), f"Keras {name}")
+
+
+def _idx_loader(name: str, npz_name: str) -> Loader:
+    hint = (f"put {', '.join(s + '.gz' for s in IDX_FILES)} (or {npz_name}) "
+            "in a directory and pass --data-dir DIR")
+
+    def load_idx(data_dir: Path | None) -> Dataset:
+        if data_dir is None:
+            return _keras_download(name, hint)
+        return _read_idx_dir(name, data_dir, npz_name)
+
+    return load_idx
+
+
+CIFAR_DIR = "cifar-10-batches-py"
+CIFAR_TRAIN = tuple(f"data_batch_{i}" for i in range(1, 6))
+
+
+def _cifar10(data_dir: Path | None) -> Dataset:
+    hint = f"unpack cifar-10-python.tar.gz so that DIR/{CIFAR_DIR} exists and pass --data-dir DIR"
+    if data_dir is None:
+        return _keras_download("cifar10", hint)
+    directory = data_dir / CIFAR_DIR if (data_dir / CIFAR_DIR).is_dir() else data_dir
+    needed = (*CIFAR_TRAIN, "test_batch")
+    missing = [name for name in needed if not (directory / name).is_file()]
+    if missing:
+        raise DataError(f"{directory}: CIFAR-10 needs {', '.join(missing)}; {hint}")
+    train = [formats.read_cifar_batch(directory / name) for name in CIFAR_TRAIN]
+    x_test, y_test = formats.read_cifar_batch(directory / "test_batch")
+    x_train = np.concatenate([x for x, _ in train])
+    y_train = np.concatenate([y for _, y in train])
+    return _from_uint8("cifar10", (x_train, y_train, x_test, y_test), str(directory))
+
+
+def _synthetic(data_dir: Path | None) -> Dataset:
+    """Random MNIST-shaped tensors for pure-throughput runs; the labels carry no signal."""
+    rng = np.random.default_rng(0)
+    n_train, n_test = SYNTHETIC_SAMPLES
+    shape = (28, 28, 1)
+    return Dataset(
+        "synthetic",
+        rng.random((n_train, *shape), dtype=np.float32),
+        rng.integers(0, NUM_CLASSES, n_train, dtype=np.int32),
+        rng.random((n_test, *shape), dtype=np.float32),
+        rng.integers(0, NUM_CLASSES, n_test, dtype=np.int32),
+    )
+
+
+DATASETS.register("digits", _digits)
+DATASETS.register("mnist", _idx_loader("mnist", "mnist.npz"))
+DATASETS.register("fashion_mnist", _idx_loader("fashion_mnist", "fashion_mnist.npz"))
+DATASETS.register("cifar10", _cifar10)
+DATASETS.register("synthetic", _synthetic)

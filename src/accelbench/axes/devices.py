@@ -1,0 +1,252 @@
+"""Device discovery and placement: each device name becomes a tf.distribute strategy."""
+
+from __future__ import annotations
+
+import functools
+import os
+import platform
+import re
+import sys
+import threading
+import warnings
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from accelbench.judge.fingerprint import Fingerprint, hardware
+
+DEVICE_WORD = re.compile(r"^(cpu|gpu|gpu:\d+|tpu)$")
+TPU_HINTS = ("TPU_NAME", "COLAB_TPU_ADDR", "TPU_ACCELERATOR_TYPE")
+TPU_PROBE_TIMEOUT_S = 60.0
+
+
+def parse_devices(text: str) -> tuple[str, ...]:
+    """'cpu,gpu:1' -> ('cpu', 'gpu:1'); 'all' -> () meaning every device present."""
+    words = [word.strip().lower() for word in text.split(",") if word.strip()]
+    if not words:
+        raise ValueError("empty device list")
+    if words == ["all"]:
+        return ()
+    bad = [word for word in words if not DEVICE_WORD.match(word)]
+    if bad:
+        raise ValueError(f"unknown device {bad[0]!r}; use cpu, gpu, gpu:N, tpu or all")
+    return tuple(dict.fromkeys(words))
+
+
+def kind_of(name: str) -> str:
+    return name.split(":")[0]
+
+
+AUTO = "auto"  # Keras' own choice of XLA
+
+
+def jit_compile_for(kind: str) -> bool | str:
+    """XLA for a TensorFlow cell, decided by the cell's own device. Keras' default ("auto",
+    Trainer._resolve_auto_jit_compile) turns XLA on whenever the process sees any GPU, whatever
+    the model's placement: on a GPU host every CPU cell would be compiled with XLA, which ran
+    the cnn 3-9x slower on a CPU here, and every gpu-over-cpu speedup would be inflated. So a
+    CPU cell is compiled without XLA, and an accelerator's cell as Keras chooses."""
+    return False if kind == "cpu" else AUTO
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a cell runs.
+
+    A single device is a plain tf.device scope: Keras fit() under a OneDeviceStrategy ran
+    2.5x slower than the same work under tf.device on CPU (TF 2.21), so a strategy is used
+    only where it earns its keep: several GPUs (MirroredStrategy) and TPUs (TPUStrategy).
+    """
+
+    name: str
+    device: str  # the TensorFlow device of the first replica
+    description: str
+    strategy: Any = None  # a tf.distribute strategy, or None for one device
+    FEEDS_ARRAYS: ClassVar[bool] = False  # work is fed tf.data pipelines (backends.Neutral: NumPy arrays)
+
+    @property
+    def kind(self) -> str:
+        return kind_of(self.name)
+
+    @property
+    def jit_compile(self) -> bool | str:
+        return jit_compile_for(self.kind)
+
+    def scope(self) -> Any:
+        """Where variables are created and compiled functions are traced and called."""
+        import tensorflow as tf
+
+        return self.strategy.scope() if self.strategy else tf.device(self.device)
+
+    def feed(self, dataset: Any) -> Any:
+        """A tf.data pipeline as this placement consumes it.
+
+        Accelerators get a prefetch so host work overlaps device work. The CPU does not: there
+        the prefetch thread competes with the training step for the same cores (on 2 cores it
+        cost a third of the throughput of small models). With nothing left to tune, the CPU's
+        pipeline also turns tf.data's autotuning off. With it on, rounds of 180 ms stretched to
+        303-308 ms in 34 of 60 rounds (cnn, batch 256; TF 2.21 on 2 vCPUs), with it off in 1
+        of 60: that was the "slow mode" of fit(). Its rungs (142, 303, 623, 1264 ms) match
+        wake-ups at 10, 30, 70, 150, 310, 630, 1270 ms after a new iterator (a period
+        doubling from 10 ms), and fit() makes an iterator every round; that schedule is read
+        off the rungs, not from TensorFlow's source.
+        """
+        import tensorflow as tf
+
+        if self.kind != "cpu":
+            dataset = dataset.prefetch(tf.data.AUTOTUNE)
+        else:
+            untuned = tf.data.Options()
+            untuned.autotune.enabled = False
+            dataset = dataset.with_options(untuned)
+        return self.strategy.experimental_distribute_dataset(dataset) if self.strategy else dataset
+
+    def run(self, function: Any, args: tuple) -> Any:
+        """Call a step on every replica (inside a tf.function)."""
+        return self.strategy.run(function, args=args) if self.strategy else function(*args)
+
+    def sum(self, value: Any) -> Any:
+        return self.strategy.reduce("SUM", value, axis=None) if self.strategy else value
+
+    def synced(self, value: Any) -> Any:
+        """One number that depends on every replica's result (the first element of each, summed):
+        fetching it waits for all of them, so a clock stopped after it has timed every replica,
+        not only the first."""
+        if not self.strategy:
+            return value[0, 0]
+        import tensorflow as tf
+
+        return tf.add_n([result[0, 0] for result in self.strategy.experimental_local_results(value)])
+
+
+SYSTEM_ALLOCATOR = "TF_ONEDNN_USE_SYSTEM_ALLOCATOR"
+
+
+def host_allocator() -> str:
+    """Which allocator TensorFlow's oneDNN CPU path takes its tensors from (see init_tensorflow)."""
+    return "system" if os.environ.get(SYSTEM_ALLOCATOR, "").lower() in ("1", "true") else "oneDNN pool"
+
+
+@functools.cache
+def init_tensorflow(intra_op_threads: int = 0) -> Any:
+    """Import TensorFlow once, setting threads and GPU memory growth before its runtime starts."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    # oneDNN's CPU allocator keeps tensors over 4 KiB in a pool that grows and never shrinks,
+    # so memray saw a training step's activations only while the pool was growing (an mlp step
+    # "took" 0.4 MiB at batch 256 but 1.3 MiB at 128). The system allocator makes every tensor
+    # visible; mlp, mlp_wide and cnn throughput moved by less than this machine's noise (10%).
+    # A user may still choose the pool by setting the variable; machine_info says which ran.
+    if SYSTEM_ALLOCATOR not in os.environ and "tensorflow" in sys.modules:
+        warnings.warn(f"TensorFlow was imported before accelbench could set {SYSTEM_ALLOCATOR}=1: "
+                      "if it has already allocated, host memory peaks miss its pooled tensors; "
+                      "set the variable before TensorFlow starts", RuntimeWarning, stacklevel=2)
+    os.environ.setdefault(SYSTEM_ALLOCATOR, "1")
+    import tensorflow as tf
+
+    if intra_op_threads:
+        tf.config.threading.set_intra_op_parallelism_threads(intra_op_threads)
+    for gpu in tf.config.list_physical_devices("GPU"):
+        # Grow on demand so that one cell does not take the whole card from the next.
+        tf.config.experimental.set_memory_growth(gpu, True)
+    # float32 means IEEE float32 on every backend: TensorFlow and JAX run float32 matmuls and
+    # convolutions in TF32 on Ampere and later by default, PyTorch's matmuls do not, so parity
+    # and the precision gate's float32 reference would compare different arithmetic
+    # (backends.JAX_VARIABLES and TORCH_VARIABLES do the same for the JAX and PyTorch workers).
+    tf.config.experimental.enable_tensor_float_32_execution(False)
+    return tf
+
+
+def cpu_description() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _gpu_description(tf, gpu) -> str:
+    return tf.config.experimental.get_device_details(gpu).get("device_name", gpu.name)
+
+
+def _gpu_placements(tf) -> dict[str, Placement]:
+    gpus = tf.config.list_physical_devices("GPU")
+    placements = {}
+    for index, gpu in enumerate(gpus):
+        placements[f"gpu:{index}"] = Placement(f"gpu:{index}", f"/gpu:{index}", _gpu_description(tf, gpu))
+    if gpus:
+        # 'gpu' means every local GPU: data parallel when there are several.
+        strategy = tf.distribute.MirroredStrategy() if len(gpus) > 1 else None
+        names = sorted({_gpu_description(tf, gpu) for gpu in gpus})
+        placements["gpu"] = Placement("gpu", "/gpu:0", f"{len(gpus)} x {', '.join(names)}", strategy)
+    return placements
+
+
+def _tpu_is_hinted() -> bool:
+    return any(os.environ.get(name) for name in TPU_HINTS) or os.path.exists("/dev/accel0")
+
+
+def _connect_tpu(tf) -> Any:
+    resolver = tf.distribute.cluster_resolver.TPUClusterResolver()
+    tf.config.experimental_connect_to_cluster(resolver)
+    tf.tpu.experimental.initialize_tpu_system(resolver)
+    return tf.distribute.TPUStrategy(resolver)
+
+
+def _tpu_placement(tf, timeout_s: float) -> Placement | None:
+    """Connect to a TPU only where the environment hints at one, and never wait past the timeout."""
+    if not _tpu_is_hinted():
+        return None
+    outcome: dict[str, Any] = {}
+
+    def probe() -> None:
+        try:
+            outcome["strategy"] = _connect_tpu(tf)
+        except Exception as error:  # any failure to reach a TPU means: no TPU here
+            outcome["error"] = error
+
+    thread = threading.Thread(target=probe, name="accelbench-tpu-probe", daemon=True)
+    thread.start()
+    thread.join(timeout_s)
+    strategy = outcome.get("strategy")
+    if strategy is None:
+        return None
+    return Placement("tpu", "/device:TPU:0", f"TPU x {strategy.num_replicas_in_sync}", strategy)
+
+
+@dataclass(frozen=True)
+class Inventory:
+    """The devices this machine has, found once per run."""
+
+    placements: dict[str, Placement]
+
+    @classmethod
+    def discover(cls, intra_op_threads: int = 0, tpu_timeout_s: float = TPU_PROBE_TIMEOUT_S) -> Inventory:
+        tf = init_tensorflow(intra_op_threads)
+        placements = {"cpu": Placement("cpu", "/cpu:0", cpu_description())}
+        placements.update(_gpu_placements(tf))
+        tpu = _tpu_placement(tf, tpu_timeout_s)
+        if tpu is not None:
+            placements["tpu"] = tpu
+        return cls(placements)
+
+    def default_names(self) -> tuple[str, ...]:
+        """'all': one placement per device kind present."""
+        return tuple(name for name in ("cpu", "gpu", "tpu") if name in self.placements)
+
+    def get(self, name: str) -> Placement | None:
+        return self.placements.get(name)
+
+    def absent_reason(self, name: str) -> str:
+        return f"device {name} requested but not present (present: {', '.join(self.placements)})"
+
+    def fingerprint(self) -> Fingerprint:
+        """What speedup and memory baselines are keyed by (see fingerprint.py)."""
+        return hardware([self.placements[kind].description for kind in ("gpu", "tpu") if kind in self.placements])
+
+    def machine_class(self) -> str:
+        """A short name for the machine in reports: CPU architecture, CPU count and accelerators."""
+        parts = [platform.machine(), f"{os.cpu_count()}cpu"]
+        parts += [self.placements[kind].description for kind in ("gpu", "tpu") if kind in self.placements]
+        return re.sub(r"[^A-Za-z0-9._]+", "-", "-".join(parts)).strip("-")

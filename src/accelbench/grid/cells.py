@@ -1,0 +1,381 @@
+"""The benchmark grid: which cells each benchmark fixture is parameterized over, and why a
+cell that cannot run is skipped. Cell ids read device-batch-model: `cpu-bs256-mlp`; training
+and inference cells read backend-device-batch-model-precision where a run asks for several
+Keras backends or precisions: `jax-cpu-bs256-mlp`, `cpu-bs256-mlp-bf16`."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND
+from accelbench.axes.devices import Inventory, kind_of
+from accelbench.axes.models import MODELS
+from accelbench.axes.precisions import PRECISIONS, REFERENCE_PRECISION
+
+REFERENCE_DEVICE = "cpu"  # device speedups and accuracy parity are measured against it
+SVM_PIXELS = ("grayscale", "binarized")
+
+
+@dataclass(frozen=True)
+class Cell:
+    device: str
+    batch_size: int
+    model: str
+    backend: str = PROCESS_BACKEND  # the Keras backend it runs on (backends.py)
+    precision: str = REFERENCE_PRECISION  # the Keras dtype policy its model is built under (precisions.py)
+    # Whether the id names the backend and the precision: where the run asks for more than one
+    # of them, or for another than the default (Grid.tags). Not part of equality, so that a cell and the same cell named with its backend
+    # share their built work.
+    tagged: tuple[bool, bool] = field(default=(False, False), compare=False)
+
+    @property
+    def id(self) -> str:
+        backend, precision = self.tagged
+        plain = f"{self.device}-bs{self.batch_size}-{self.model}"
+        plain = f"{self.backend}-{plain}" if backend else plain
+        return f"{plain}-{PRECISIONS[self.precision].short}" if precision else plain
+
+    def fields(self) -> dict:
+        """Where a summary table puts the cell: row device x model (x backend x precision, where
+        the run has several, so that they read side by side), column (a batch size)."""
+        backend, precision = self.tagged
+        model = self.model + (f" on {self.backend}" if backend else "") + (f" {self.precision}" if precision else "")
+        return {"device": self.device, "model": model, "batch_size": self.batch_size, "column": f"bs{self.batch_size}",
+                "model_name": self.model, "backend": self.backend, "precision": self.precision}
+
+
+@dataclass(frozen=True)
+class ModelOn:
+    """A model on a device across batch sizes: `cpu-mlp`."""
+
+    device: str
+    model: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.device}-{self.model}"
+
+    def fields(self) -> dict:
+        return {"device": self.device, "model": self.model, "column": ""}
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Two cells timed against each other: ratio = throughput(candidate) / throughput(reference)."""
+
+    reference: Cell
+    candidate: Cell
+    id: str
+
+    @property
+    def cells(self) -> tuple[Cell, Cell]:
+        return self.reference, self.candidate
+
+    @property
+    def model(self) -> str:
+        return self.candidate.model
+
+    def fields(self) -> dict:
+        """The candidate's row; the column says what it is compared with."""
+        reference, candidate = self.reference, self.candidate
+        compared = (f"bs{candidate.batch_size}/bs{reference.batch_size}" if reference.device == candidate.device
+                    else f"bs{candidate.batch_size} vs {reference.device}")
+        return {**candidate.fields(), "column": compared, "reference": reference.id}
+
+
+@dataclass(frozen=True)
+class SvmCell:
+    device: str
+    subset: int
+    pixels: str
+    model: str = "svm"
+
+    @property
+    def id(self) -> str:
+        return f"{self.device}-n{self.subset}-{self.pixels}"
+
+    def fields(self) -> dict:
+        return {"device": self.device, "model": self.model, "column": f"n{self.subset} {self.pixels}"}
+
+
+@dataclass(frozen=True)
+class Spread:
+    """One model trained across several replicas of one process, or several worker processes:
+    `cpu-bs256-mlp-2workers`. batch_size is per replica."""
+
+    device: str
+    batch_size: int
+    model: str
+    count: int
+    unit: str  # replicas or workers
+
+    @property
+    def id(self) -> str:
+        return f"{self.device}-bs{self.batch_size}-{self.model}-{self.count}{self.unit}"
+
+    def fields(self) -> dict:
+        return {"device": self.device, "model": self.model, "batch_size": self.batch_size,
+                "column": f"bs{self.batch_size} x {self.count} {self.unit}"}
+
+
+@dataclass(frozen=True)
+class Grid:
+    """What this run asked for, resolved against the devices this machine has."""
+
+    devices: tuple[str, ...]
+    batch_sizes: tuple[int, ...]
+    models: tuple[str, ...]
+    svm_subsets: tuple[int, ...]
+    labelled: bool
+    inventory: Inventory
+    # Batch sizes for one device and model, where they depend on them (the full preset sweeps
+    # up to the largest batch that fits); None: batch_sizes everywhere.
+    sweep: Callable[[str, str], tuple[int, ...]] | None = None
+    data_scaling_models: tuple[str, ...] = ()  # the models the preset measures as the data grows
+    spread: int = 0  # replicas / workers of the distributed cells; 0: the preset leaves them out
+    thread_processes: int = 0  # 1 intra-op thread against all, per model: processes a side
+    left_out: Mapping[str, str] = field(default_factory=dict)  # benchmark fixture -> why the preset leaves it out
+    backends: tuple[str, ...] = (PROCESS_BACKEND,)  # Keras backends of the training and inference cells
+    precisions: tuple[str, ...] = (REFERENCE_PRECISION,)  # their Keras dtype policies
+
+    def tags(self) -> tuple[bool, bool]:
+        """Whether cell ids name their backend and their precision: where the run has several,
+        or one other than the default. A cell on jax alone is named so, lest it take a
+        tensorflow cell's name, baselines and --benchmark-compare history."""
+        return (self.backends != (PROCESS_BACKEND,), self.precisions != (REFERENCE_PRECISION,))
+
+    def params_of(self, benchmark: str, cells: Callable[[Grid], list]) -> list:
+        """The benchmark's cells, or one skipped placeholder saying why the preset leaves it out."""
+        reason = self.left_out.get(benchmark)
+        return placeholder(f"not-in-{benchmark}", reason) if reason else cells(self)
+
+    def batch_sizes_for(self, device: str, model: str) -> tuple[int, ...]:
+        return self.sweep(device, model) if self.sweep else self.batch_sizes
+
+    def trainable_models(self) -> list[str]:
+        return [name for name in self.models if MODELS[name].batch_trained]
+
+    def other_devices(self) -> list[str]:
+        return [device for device in self.devices if device != REFERENCE_DEVICE]
+
+
+# Each rule says why a cell cannot run, or None; the first reason wins.
+Rule = Callable[[Grid, object], "str | None"]
+
+
+def device_absent(grid: Grid, cell) -> str | None:
+    devices = getattr(cell, "cells", (cell,))
+    absent = [c.device for c in devices if grid.inventory.get(c.device) is None]
+    return grid.inventory.absent_reason(absent[0]) if absent else None
+
+
+def device_unsupported(grid: Grid, cell) -> str | None:
+    for c in getattr(cell, "cells", (cell,)):
+        spec = MODELS[c.model]
+        if kind_of(c.device) not in spec.device_kinds:
+            return f"{spec.name} runs on {', '.join(sorted(spec.device_kinds))} only, not {c.device}"
+    return None
+
+
+def not_batch_trained(grid: Grid, cell) -> str | None:
+    if MODELS[cell.model].batch_trained:
+        return None
+    return f"{cell.model} fits the whole subset at once, not in batches: see test_svm"
+
+
+def unlabelled(grid: Grid, cell) -> str | None:
+    return None if grid.labelled else "synthetic data has random labels: no accuracy to measure"
+
+
+@dataclass(frozen=True)
+class Param:
+    """One cell of a benchmark's grid, as pytest will parameterize it (the plugin makes a
+    pytest.param of it): the cell, its id, and why it is skipped (None: it runs)."""
+
+    cell: object
+    id: str
+    skip_reason: str | None = None
+
+
+def params(grid: Grid, cells: Iterable, rules: tuple[Rule, ...]) -> list[Param]:
+    return [Param(cell, cell.id, next((r for r in (rule(grid, cell) for rule in rules) if r), None)) for cell in cells]
+
+
+def placeholder(name: str, reason: str) -> list[Param]:
+    """A single skipped param, so a benchmark that has nothing to compare says why."""
+    return [Param(None, name, reason)]
+
+
+def _cells(grid: Grid) -> list[Cell]:
+    """Device x batch size x model, each model at its own batch sizes; ordered batch size first."""
+    cells = [Cell(d, b, m) for d, m in itertools.product(grid.devices, grid.models) for b in grid.batch_sizes_for(d, m)]
+    return sorted(cells, key=lambda c: (grid.devices.index(c.device), c.batch_size, grid.models.index(c.model)))
+
+
+def _backend_cells(grid: Grid, base: list[Cell] | None = None) -> list[Cell]:
+    """The base cells (_cells) on every backend and precision asked for, each Keras cell once
+    per pair, side by side; a model that is not Keras (the SVM) once, its id plain: it has neither."""
+    order = _cells(grid) if base is None else base
+    tagged = grid.tags()
+    keras_cells = [Cell(c.device, c.batch_size, c.model, backend, precision, tagged)
+                   for c in order for backend in grid.backends for precision in grid.precisions
+                   if MODELS[c.model].framework == "keras"]
+    others = [c for c in order if MODELS[c.model].framework != "keras"]
+    return sorted(keras_cells + others, key=lambda c: order.index(Cell(c.device, c.batch_size, c.model)))
+
+
+def backend_missing(grid: Grid, cell) -> str | None:
+    backend = BACKENDS[getattr(cell, "backend", PROCESS_BACKEND)]
+    return None if backend.installed() else backend.missing_reason()
+
+
+def train_memory_cells(grid: Grid) -> list:
+    return params(grid, _backend_cells(grid), (device_absent, device_unsupported, not_batch_trained, backend_missing))
+
+
+def inference_memory_cells(grid: Grid) -> list:
+    return params(grid, _backend_cells(grid), (device_absent, device_unsupported, backend_missing))
+
+
+def train_cells(grid: Grid) -> list:
+    return params(grid, _backend_cells(grid), (device_absent, device_unsupported, not_batch_trained, backend_missing))
+
+
+def inference_cells(grid: Grid) -> list:
+    return params(grid, _backend_cells(grid), (device_absent, device_unsupported, backend_missing))
+
+
+def leak_cells(grid: Grid) -> list:
+    """Repeated inference at the largest batch size, where a Keras model's leak grows fastest. An
+    estimator's at the smallest: scikit-learn's SVC.predict makes an allocation per image and
+    support vector (137k for 256 images), each unwound by the native tracing limit_leaks turns
+    on, which made 20 predictions 5 s of the quick suite; what its calls could leave behind
+    (Python-level caches) does not grow with the batch."""
+    def batch_size(device: str, model: str) -> int:
+        sizes = grid.batch_sizes_for(device, model)
+        return max(sizes) if MODELS[model].batch_trained else min(sizes)
+
+    cells = [Cell(d, batch_size(d, m), m) for d, m in itertools.product(grid.devices, grid.models)]
+    return params(grid, cells, (device_absent, device_unsupported))
+
+
+def scaling_cells(grid: Grid) -> list:
+    cells = [ModelOn(d, m) for d, m in itertools.product(grid.devices, grid.models)]
+    return params(grid, cells, (device_absent, device_unsupported, not_batch_trained))
+
+
+def not_data_scaled(grid: Grid, cell) -> str | None:
+    if cell.model in grid.data_scaling_models:
+        return None
+    return (f"this preset scales the data for {', '.join(grid.data_scaling_models)} only; "
+            f"--preset full scales every model")
+
+
+def data_scaling_cells(grid: Grid) -> list:
+    """Every model on every device: time and memory as the data grows."""
+    cells = [ModelOn(d, m) for d, m in itertools.product(grid.devices, grid.models)]
+    return params(grid, cells, (device_absent, device_unsupported, not_data_scaled))
+
+
+def latency_cells(grid: Grid) -> list:
+    cells = [Cell(d, 1, m) for d, m in itertools.product(grid.devices, grid.models)]
+    return params(grid, _backend_cells(grid, cells), (device_absent, device_unsupported, backend_missing))
+
+
+def accuracy_cells(grid: Grid) -> list:
+    """The recipe on every backend and precision asked for (each judged against tensorflow's
+    and float32's of the same cell, from the same seed)."""
+    tagged = grid.tags()
+    cells = [Cell(d, MODELS[m].recipe_batch_size, m, backend, precision, tagged)
+             for d, m in itertools.product(grid.devices, grid.models)
+             for backend in grid.backends for precision in grid.precisions]
+    return params(grid, cells, (device_absent, device_unsupported, not_batch_trained, unlabelled, backend_missing))
+
+
+def svm_cells(grid: Grid) -> list:
+    if "svm" not in grid.models:
+        return placeholder("svm-not-selected", "svm is not among --models")
+    cells = [SvmCell(d, n, p) for d, n, p in itertools.product(grid.devices, grid.svm_subsets, SVM_PIXELS)]
+    return params(grid, cells, (device_absent, device_unsupported))
+
+
+def overhead_cells(grid: Grid) -> list:
+    cells = [Cell(d, max(grid.batch_sizes_for(d, m)), m)
+             for d, m in itertools.product(grid.devices, grid.trainable_models())]
+    return params(grid, cells, (device_absent, device_unsupported))
+
+
+def _batch_pair(device: str, model: str, sizes: tuple[int, ...]) -> Pair | None:
+    small, large = min(sizes), max(sizes)
+    if small == large:
+        return None
+    return Pair(Cell(device, small, model), Cell(device, large, model), f"{device}-bs{large}-over-bs{small}-{model}")
+
+
+def batch_speedup_cells(grid: Grid) -> list:
+    pairs = [_batch_pair(d, m, grid.batch_sizes_for(d, m))
+             for d, m in itertools.product(grid.devices, grid.trainable_models())]
+    pairs = [pair for pair in pairs if pair]
+    if not pairs:
+        return placeholder("one-batch-size", "a batch speedup needs at least two --batch-sizes")
+    return params(grid, pairs, (device_absent, device_unsupported))
+
+
+def _device_pairs(grid: Grid, batch_sizes_of: Callable[[str, str], Iterable[int]], verb: str) -> list[Pair]:
+    return [Pair(Cell(REFERENCE_DEVICE, b, m), Cell(d, b, m), f"{d}-{verb}-{REFERENCE_DEVICE}-bs{b}-{m}")
+            for d in grid.other_devices() for m in grid.trainable_models() for b in batch_sizes_of(d, m)]
+
+
+def _one_device(grid: Grid) -> list:
+    present = ", ".join(grid.inventory.placements)
+    return placeholder("one-device", f"needs a device besides {REFERENCE_DEVICE} and a batch-trained "
+                                     f"model; selected: {', '.join(grid.devices)}; present: {present}")
+
+
+def device_speedup_cells(grid: Grid) -> list:
+    def shared(device: str, model: str) -> list[int]:  # batch sizes both devices run
+        theirs = set(grid.batch_sizes_for(device, model))
+        return [b for b in grid.batch_sizes_for(REFERENCE_DEVICE, model) if b in theirs]
+
+    pairs = _device_pairs(grid, shared, "over")
+    return params(grid, pairs, (device_absent, device_unsupported)) if pairs else _one_device(grid)
+
+
+def parity_cells(grid: Grid) -> list:
+    pairs = _device_pairs(grid, lambda device, model: (MODELS[model].recipe_batch_size,), "vs")
+    rules = (device_absent, device_unsupported, unlabelled)
+    return params(grid, pairs, rules) if pairs else _one_device(grid)
+
+
+SPREAD_BATCH = 256  # per replica, at most: what one replica of the studies' MLPs trained at
+
+
+def _spread_cells(grid: Grid, unit: str, devices: Iterable[str]) -> list:
+    if not grid.spread:
+        return placeholder(f"no-{unit}", f"the quick preset leaves the {unit} cells out (each starts fresh "
+                                        f"TensorFlow processes: 20-40 s); run them with --preset full")
+    batch = max((b for b in grid.batch_sizes if b <= SPREAD_BATCH), default=min(grid.batch_sizes))
+    cells = [Spread(d, batch, m, grid.spread, unit) for d in devices for m in grid.trainable_models()]
+    return params(grid, cells, (device_absent, device_unsupported))
+
+
+def multi_device_cells(grid: Grid) -> list:
+    """N replicas in one process: N logical CPU devices (here), or N GPUs."""
+    return _spread_cells(grid, "replicas", [d for d in grid.devices if kind_of(d) in ("cpu", "gpu")])
+
+
+def multi_worker_cells(grid: Grid) -> list:
+    """N worker processes on this host, each a CPU worker of a MultiWorkerMirroredStrategy cluster."""
+    return _spread_cells(grid, "workers", [d for d in grid.devices if d == REFERENCE_DEVICE])
+
+
+def threads_cells(grid: Grid) -> list:
+    """1 intra-op thread against all of them, per model at its largest batch, on the CPU."""
+    if not grid.thread_processes:
+        return placeholder("no-threads", "the quick preset leaves the 1-thread-against-all cells out (each "
+                                         "starts 4 TensorFlow processes); run them with --preset full")
+    cells = [Cell(REFERENCE_DEVICE, max(grid.batch_sizes_for(REFERENCE_DEVICE, m)), m)
+             for m in grid.trainable_models()]
+    return params(grid, cells, (device_absent, device_unsupported))

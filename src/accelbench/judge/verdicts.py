@@ -1,0 +1,596 @@
+"""What a run concludes: one Verdict per judged number, decided here and nowhere else.
+
+A verdict names the cell and metric, the measured value, what it was held against (a stored
+baseline, a fixed floor, a saved run), the rule and its tolerance, the statistic behind it,
+and an outcome:
+
+- pass / fail: judged against a baseline (a stored one, a fixed floor, a saved run's value);
+- new: no baseline for this cell yet, though its scope has some (a new cell);
+- ungated: nothing to judge against, with the reason (no baselines for this machine's
+  fingerprint, naming the nearest recorded one and how it differs; a saved run from
+  another machine);
+- skipped: deliberately not judged (the cell was skipped, or --memray slowed the timings);
+- unknown: an A/B comparison that did not decide within its pairs (comparison.py);
+- reported: shown beside a verdict, never failing: an A/B run's host peak and compile seconds,
+  one measurement a side, which the A/B rule's error rates do not cover.
+
+--require-baselines turns new and ungated into failures, --ab-strict unknown. The plugin renders verdicts in the
+terminal and the JSON; baselines are staged here and written only when asked.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from accelbench.judge import analysis, comparison, fingerprint
+from accelbench.judge.baselines import BaselineFile, save_all
+from accelbench.judge.fingerprint import FINGERPRINT_KEY
+from accelbench.units import format_bytes
+
+# Python's allocator takes memory from the system in 1 MiB arenas: a step that happens to
+# open one shows 1 MiB more. Memory gates allow this much on top of their relative tolerance.
+PYMALLOC_ARENA_BYTES = 2**20
+ALLOCATOR_SLACK_BYTES = 2 * PYMALLOC_ARENA_BYTES
+
+PASS, FAIL, NEW, UNGATED, SKIPPED, UNKNOWN = "pass", "fail", "new", "ungated", "skipped", "unknown"
+REPORTED = "reported"
+OUTCOMES = (FAIL, UNKNOWN, UNGATED, NEW, SKIPPED, REPORTED, PASS)  # the order the terminal shows them in: worst first
+# Metrics judged outside a bench's own code: against a compared run, and by pytest-memray.
+TIMING = "seconds_per_sample"
+AB_TIME = "ab_round_seconds"  # B's round time over A's, interleaved in one run
+AB_PEAK = "ab_peak_memory_bytes"  # B's host peak of one round against A's
+AB_COMPILE = "ab_compile_seconds"  # B's first (tracing) call against A's
+PRECISION_ACCURACY = "accuracy_against_float32"  # a lower precision's recipe accuracy, against float32's
+PEAK_CAP, LEAKS = "peak_memory_cap", "leaked_bytes_per_location"
+RECORD_HINT = "record with: pytest benchmarks --update-baselines"
+# Where no baseline exists for this machine: the one command that records them, for this
+# fingerprint only (other machines' entries in the same files are left as they are).
+RECORD_HERE = ("record this machine's baselines with: pytest benchmarks --update-baselines "
+               "(adds or replaces this fingerprint's entries only; review git diff benchmarks/baselines)")
+MEMRAY_REASON = "--memray slows TensorFlow down unevenly: judge speed in a run without --memray"
+
+
+# --- rules: how far a number may move from what it is held against -------------------------
+
+@dataclass(frozen=True)
+class AbsoluteDrop:
+    """Holds when measured >= reference - tolerance (accuracy: points of accuracy)."""
+
+    tolerance: float
+    relation = ">="
+
+    def bound(self, reference: float) -> float:
+        return reference - self.tolerance
+
+    def describe(self) -> str:
+        return f"{self.tolerance:g} absolute"
+
+    def show(self, value: float) -> str:
+        return f"{value:.4f}"
+
+    def holds(self, measured: float, reference: float) -> bool:
+        bound = self.bound(reference)
+        return measured >= bound if self.relation == ">=" else measured <= bound
+
+
+@dataclass(frozen=True)
+class RelativeDrop(AbsoluteDrop):
+    """Holds when measured >= reference x (1 - tolerance) (speedups: ratios)."""
+
+    def bound(self, reference: float) -> float:
+        return reference * (1.0 - self.tolerance)
+
+    def describe(self) -> str:
+        return f"{self.tolerance:.0%} relative"
+
+
+@dataclass(frozen=True)
+class AtLeast(AbsoluteDrop):
+    """Holds when measured >= a fixed floor (the reference): no baseline involved."""
+
+    tolerance: float = 0.0
+
+    def describe(self) -> str:
+        return "fixed floor"
+
+
+@dataclass(frozen=True)
+class AtLeastDigits(AtLeast):
+    """Holds when two numbers share at least the floor's count of significant digits."""
+
+    def describe(self) -> str:
+        return "matching significant digits"
+
+    def show(self, value: float) -> str:
+        return f"{value:.0f} digits"
+
+
+@dataclass(frozen=True)
+class WithinGap(AbsoluteDrop):
+    """Holds when |measured - reference| <= tolerance (accuracy parity: the gap between devices)."""
+
+    relation = "within +/-"  # shown only: holds() compares the size of the gap
+
+    def bound(self, reference: float) -> float:
+        return self.tolerance
+
+    def show(self, value: float) -> str:
+        """Four places for accuracy gaps (0.0200); a loss gap of 1e-05 would read 0.0000."""
+        return super().show(value) if self.tolerance >= 1e-3 else f"{value:.2e}"
+
+    def holds(self, measured: float, reference: float) -> bool:
+        return abs(measured - reference) <= self.tolerance
+
+
+@dataclass(frozen=True)
+class RelativeGrowth(AbsoluteDrop):
+    """Holds when measured <= reference x (1 + tolerance) + slack (memory: bytes).
+
+    The slack absorbs allocator granularity, which a relative tolerance cannot for small peaks.
+    """
+
+    slack: float = 0.0
+    relation = "<="
+
+    def bound(self, reference: float) -> float:
+        return reference * (1.0 + self.tolerance) + self.slack
+
+    def describe(self) -> str:
+        return f"{self.tolerance:.0%} relative + {self.show(self.slack)}"
+
+    def show(self, value: float) -> str:
+        return f"{format_bytes(value)} ({value:,.0f} B)" if value >= 1024 else f"{value:,.0f} B"
+
+
+# A memory peak's gate from its cell's own noise: the baseline is the median peak of at least
+# MIN_SPREAD_RUNS unchanged runs, recorded with their spread (largest minus smallest), and a peak
+# fails above baseline + max(SPREAD_FACTOR x spread, SPREAD_FLOOR x baseline) + PEAK_GRANULE.
+# The factor and the floor cover a later run landing beyond the few runs recorded (four runs
+# saw 20.80-20.85 MiB for a step that earlier sessions saw at 19.8-20.9 MiB); the granule is
+# one pymalloc arena (1 MiB): a step that happens to open one more shows 1 MiB more, which six
+# runs may never see (an inference peak of 1.77 MiB, 16 KiB apart over six runs, read 2.77 MiB
+# in an unchanged eighth). A cell whose peak does not repeat (a spread near its size) gets a wide margin, and
+# the terminal says so; so does a peak of a few MiB, for which the arena is a large share.
+SPREAD_SUFFIX, RUNS_SUFFIX = "_spread", "_runs"  # stored beside the peak in memory.json
+SPREAD_FACTOR = 2.0
+SPREAD_FLOOR = 0.03
+PEAK_GRANULE = PYMALLOC_ARENA_BYTES
+MIN_SPREAD_RUNS = 5
+
+
+@dataclass(frozen=True)
+class SpreadGrowth(RelativeGrowth):
+    """Holds when measured <= reference + slack, the slack the larger of SPREAD_FACTOR x the
+    cell's recorded spread over `runs` runs and SPREAD_FLOOR x the baseline, + PEAK_GRANULE."""
+
+    runs: int = 0
+
+    @classmethod
+    def of(cls, spread: float, runs: int, baseline: float) -> SpreadGrowth:
+        return cls(0.0, slack=max(SPREAD_FACTOR * spread, SPREAD_FLOOR * baseline) + PEAK_GRANULE, runs=runs)
+
+    def describe(self) -> str:
+        return (f"+{format_bytes(self.slack)} ({SPREAD_FACTOR:g} x the peak's spread over {self.runs} runs, at "
+                f"least {SPREAD_FLOOR:.0%} of the baseline, + {format_bytes(PEAK_GRANULE)})")
+
+
+def detectable_growth(rule: Any, baseline: float) -> float | None:
+    """The smallest growth over the baseline a growth rule fails, as a fraction of it."""
+    return rule.bound(baseline) / baseline - 1.0 if baseline > 0 else None
+
+
+@dataclass(frozen=True)
+class SlowerBy(RelativeGrowth):
+    """Holds when measured <= reference x (1 + tolerance) + slack, in seconds (compile time)."""
+
+    def show(self, value: float) -> str:
+        return _seconds(value)
+
+
+# One compile per side: the first call's seconds moved 0.67-1.43x between A/A workers (at most
+# 0.43 s apart), so only a change far beyond that fails (XLA turned on, a retrace per step).
+AB_COMPILE_RULE = SlowerBy(0.5, slack=0.5)
+# MLPerf Inference's rule for a lower precision: at least 99% of float32's accuracy.
+PRECISION_ACCURACY_RULE = RelativeDrop(0.01)
+
+
+def regression(metric: str, cell: str, reference: float, measured: float, rule: Any,
+               against: str = "baseline") -> str | None:
+    """The failure message when measured breaks the rule, else None."""
+    if rule.holds(measured, reference):
+        return None
+    return (f"{metric} regression in {cell}: measured {rule.show(measured)}, {against} {rule.show(reference)}, "
+            f"tolerance {rule.describe()} (must be {rule.relation} {rule.show(rule.bound(reference))})")
+
+
+# --- the verdict --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Verdict:
+    cell: str
+    metric: str
+    outcome: str
+    measured: float | None = None
+    baseline: float | None = None  # what it is held against: a stored baseline, a floor, a saved run's value
+    against: str = ""  # which of those: "baseline", "floor", "saved run of <date> (<commit>)", ...
+    tolerance: str = ""
+    statistic: tuple[tuple[str, Any], ...] = ()  # (name, value): p-values, pair-ratio ranges
+    message: str = ""  # a failure's message, or why a number was not judged
+
+    def as_json(self) -> dict[str, Any]:
+        return {"cell": self.cell, "metric": self.metric, "outcome": self.outcome,
+                "measured": self.measured, "baseline": self.baseline, "against": self.against,
+                "tolerance": self.tolerance, "statistic": dict(self.statistic), "message": self.message}
+
+
+@dataclass(frozen=True)
+class Gate:
+    """A metric judged against stored baselines: the file, what the numbers depend on, the rule."""
+
+    metric: str
+    store: BaselineFile
+    scope: tuple[str, ...]
+    rule: Any
+    timed: bool = False  # derived from timings: neither judged nor recorded under --memray
+    significance: bool = False  # a ratio of interleaved pairs: fails only if the shortfall is significant
+    fingerprints: int = 0  # leading scope keys that are machine fingerprints (hardware, software)
+    spread: bool = False  # a memory peak: its baseline is stored with its spread (SpreadGrowth)
+
+    def rule_for(self, stored: str) -> Any:
+        """The rule for one cell: from its recorded spread where there is one; the gate's fixed
+        rule for a baseline recorded without (one run, or an older accelbench)."""
+        spread = self.store.get(self.scope, stored, self.metric + SPREAD_SUFFIX) if self.spread else None
+        if spread is None:
+            return self.rule
+        return SpreadGrowth.of(spread, int(self.store.get(self.scope, stored, self.metric + RUNS_SUFFIX) or 0),
+                               self.store.get(self.scope, stored, self.metric) or 0.0)
+
+    def missing_machine(self) -> str:
+        """Why a number of this machine is ungated: what it is, and the nearest recorded
+        machine for the same data with what differs."""
+        if not self.fingerprints:
+            present = ", ".join(self.store.scopes()) or "none"
+            return f"no {self.metric} baselines for {'/'.join(self.scope)} in {self.store.path.name} (it has: {present})"
+        mine = _fingerprint(self.scope[:self.fingerprints])
+        rest = self.scope[self.fingerprints:]
+        recorded = [_fingerprint(path[:self.fingerprints]) for path in self.store.scope_paths()
+                    if path[self.fingerprints:] == rest]
+        found = fingerprint.nearest(mine, recorded)
+        text = f"no {self.metric} baselines for this machine's fingerprint and {'/'.join(rest)} in {self.store.path.name}"
+        if found is None:
+            return f"{text} (none recorded for {'/'.join(rest)})"
+        _, differences = found
+        return f"{text}; nearest recorded machine differs in {'; '.join(differences)}"
+
+
+@dataclass(frozen=True)
+class Gates:
+    """The metrics judged against baselines stored in the repository."""
+
+    accuracy: Gate
+    speedup: Gate
+    peak_memory: Gate
+    device_peak_memory: Gate
+
+    @classmethod
+    def load(cls, directory: Path, hardware: str, software: str, dataset: Any,
+             accuracy_tolerance: float, speedup_tolerance: float, memory_tolerance: float) -> Gates:
+        """hardware, software: fingerprint keys. Speedups depend on the hardware; allocation
+        patterns on the library versions as well. Accuracy from a fixed seed holds across machines
+        within its tolerance, so it is keyed by the data alone."""
+        memory_store = BaselineFile.load(directory / "memory.json", 3)
+        memory_scope = (hardware, software, dataset.name)
+        growth = RelativeGrowth(memory_tolerance, slack=ALLOCATOR_SLACK_BYTES)
+        return cls(
+            accuracy=Gate("accuracy", BaselineFile.load(directory / "accuracy.json", 1), (dataset.key,),
+                          AbsoluteDrop(accuracy_tolerance)),
+            speedup=Gate("speedup", BaselineFile.load(directory / "speedup.json", 2), (hardware, dataset.name),
+                         RelativeDrop(speedup_tolerance), timed=True, significance=True, fingerprints=1),
+            peak_memory=Gate("peak_memory_bytes", memory_store, memory_scope, growth, fingerprints=2, spread=True),
+            device_peak_memory=Gate("device_peak_memory_bytes", memory_store, memory_scope, growth, fingerprints=2,
+                                    spread=True),
+        )
+
+    def all(self) -> list[Gate]:
+        return [self.accuracy, self.speedup, self.peak_memory, self.device_peak_memory]
+
+
+@dataclass(frozen=True)
+class SavedRun:
+    """A run pytest-benchmark loaded for --benchmark-compare."""
+
+    name: str
+    machine_info: dict[str, Any]
+    cells: dict[str, dict[str, Any]]  # test name with its id -> saved benchmark
+
+    @classmethod
+    def from_json(cls, saved: dict[str, Any]) -> SavedRun:
+        commit = saved.get("commit_info", {}).get("id") or "no commit"
+        return cls(f"of {saved.get('datetime', 'unknown date')} ({commit[:8]})", saved.get("machine_info", {}),
+                   {bench["name"]: bench for bench in saved.get("benchmarks", [])})
+
+    def machine_differences(self, mine: str) -> list[str]:
+        """How this run's machine differs from the one whose hardware fingerprint key is `mine`."""
+        theirs = self.machine_info.get(FINGERPRINT_KEY)
+        if not theirs:
+            return ["it has no fingerprint (saved by an older accelbench)"]
+        return fingerprint.Fingerprint.parse(mine).differences(fingerprint.Fingerprint.parse(theirs))
+
+
+@dataclass
+class Verdicts:
+    """Every verdict of a run, by cell, and the baselines it stages."""
+
+    update: bool  # --update-baselines: record, do not judge against stored baselines
+    require_baselines: bool
+    memray_tracking: bool
+    timing_threshold: float
+    fingerprint: str = ""  # this machine's hardware fingerprint key: saved runs compare only with their own
+    saved_runs: list[SavedRun] = field(default_factory=list)
+    by_cell: dict[str, list[Verdict]] = field(default_factory=dict)
+    machine_missing: bool = False  # some number was ungated for want of this machine's baselines
+    ab_strict: bool = False  # --ab-strict: an unknown A/B verdict fails its cell
+    # (cell, metric) -> memory peaks of earlier saved runs of this machine (peak_history), for
+    # the spread a memory baseline is recorded with; read only under --update-baselines.
+    peak_history: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+
+    def add(self, verdict: Verdict) -> Verdict:
+        self.by_cell.setdefault(verdict.cell, []).append(verdict)
+        return verdict
+
+    def all(self) -> list[Verdict]:
+        return [verdict for verdicts in self.by_cell.values() for verdict in verdicts]
+
+    def saved_steps(self, work: str, cell_id: str) -> int | None:
+        """Steps per round the compared run timed this work with, so both runs time the same
+        work and pytest-benchmark's own comparison of round times means something."""
+        saved = self.saved_runs[-1] if self.saved_runs else None
+        if saved is None or saved.machine_info.get(FINGERPRINT_KEY) != self.fingerprint:
+            return None
+        for bench in saved.cells.values():
+            info = bench.get("extra_info", {})
+            if info.get("work") == work and info.get("cell") == cell_id and info.get("steps_per_round"):
+                return int(info["steps_per_round"])
+        return None
+
+    # --- judging ------------------------------------------------------------------------------
+    def against_baseline(self, cell: str, gate: Gate, measured: float,
+                         ratios: Sequence[float] = (), key: str | None = None) -> Verdict:
+        """key: what the baseline is stored under, where it is not the cell's name (a cell named
+        with its backend and precision shares the plain cell's baseline when they are the default)."""
+        base = dict(cell=cell, metric=gate.metric, measured=float(measured), tolerance=gate.rule.describe())
+        stored = key or cell
+        if gate.timed and self.memray_tracking:
+            return self.add(Verdict(outcome=SKIPPED, message=MEMRAY_REASON, **base))
+        if self.update:
+            return self.add(Verdict(outcome=NEW, message=self._record(gate, cell, stored, measured), **base))
+        baseline = gate.store.get(gate.scope, stored, gate.metric)
+        if baseline is None:
+            if gate.store.has_scope(gate.scope):
+                where = "this machine's fingerprint" if gate.fingerprints else "/".join(gate.scope)
+                return self.add(Verdict(outcome=NEW, message=f"no baseline for this cell under {where} in "
+                                        f"{gate.store.path.name}; {RECORD_HINT}", **base))
+            self.machine_missing = self.machine_missing or bool(gate.fingerprints)
+            return self.add(Verdict(outcome=UNGATED, message=gate.missing_machine(), **base))  # RECORD_HERE closes the block
+        rule = gate.rule_for(stored)
+        if not gate.spread:
+            return self._judge(base, baseline, "baseline", rule, ratios if gate.significance else ())
+        growth = detectable_growth(rule, baseline)
+        base["tolerance"] = rule.describe()
+        return self._judge(base, baseline, "baseline", rule, (), {"smallest_detectable_growth": growth},
+                           detail=f"the gate detects growth above {growth:+.0%}" if growth is not None else "")
+
+    def _record(self, gate: Gate, cell: str, stored: str, measured: float) -> str:
+        """Stage this run's number as the baseline; a memory peak with its spread over this run
+        and the earlier saved runs of this machine (the newest 2 x MIN_SPREAD_RUNS), once there
+        are MIN_SPREAD_RUNS of them."""
+        if not gate.spread:
+            gate.store.stage(gate.scope, stored, gate.metric, measured)
+            return "recorded as the new baseline (--update-baselines)"
+        runs = [*self.peak_history.get((cell, gate.metric), []), float(measured)][-MIN_SPREAD_RUNS * 2:]
+        if len(runs) < MIN_SPREAD_RUNS:
+            gate.store.stage(gate.scope, stored, gate.metric, round(measured))
+            for suffix in (SPREAD_SUFFIX, RUNS_SUFFIX):
+                gate.store.drop(gate.scope, stored, gate.metric + suffix)  # an older spread is not this baseline's
+            return (f"recorded as the new baseline (--update-baselines); its spread is not measured: "
+                    f"{len(runs)} run(s) of this machine saved, {MIN_SPREAD_RUNS} needed, so the fixed "
+                    f"{gate.rule.describe()} holds it")
+        baseline, spread = round(statistics.median(runs)), round(max(runs) - min(runs))  # bytes
+        gate.store.stage(gate.scope, stored, gate.metric, baseline)
+        gate.store.stage(gate.scope, stored, gate.metric + SPREAD_SUFFIX, spread)
+        gate.store.stage(gate.scope, stored, gate.metric + RUNS_SUFFIX, len(runs))
+        return (f"recorded as the new baseline (--update-baselines): the median of {len(runs)} runs, "
+                f"held to {SpreadGrowth.of(spread, len(runs), baseline).describe()}")
+
+    def matching_digits(self, cell: str, what: str, reference: float, candidate: float, floor: int) -> Verdict:
+        """Parity as the studies stated it: two devices' numbers equal to the n-th significant digit."""
+        digits = analysis.matching_digits(reference, candidate)
+        base = dict(cell=cell, metric=f"{what}_matching_digits", measured=float(digits),
+                    tolerance=AtLeastDigits().describe())
+        return self._judge(base, floor, "floor", AtLeastDigits(), (),
+                           {f"reference_{what}": reference, f"candidate_{what}": candidate},
+                           detail=f"{what} {candidate!r} on the device against {reference!r} on the reference")
+
+    def within_gap(self, cell: str, metric: str, gap: float, tolerance: float) -> Verdict:
+        rule = WithinGap(tolerance)
+        base = dict(cell=cell, metric=metric, measured=float(gap), tolerance=rule.describe())
+        return self._judge(base, 0.0, "parity", rule, ())
+
+    def _judge(self, base: dict, reference: float, against: str, rule: Any, ratios: Sequence[float],
+               statistic: dict[str, Any] | None = None, detail: str = "") -> Verdict:
+        message = regression(base["metric"], base["cell"], reference, base["measured"], rule, against)
+        statistic = dict(statistic or {})
+        if message and detail:  # what the number was derived from, where that is what a reader needs
+            message += f": {detail}"
+        if ratios:
+            statistic.update({"pairs": len(ratios), "pair_ratio_min": round(min(ratios), 4),
+                              "pair_ratio_max": round(max(ratios), 4)})
+        if message and ratios:
+            # A shortfall of one best-of ratio may be noise: it fails only if the pairs agree.
+            below, p_value = analysis.significantly_below(ratios, rule.bound(reference))
+            statistic["wilcoxon_p"] = round(p_value, 4)
+            message = f"{message}, Wilcoxon p = {p_value:.3g} < 0.05" if below else None
+        return self.add(Verdict(outcome=FAIL if message else PASS, baseline=float(reference), against=against,
+                                statistic=tuple(statistic.items()), message=message or "", **base))
+
+    def timing(self, cell: str, seconds_per_sample: Sequence[float]) -> Verdict | None:
+        """The cell's rounds against the run loaded by --benchmark-compare; None without one."""
+        if not self.saved_runs:
+            return None
+        saved = self.saved_runs[-1]
+        tolerance = f"{self.timing_threshold:.0%} slower and Mann-Whitney p < 0.05"
+        base = dict(cell=cell, metric=TIMING, measured=analysis.typical_fast(seconds_per_sample),
+                    against=f"saved run {saved.name}", tolerance=tolerance)
+        reason = self._not_comparable(saved, cell)
+        if reason:
+            outcome, message = reason
+            return self.add(Verdict(outcome=outcome, message=message, **base))
+        rounds = saved.cells[cell]["extra_info"]["seconds_per_sample"]
+        found = analysis.shift(rounds, seconds_per_sample, self.timing_threshold)
+        statistic = (("ratio", round(found.ratio, 4)), ("mann_whitney_p", round(found.p_value, 4)),
+                     ("rounds", [len(rounds), len(seconds_per_sample)]))
+        message = ""
+        if found.slower:
+            message = (f"timing regression in {cell}: {found.ratio:.2f}x the time per sample of saved run "
+                       f"{saved.name} ({_seconds(analysis.typical_fast(rounds))} -> "
+                       f"{_seconds(base['measured'])} per sample, fast rounds), tolerance {tolerance} "
+                       f"(p = {found.p_value:.3g})")
+        return self.add(Verdict(outcome=FAIL if message else PASS, baseline=analysis.typical_fast(rounds),
+                                statistic=statistic, message=message, **base))
+
+    def _not_comparable(self, saved: SavedRun, cell: str) -> tuple[str, str] | None:
+        if self.memray_tracking or saved.machine_info.get("accelbench_memray_tracking"):
+            return SKIPPED, "a run tracked by --memray: " + MEMRAY_REASON
+        if saved.machine_info.get(FINGERPRINT_KEY) != self.fingerprint:
+            differences = saved.machine_differences(self.fingerprint)
+            return UNGATED, (f"saved run {saved.name} is from another machine ({'; '.join(differences)}): "
+                             "timings compare only on the same hardware")
+        if cell not in saved.cells:
+            return NEW, f"saved run {saved.name} has no {cell}"
+        if "seconds_per_sample" not in saved.cells[cell].get("extra_info", {}):
+            return UNGATED, f"saved run {saved.name} has no per-sample rounds for {cell} (saved by an older accelbench)"
+        return None
+
+    def ab(self, cell: str, metric: str, found: comparison.Comparison, a_value: float, b_value: float,
+           min_effect: float, environment: str) -> Verdict:
+        """B against A, interleaved in this run: the comparison decided pass, fail or unknown."""
+        statistic = (("ci95", [round(found.low, 4), round(found.high, 4)]), ("wilcoxon_p", round(found.p_value, 6)),
+                     ("pairs", found.pairs), ("a", a_value), ("b", b_value))
+        message = (f"{found.reason}: B/A = {found.ratio:.3f} [95% {found.low:.3f}, {found.high:.3f}] over "
+                   f"{found.pairs} pairs ({_seconds(a_value)} in A, {_seconds(b_value)} in B, median round)")
+        if found.outcome == FAIL:
+            message = f"A/B regression in {cell}: {environment} is slower, {message}"
+        return self.add(Verdict(cell=cell, metric=metric, outcome=found.outcome, measured=found.ratio, baseline=1.0,
+                                against="environment A, interleaved",
+                                tolerance=f"B at most {min_effect:.0%} slower", statistic=statistic,
+                                message=message))
+
+    def ab_single(self, cell: str, metric: str, a_value: float, b_value: float, rule: Any) -> Verdict:
+        """One measurement a side (a host peak, a compile): B shown against A, and what the rule
+        would say of it, but reported, not judged: a single pair has no error rate to hold it to."""
+        beyond = regression(metric, cell, a_value, b_value, rule, "environment A")
+        message = (f"B {rule.show(b_value)} against A {rule.show(a_value)}: one measurement a side, reported, not judged"
+                   + (f" (beyond {rule.describe()} and worth a look: {beyond})" if beyond else ""))
+        return self.add(Verdict(cell=cell, metric=metric, outcome=REPORTED, measured=float(b_value),
+                                baseline=float(a_value), against="environment A", tolerance=rule.describe(),
+                                statistic=(("beyond_rule", beyond is not None),), message=message))
+
+    def against_reference(self, cell: str, metric: str, measured: float, reference: float, rule: Any,
+                          against: str) -> Verdict:
+        """A number held by the rule against another measured in this run (not a baseline)."""
+        base = dict(cell=cell, metric=metric, measured=float(measured), tolerance=rule.describe())
+        return self._judge(base, float(reference), against, rule, ())
+
+    def failed(self, cell: str, metric: str, message: str) -> Verdict:
+        """A measurement that did not come back (a worker that crashed or hung)."""
+        return self.add(Verdict(cell=cell, metric=metric, outcome=FAIL, message=message))
+
+    def from_memray(self, cell: str, metric: str, failure: str | None, measured: float | None,
+                    limit: float | None) -> Verdict:
+        """pytest-memray decides its own limits (limit_memory, limit_leaks): record what it said."""
+        return self.add(Verdict(cell=cell, metric=metric, outcome=FAIL if failure else PASS, measured=measured,
+                                baseline=limit, against="pytest-memray limit", tolerance="hard limit",
+                                message=failure or ""))
+
+    def skipped(self, cell: str, metrics: Sequence[str], reason: str) -> None:
+        for metric in metrics:
+            self.add(Verdict(cell=cell, metric=metric, outcome=SKIPPED, message=reason))
+
+    # --- the pytest outcome -------------------------------------------------------------------
+    def failures(self, cell: str) -> list[str]:
+        """One line per verdict of this cell that fails the test."""
+        lines = []
+        for verdict in self.by_cell.get(cell, []):
+            if verdict.outcome == FAIL:
+                lines.append(verdict.message)
+            elif self.require_baselines and not self.update and verdict.outcome in (NEW, UNGATED):
+                lines.append(f"--require-baselines: {verdict.metric} of {cell} is {verdict.outcome}: {verdict.message}")
+            elif self.ab_strict and verdict.outcome == UNKNOWN:
+                lines.append(f"--ab-strict: {verdict.metric} of {cell} is unknown: {verdict.message}")
+        return lines
+
+    # --- the terminal -------------------------------------------------------------------------
+    def lines(self) -> list[str]:
+        """Failures first, then what was not judged and why, then counts of the rest."""
+        verdicts = self.all()
+        lines = [f"{FAIL.upper():8} {v.message}" for v in verdicts if v.outcome == FAIL]  # a failure names its cell
+        for outcome in (UNKNOWN,) if self.update else (UNKNOWN, UNGATED, NEW):
+            lines += _grouped(outcome, [v for v in verdicts if v.outcome == outcome])
+        unjudged = sum(v.outcome in (UNGATED, NEW) for v in verdicts)
+        if self.update:
+            lines.append(f"{unjudged} value(s) recorded as new baselines (--update-baselines)")
+        elif unjudged:
+            consequence = ("failed (--require-baselines)" if self.require_baselines
+                           else "not judged: pass --require-baselines to fail them")
+            lines.append(f"{unjudged} gated number(s) had nothing to be judged against: {consequence}")
+            if self.machine_missing:
+                lines += [f"this machine: {self.fingerprint}", RECORD_HERE]
+            else:
+                lines.append(RECORD_HINT)
+        reasons: dict[str, int] = {}
+        for verdict in (v for v in verdicts if v.outcome == SKIPPED):
+            reasons[verdict.message] = reasons.get(verdict.message, 0) + 1
+        lines += [f"skipped  {count} verdict(s): {reason}" for reason, count in reasons.items()]
+        counts = {o: sum(v.outcome == o for v in verdicts) for o in OUTCOMES}
+        shown = [o for o in OUTCOMES if o not in (UNKNOWN, REPORTED) or counts[o]]  # these come only from A/B runs
+        lines.append("verdicts: " + ", ".join(f"{counts[o]} {o}" for o in shown))
+        return lines
+
+    def stores(self, gates: Sequence[Gate]) -> list[str]:
+        """Write staged baselines (atomically); returns what was written."""
+        stores = [store for store in {id(gate.store): gate.store for gate in gates}.values() if store.staged]
+        save_all(stores)  # all or nothing
+        return [f"{store.path} ({store.staged} values)" for store in stores]
+
+
+def _grouped(outcome: str, verdicts: Sequence[Verdict]) -> list[str]:
+    """One line per verdict; verdicts that share a reason (a new machine: every speedup and
+    peak) share one line that gives it, followed by their cells."""
+    by_reason: dict[str, list[Verdict]] = {}
+    for verdict in verdicts:
+        by_reason.setdefault(verdict.message, []).append(verdict)
+    lines = []
+    for reason, group in by_reason.items():
+        if len(group) == 1:
+            lines.append(f"{outcome.upper():8} {group[0].cell} {group[0].metric}: {reason}")
+        else:
+            lines.append(f"{outcome.upper():8} {len(group)} numbers: {reason}")
+            lines += [f"{'':8}   {v.cell} {v.metric}" for v in group]
+    return lines
+
+
+def _fingerprint(keys: tuple[str, ...]) -> fingerprint.Fingerprint:
+    """The fingerprint of a scope's leading keys (hardware, then software for memory)."""
+    parsed = [fingerprint.Fingerprint.parse(key) for key in keys]
+    return sum(parsed[1:], parsed[0])
+
+
+def _seconds(value: float) -> str:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if value >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value * 1e9:.3g} ns"

@@ -1,0 +1,387 @@
+"""The accelbench pytest plugin: options, parametrization, benchmark fixtures, the pytest
+outcome of every verdict, and where verdicts are shown (terminal) and kept (JSON)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from accelbench.axes.devices import host_allocator
+from accelbench.axes.formats import DataError
+from accelbench.benches.kinds import AB_METRICS, BENCHMARKS, Bench
+from accelbench.judge import fingerprint, peak_history
+from accelbench.judge.baselines import BaselineError
+from accelbench.judge.verdicts import FINGERPRINT_KEY, LEAKS, PEAK_CAP, SavedRun
+from accelbench.plugin import options
+from accelbench.processes.workers import WorkerFailed
+from accelbench.progress import Progress
+from accelbench.results import costs, summary
+from accelbench.run.session import Session
+from accelbench.units import parse_bytes
+from accelbench.work.memory import is_out_of_memory
+from accelbench.work.training import NonFiniteLoss
+
+SESSION = pytest.StashKey[Session]()
+BODY_PASSED = pytest.StashKey[bool]()  # the cell's own work and verdicts passed
+# pytest-memray's markers decide their own limits; each becomes a verdict of this metric.
+MEMRAY_LIMITS = {"limit_memory": PEAK_CAP, "limit_leaks": LEAKS}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    options.add_options(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    session = config.stash[SESSION] = Session(options.run_config(config))
+    session.progress = Progress(config)
+
+
+def session_of(config: pytest.Config) -> Session:
+    return config.stash[SESSION]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    for name in metafunc.fixturenames:
+        if name in BENCHMARKS:
+            grid = session_of(metafunc.config).grid
+            try:  # the full preset's sweep measures memory, so it loads the data here
+                cells = grid.params_of(name, BENCHMARKS[name].cells)
+            except (DataError, BaselineError) as error:
+                pytest.exit(f"ERROR: {error}", returncode=pytest.ExitCode.USAGE_ERROR)
+            metafunc.parametrize(name, [pytest.param(param.cell, id=param.id, marks=_skip(param.skip_reason))
+                                        for param in cells], indirect=True)
+
+
+def _skip(reason: str | None) -> list:
+    return [pytest.mark.skip(reason=reason)] if reason else []
+
+
+def benchmark_of(item: pytest.Item) -> str | None:
+    """The benchmark fixture a cell uses; None for a test that is not a benchmark cell."""
+    return next((name for name in getattr(item, "fixturenames", ()) if name in BENCHMARKS), None)
+
+
+def is_cell(item: pytest.Item) -> bool:
+    return benchmark_of(item) is not None
+
+
+def bench_of(item: pytest.Item) -> Bench | None:
+    name = benchmark_of(item)
+    return getattr(item, "funcargs", {}).get(name) if name else None
+
+
+def _bench_fixture(name: str):
+    @pytest.fixture(name=name)
+    def bench(request: pytest.FixtureRequest):
+        made = BENCHMARKS[name].bench(session_of(request.config), request.param, request.node.name)
+        made.setup(request.node)
+        return made
+
+    return bench
+
+
+for _name in BENCHMARKS:  # one fixture per benchmark kind, named after it
+    globals()[f"{_name}_fixture"] = _bench_fixture(_name)
+
+
+# Measured before anything else: fit() against a hand-written loop on the cnn fell from about
+# 0.95 (run alone) to 0.85-0.89 after the rest of the suite had run in the process.
+RUN_FIRST = ("overhead_bench",)
+# After the training cells: a speedup takes the best round each trainer showed in the run.
+RUN_LAST = ("batch_speedup", "device_speedup")
+
+
+def run_order(item: pytest.Item) -> int:
+    name = benchmark_of(item)
+    return 0 if name in RUN_FIRST else 2 if name in RUN_LAST else 1
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """pytest-benchmark groups like with like: one group per benchmark kind and model, so its
+    batch sizes and devices sit side by side and "relative" compares comparable rounds."""
+    items.sort(key=run_order)  # stable: the rest keep their order
+    for item in items:
+        name, model = benchmark_of(item), getattr(cell_of(item), "model", None)
+        if name and model:  # a placeholder (nothing to compare) has no cell
+            item.add_marker(pytest.mark.benchmark(group=f"{name.removesuffix('_bench')} {model}"))
+
+
+def cell_of(item: pytest.Item) -> Any:
+    callspec = getattr(item, "callspec", None)
+    return callspec.params.get(benchmark_of(item)) if callspec else None
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Load data and baselines once, before any cell runs, so a bad file is one clear line."""
+    if session.config.option.collectonly:
+        return
+    if any(is_cell(item) for item in session.items):
+        state = session_of(session.config)
+        try:
+            state.prepare()
+        except (DataError, BaselineError) as error:
+            raise pytest.UsageError(str(error)) from None
+        if state.run.update_baselines:
+            _read_peak_history(session.config, state)
+        if state.ab_run is not None:  # the multiple-testing correction counts the cells an A/B run judges
+            state.ab_run.cells_judged = sum(BENCHMARKS[benchmark_of(item)].ab for item in session.items if is_cell(item))
+            if state.ab_run.cells_judged:
+                _start_workers(state)
+
+
+def _read_peak_history(config: pytest.Config, state: Session) -> None:
+    """The memory peaks of this machine's earlier saved runs, for the spread each memory
+    baseline is recorded with (pytest-benchmark's storage: --benchmark-storage)."""
+    storage = getattr(getattr(getattr(config, "_benchmarksession", None), "storage", None), "path", None)
+    if storage is None:  # not a folder (pytest-benchmark's elasticsearch storage): no spreads
+        return
+    found, unreadable = peak_history.peaks(peak_history.saved_files(Path(storage)), state.inventory.fingerprint().key,
+                                           fingerprint.software().key)
+    state.verdicts.peak_history.update(found)
+    state.notes.extend(unreadable)
+
+
+def _start_workers(state: Session) -> None:
+    """Start A's and B's workers before any cell: a B that cannot run accelbench is one line."""
+    try:
+        state.ab_run.describe()
+    except WorkerFailed as error:
+        raise pytest.UsageError(f"A/B: {error} (does B's interpreter have accelbench and its "
+                                "dependencies installed?)") from None
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """No process the run started outlives it."""
+    state = config.stash.get(SESSION, None)
+    if state is not None:
+        state.end()
+
+
+def _clear_failure(item: pytest.Item, error: Exception) -> str | None:
+    """The one line a user needs for failures that are the run's, not the harness's, fault."""
+    if isinstance(error, NonFiniteLoss):
+        return str(error)
+    if is_out_of_memory(error):  # TensorFlow's ResourceExhaustedError, or the host's MemoryError
+        first_line = str(error).splitlines()[0][:200] if str(error) else ""
+        return f"{item.name}: out of memory ({first_line}); choose smaller --batch-sizes"
+    return None
+
+
+def _run_clearly(item: pytest.Item):
+    """Run a test phase (a hook wrapper's yield), turning the run's own failures into one line."""
+    failure = None
+    try:
+        result = yield
+    except Exception as error:
+        failure = _clear_failure(item, error)
+        if failure is None:
+            raise
+    if failure:  # outside the except block, so no chained traceback is shown
+        pytest.fail(failure, pytrace=False)
+    return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item):
+    return (yield from _run_clearly(item))  # memory cells build and step their models in setup
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    result = yield from _run_clearly(item)
+    bench = bench_of(item)
+    if bench is not None:
+        _hand_over_host_peak(item, bench)
+        failures = session_of(item.config).verdicts.failures(bench.name)
+        item.stash[BODY_PASSED] = not failures
+        if failures:
+            pytest.fail("\n".join(failures), pytrace=False)
+    return result
+
+
+def _hand_over_host_peak(item: pytest.Item, bench: Bench) -> None:
+    """Give a memory cell the peak pytest-memray measured over its body (its limit_memory
+    marker makes pytest-memray track it, with or without --memray)."""
+    if getattr(bench, "tracked_here", False):
+        manager = item.config.pluginmanager.get_plugin("memray_manager")
+        result = manager.results.get(item.nodeid) if manager else None
+        if result is None:
+            pytest.fail(f"{item.name}: pytest-memray recorded no peak for this cell", pytrace=False)
+        bench.host_peak_measured(int(result.peak_memory))
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """Outermost, so it sees the report after pytest-memray has applied its limits."""
+    report = yield
+    if report.when != "setup" or not report.passed:  # one status line from setup to the cell's result
+        session_of(item.config).progress.done()
+    name = benchmark_of(item)
+    if name is None:
+        return report
+    verdicts = session_of(item.config).verdicts
+    if report.skipped:  # at setup (a cell that cannot run) or in the body (data too small)
+        benchmark, ab_run = BENCHMARKS[name], session_of(item.config).ab_run
+        judges = benchmark.judges + (AB_METRICS if benchmark.ab and ab_run else ())
+        verdicts.skipped(item.name, judges, _skip_reason(report))
+    elif report.when == "call" and item.stash.get(BODY_PASSED, False):
+        _memray_verdicts(item, report)
+    if report.when == "call":
+        _keep_extra_info(item)
+    return report
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    text = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return text.removeprefix("Skipped: ")
+
+
+def _memray_verdicts(item: pytest.Item, report: pytest.TestReport) -> None:
+    bench = bench_of(item)
+    for marker in item.iter_markers():
+        metric = MEMRAY_LIMITS.get(marker.name)
+        if metric and bench is not None:
+            failure = None if report.passed else str(report.longrepr)
+            measured = bench.extra_info.get("peak_memory_bytes") if metric == PEAK_CAP else None
+            session_of(item.config).verdicts.from_memray(item.name, metric, failure, measured,
+                                                         parse_bytes(str(marker.args[0])))
+
+
+def _keep_extra_info(item: pytest.Item) -> None:
+    """A cell's extra_info, with its verdicts, goes to its pytest-benchmark entry; cells that
+    pytest-benchmark does not time (memory) are kept for the JSON's accelbench section."""
+    bench = bench_of(item)
+    if bench is None:
+        return
+    state = session_of(item.config)
+    bench.extra_info["verdicts"] = [v.as_json() for v in state.verdicts.by_cell.get(item.name, [])]
+    bench.extra_info[summary.CELL_KEY] = {"benchmark": benchmark_of(item), **bench.cell.fields()}
+    benchmark = getattr(item, "funcargs", {}).get("benchmark")
+    if benchmark is not None and getattr(benchmark, "stats", None):
+        benchmark.extra_info.update(bench.extra_info)
+        bench.extra_info = benchmark.extra_info  # one dict: what comes later (traces) lands in the JSON
+    state.cells[item.name] = bench.extra_info
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session):
+    """Step traces run after the last cell and before pytest-benchmark saves the run (its own
+    wrapper saves before it yields), so the saved extra_info names them. Both this and the
+    baselines come before the terminal reporter's summary, which shows their notes."""
+    state = session_of(session.config)
+    _run_deferred(state)
+    _save_baselines(session, state)
+    return (yield)
+
+
+def _run_deferred(state: Session) -> None:
+    for what, work in state.deferred:
+        try:
+            work()
+        except Exception as error:  # a trace is a by-product: the run's numbers stand without it
+            first_line = next(iter(str(error).splitlines()), "")[:200]
+            state.notes.append(f"{what} failed: {type(error).__name__}: {first_line}")
+    state.progress.done()
+
+
+def _save_baselines(session: pytest.Session, state: Session) -> None:
+    if not state.run.update_baselines:
+        return
+    if session.testsfailed:
+        state.notes.append(f"baselines NOT updated: {session.testsfailed} test(s) failed")
+        return
+    try:
+        written = state.save_baselines()
+    except OSError as error:  # all or nothing: none was written, and the run says so in one line
+        state.notes.append(f"baselines NOT updated: {error}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        return
+    state.notes.extend(f"baselines written: {entry}" for entry in written)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    state = session_of(terminalreporter.config)
+    records = [summary.CellRecord.from_extra_info(name, info) for name, info in state.cells.items()]
+    tables = summary.tables([("", [record for record in records if record])])
+    if tables:
+        terminalreporter.section("accelbench summary")
+        for table in tables:
+            for line in summary.text_lines(table):
+                terminalreporter.write_line(line)
+            terminalreporter.write_line("")
+        terminalreporter.write_line(summary.LEGEND)
+    if state.ab_run is not None:
+        terminalreporter.section("accelbench A/B")
+        for line in summary.ab_lines(state.ab_run.setup.b.describe(), state.ab_run.described, state.verdicts.all()):
+            terminalreporter.write_line(line)
+    if state.verdicts.by_cell:
+        terminalreporter.section("accelbench verdicts")
+        for line in state.verdicts.lines():
+            terminalreporter.write_line(line)
+    if state.projections:
+        terminalreporter.section("accelbench projections")
+        for line in costs.lines(device_costs(state)):
+            terminalreporter.write_line(line)
+    for note in state.notes:
+        terminalreporter.write_line(f"accelbench: {note}")
+
+
+def device_costs(state: Session) -> list[costs.DeviceCost]:
+    return costs.device_costs(state.projections, state.run.assumed_speedups, state.run.device_prices)
+
+
+@pytest.hookimpl(optionalhook=True, wrapper=True)
+def pytest_benchmark_compare_machine_info(config: pytest.Config, benchmarksession: Any, machine_info: dict,
+                                          compared_benchmark: dict) -> Any:
+    """pytest-benchmark loaded a saved run for --benchmark-compare: timed cells are judged against it.
+
+    A wrapper, because pytest-benchmark's own implementation of this hook crashes (ValueError,
+    its issue #217) where the saved run's machine differs and the storage lies outside the
+    working directory (a CI cache, a network drive): it formats the storage's location
+    relative to the working directory. The run goes on, with one line saying what differs.
+    """
+    saved = SavedRun.from_json(compared_benchmark)
+    session_of(config).verdicts.saved_runs.append(saved)
+    try:
+        return (yield)
+    except ValueError as error:
+        if "subpath" not in str(error):
+            raise
+        differences = saved.machine_differences(machine_info.get(FINGERPRINT_KEY, ""))
+        benchmarksession.logger.warning(
+            f"Benchmark machine_info is different: saved run {saved.name} ({benchmarksession.storage.path}) is from "
+            f"another machine: {'; '.join(differences) or 'the same fingerprint, other machine details'}")
+        return None
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_benchmark_update_json(config: pytest.Config, benchmarks: list, output_json: dict) -> None:
+    """Every verdict of the run, and the cells pytest-benchmark does not time, beside its benchmarks."""
+    state = session_of(config)
+    timed = {entry["name"] for entry in output_json.get("benchmarks", ())}
+    output_json["accelbench"] = {
+        "verdicts": [verdict.as_json() for verdict in state.verdicts.all()],
+        "untimed_cells": [{"name": name, "extra_info": info} for name, info in state.cells.items() if name not in timed],
+        "projections": [cost.as_json() for cost in device_costs(state)],
+    }
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: dict) -> None:
+    """Library versions, the devices and the machine class.
+
+    pytest-benchmark asks at start-up when comparing and at the end when saving; both must
+    see the same devices, so this starts TensorFlow if the run has not yet.
+    """
+    machine_info.update(fingerprint.versions())
+    inventory = session_of(config).inventory
+    machine_info["accelbench_devices"] = {
+        name: placement.description for name, placement in inventory.placements.items()}
+    machine_info["accelbench_machine_class"] = inventory.machine_class()
+    machine_info[FINGERPRINT_KEY] = inventory.fingerprint().key  # --benchmark-compare judges only its own
+    # Timings under memray are slower: a run tracked by --memray must not pass for an untracked one.
+    machine_info["accelbench_memray_tracking"] = session_of(config).run.memray_tracking
+    machine_info["accelbench_host_allocator"] = host_allocator()

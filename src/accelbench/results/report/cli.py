@@ -1,0 +1,67 @@
+"""The `accelbench` command: `accelbench report RUN.json [RUN.json | STORAGE_DIR ...]`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from accelbench.results.report import markdown, page, plots
+from accelbench.results.report.runs import ReportError, load_runs
+
+
+def parser() -> argparse.ArgumentParser:
+    command = argparse.ArgumentParser(prog="accelbench", description="accelbench: read saved benchmark runs.")
+    commands = command.add_subparsers(dest="command", required=True)
+    report = commands.add_parser(
+        "report", help="write an HTML report and a Markdown summary of saved runs",
+        description="Merge saved pytest-benchmark runs of `pytest benchmarks` (--benchmark-json files, "
+                    "or a --benchmark-storage folder) into one HTML page and a Markdown summary; "
+                    "each run is a series in every plot and a column in every table.")
+    report.add_argument("runs", nargs="+", metavar="RUN", help="a run's JSON file, or a folder of them")
+    report.add_argument("-o", "--output", type=Path, default=Path("accelbench-report.html"),
+                        help="the HTML file to write (default: %(default)s)")
+    report.add_argument("--markdown", metavar="FILE",
+                        help="also write the Markdown summary (under 60 kB) to FILE; '-' prints it")
+    return command
+
+
+def report(runs_given: Sequence[str], output: Path, markdown_to: str | None) -> list[str]:
+    """Write what was asked; returns the lines to tell the user."""
+    started = time.perf_counter()
+    runs = load_runs(runs_given)
+    figures = plots.all_plots(runs)
+    _write(output, page.render(runs, figures))
+    told = [f"accelbench report: {len(runs)} run(s), {sum(len(r.cells) for r in runs)} cells, "
+            f"{len(figures)} plots -> {output} ({time.perf_counter() - started:.1f} s)"]
+    if markdown_to == "-":
+        sys.stdout.write(markdown.render(runs))
+    elif markdown_to:
+        _write(Path(markdown_to), markdown.render(runs))
+        told.append(f"accelbench report: Markdown summary -> {markdown_to}")
+    return told
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise ReportError(f"{path}: cannot be written ({error.strerror or error})") from None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments = parser().parse_args(argv)
+    try:
+        for line in report(arguments.runs, arguments.output, arguments.markdown):
+            print(line, file=sys.stderr if arguments.markdown == "-" else sys.stdout)
+    except ReportError as error:
+        print(f"accelbench report: error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

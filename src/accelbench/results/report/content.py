@@ -1,0 +1,103 @@
+"""What both the HTML page and the Markdown summary show, as plain rows: verdicts, timings,
+projections and machines of every run. The writers only lay it out."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from accelbench.judge.verdicts import FAIL, NEW, OUTCOMES, UNGATED, UNKNOWN
+from accelbench.results import summary
+from accelbench.results.report.runs import Run
+
+MACHINE_KEYS = ("accelbench_machine_class", "accelbench_fingerprint", "node", "cpu", "system", "release", "python_version", "tensorflow",
+                "keras", "scikit-learn", "numpy", "accelbench_devices", "accelbench_host_allocator",
+                "accelbench_memray_tracking")
+
+
+def _number(value) -> str:
+    return f"{value:.4g}" if isinstance(value, (int, float)) else "" if value is None else str(value)
+
+
+ATTENTION = (FAIL, UNKNOWN, UNGATED, NEW)  # outcomes a reviewer must look at
+
+
+def verdict_counts(run: Run) -> str:
+    counts = Counter(v.get("outcome") for v in run.verdicts)
+    return ", ".join(f"{counts[o]} {o}" for o in OUTCOMES if counts[o]) or "no verdicts"
+
+
+VERDICT_HEADER = ("run", "cell", "metric", "outcome", "measured", "held against", "tolerance", "message")
+
+
+def verdict_rows(runs: Sequence[Run], outcomes: Sequence[str] = OUTCOMES) -> list[tuple[str, ...]]:
+    """Every verdict of these outcomes, the worst first."""
+    rows = [(run.tag, v.get("cell", ""), v.get("metric", ""), v.get("outcome", ""), _number(v.get("measured")),
+             f"{_number(v.get('baseline'))} ({v.get('against')})" if v.get("against") else _number(v.get("baseline")),
+             str(v.get("tolerance", "")), str(v.get("message", "")))
+            for run in runs for v in run.verdicts if v.get("outcome") in outcomes]
+    return sorted(rows, key=lambda row: OUTCOMES.index(row[3]) if row[3] in OUTCOMES else 0)
+
+
+CELL_HEADER = ("run", "cell", "benchmark", "median round", "min round", "IQR", "rounds")
+
+
+def cell_rows(runs: Sequence[Run]) -> list[tuple[str, ...]]:
+    """Every cell of every run, with pytest-benchmark's timing where it timed the cell."""
+    rows = []
+    for run in runs:
+        for cell in run.cells:
+            stats = run.timed.get(cell.name)
+            timing = ((_seconds(stats.get("median")), _seconds(stats.get("min")), _seconds(stats.get("iqr")),
+                       _number(stats.get("rounds"))) if stats else ("not timed: measured memory", "", "", ""))
+            rows.append((run.tag, cell.name, cell.benchmark, *timing))
+    return rows
+
+
+def _seconds(value) -> str:
+    if not isinstance(value, (int, float)):
+        return ""
+    for scale, unit in ((1, "s"), (1e-3, "ms"), (1e-6, "µs")):
+        if value >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value * 1e9:.3g} ns"
+
+
+PROJECTION_HEADER = ("run", "model", "phase", "device", "basis", "images", "hours", "95% interval", "dollars",
+                     "verdict")
+
+
+def projection_rows(runs: Sequence[Run]) -> list[tuple[str, ...]]:
+    return [(run.tag, p.get("model", ""), p.get("phase", ""), p.get("device", ""), p.get("basis", ""),
+             f"{p.get('target_n', 0):.3g}", _number(p.get("hours")),
+             " – ".join(_number(x) for x in p.get("hours_ci95") or ()), _number(p.get("dollars")),
+             p.get("projection_verdict", ""))
+            for run in runs for p in run.projections]
+
+
+def machine_rows(runs: Sequence[Run]) -> list[tuple[str, ...]]:
+    """One row per machine fact, one column per run."""
+    rows = [("file", *(str(run.path) for run in runs)), ("date", *(run.datetime for run in runs)),
+            ("commit", *(f"{run.commit.get('id', '')[:10]}{' (dirty)' if run.commit.get('dirty') else ''}"
+                         for run in runs))]
+    for key in MACHINE_KEYS:
+        values = [run.machine.get(key) for run in runs]
+        if any(v is not None for v in values):
+            rows.append((key, *(_machine_value(v) for v in values)))
+    return rows
+
+
+def _machine_value(value) -> str:
+    if isinstance(value, dict) and "brand_raw" in value:  # py-cpuinfo's record: its flags fill a page
+        return f"{value['brand_raw']}, {value.get('count', '?')} logical cores, {value.get('arch_string_raw', '')}"
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {_machine_value(v)}" for k, v in value.items())
+    return "" if value is None else str(value)
+
+
+AB_HEADER = ("run", *summary.AB_HEADER)
+
+
+def ab_rows(runs: Sequence[Run]) -> list[tuple[str, ...]]:
+    """Every cell judged B against A in an A/B run, the largest slowdown first."""
+    return [(run.tag, *row) for run in runs for row in summary.ab_rows(run.verdicts)]

@@ -1,0 +1,81 @@
+"""One self-contained HTML page: inline style, plots as PNG data URIs, no script, no links out."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+from accelbench.results import summary
+from accelbench.results.report import content
+from accelbench.results.report.plots import Plot
+from accelbench.results.report.runs import Run, tagged_cells
+
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 1500px; }
+h1 { margin-bottom: 0.2em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: 0.2em; margin-top: 2em; }
+table { border-collapse: collapse; margin: 0.6em 0 1.2em; font-size: 0.9em; }
+th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
+th { background: #f3f3f3; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.fail { background: #fdd; } .ungated, .new { background: #fff4cc; } .pass { background: #e6f6e6; }
+.note { color: #555; font-style: italic; } img { max-width: 100%; border: 1px solid #eee; }
+details summary { cursor: pointer; font-weight: 600; margin: 0.5em 0; }
+"""
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], outcome_column: int | None = None) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = []
+    for row in rows:
+        css = f' class="{html.escape(row[outcome_column])}"' if outcome_column is not None else ""
+        body.append(f"<tr{css}>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _runs(runs: Sequence[Run]) -> str:
+    rows = [(run.tag, run.label, content.verdict_counts(run), str(run.path)) for run in runs]
+    return _table(("run", "machine · libraries · date", "verdicts", "file"), rows)
+
+
+def _verdicts(runs: Sequence[Run]) -> str:
+    attention = content.verdict_rows(runs, content.ATTENTION)
+    parts = [_table(content.VERDICT_HEADER, attention, outcome_column=3) if attention
+             else "<p>Every judged number passed or was deliberately skipped.</p>"]
+    everything = content.verdict_rows(runs)
+    parts.append(f"<details><summary>All {len(everything)} verdicts</summary>"
+                 f"{_table(content.VERDICT_HEADER, everything, outcome_column=3)}</details>")
+    return "".join(parts)
+
+
+def _summary_tables(runs: Sequence[Run]) -> str:
+    parts = []
+    for table in summary.tables(tagged_cells(runs)):
+        parts.append(f"<h3>{html.escape(table.title)}</h3>{_table(table.header, table.rows)}")
+    return "".join(parts) + f"<p class='note'>{html.escape(summary.LEGEND)}</p>"
+
+
+def _plots(plots: Sequence[Plot]) -> str:
+    parts = []
+    for plot in plots:
+        note = f"<p class='note'>{html.escape(plot.note)}</p>" if plot.note else ""
+        parts.append(f"<figure data-kind='{html.escape(plot.kind)}'><h3>{html.escape(plot.title)}</h3>"
+                     f"<img alt='{html.escape(plot.title)}' src='{plot.data_uri}'>{note}</figure>")
+    return "".join(parts) or "<p>No cell of these runs has numbers to plot.</p>"
+
+
+def render(runs: Sequence[Run], plots: Sequence[Plot]) -> str:
+    projections = content.projection_rows(runs)
+    sections = [
+        ("Runs", _runs(runs)),
+        ("Verdicts", _verdicts(runs)),
+        *([("A/B: environment B against A, interleaved in one run", _table(content.AB_HEADER, ab))]
+          if (ab := content.ab_rows(runs)) else []),
+        ("Summary", _summary_tables(runs)),
+        ("Plots", _plots(plots)),
+        ("Projections to the target data sizes",
+         _table(content.PROJECTION_HEADER, projections) if projections else "<p>No data-scaling cells ran.</p>"),
+        ("Every cell, timed by pytest-benchmark or not", _table(content.CELL_HEADER, content.cell_rows(runs))),
+        ("Machines", _table(("", *(f"run {run.tag}" for run in runs)), content.machine_rows(runs))),
+    ]
+    body = "".join(f"<h2>{html.escape(title)}</h2>{part}" for title, part in sections)
+    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>accelbench report</title>"
+            f"<style>{STYLE}</style></head><body><h1>accelbench report</h1>{body}</body></html>")

@@ -1,0 +1,273 @@
+"""The report's pictures, drawn with matplotlib and embedded as PNG data: nothing to fetch.
+
+Each kind of plot is one function from the runs to its figures; a run is a series in each
+(its tag beside the device when several runs are compared).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from accelbench.judge import analysis
+from accelbench.results.report.runs import Run
+from accelbench.results.summary import CellRecord
+
+PANEL = (4.6, 3.4)  # inches per subplot
+DPI = 80
+
+
+@dataclass(frozen=True)
+class Plot:
+    kind: str  # throughput, speedup, memory, data size, accuracy
+    title: str
+    png: str  # base64
+    note: str = ""  # what the picture says that a reader might miss
+
+    @property
+    def data_uri(self) -> str:
+        return f"data:image/png;base64,{self.png}"
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display: the report is drawn on CI machines too
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _panels(count: int):
+    plt = _pyplot()
+    columns = min(count, 3)
+    rows = -(-count // columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(PANEL[0] * columns, PANEL[1] * rows), squeeze=False)
+    for extra in axes.flat[count:]:
+        extra.set_visible(False)
+    return figure, list(axes.flat)
+
+
+def _encode(figure) -> str:
+    buffer = io.BytesIO()
+    figure.tight_layout()
+    figure.savefig(buffer, format="png", dpi=DPI)
+    _pyplot().close(figure)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _series_label(run: Run, device: str, several: bool) -> str:
+    return f"{run.tag} {device}" if several else device
+
+
+def _by_model(runs: Sequence[Run], benchmarks: tuple[str, ...], metric: str) -> dict[str, dict[str, list[CellRecord]]]:
+    """model -> run tag -> the run's cells of these benchmarks that report the metric."""
+    found: dict[str, dict[str, list[CellRecord]]] = {}
+    for run in runs:
+        for cell in run.cells_of(*benchmarks):
+            if cell.info.get(metric) is not None:
+                found.setdefault(cell.model, {}).setdefault(run.tag, []).append(cell)
+    return found
+
+
+def _curve(cells: Sequence[CellRecord], metric: str) -> tuple[list[int], list[float]]:
+    points = sorted((cell.batch_size, cell.info[metric]) for cell in cells if cell.batch_size)
+    return [b for b, _ in points], [v for _, v in points]
+
+
+def _per_device(cells: Sequence[CellRecord]) -> dict[str, list[CellRecord]]:
+    found: dict[str, list[CellRecord]] = {}
+    for cell in cells:
+        found.setdefault(cell.device, []).append(cell)
+    return found
+
+
+def throughput(runs: Sequence[Run]) -> list[Plot]:
+    """Samples/s against batch size, log axes, one panel per model, per phase."""
+    plots = []
+    for phase, benchmark in (("training", "train_bench"), ("inference", "inference_bench")):
+        models = _by_model(runs, (benchmark,), "samples_per_s")
+        if not models:
+            continue
+        figure, axes = _panels(len(models))
+        for ax, (model, by_run) in zip(axes, models.items()):
+            for run in runs:
+                for device, mine in _per_device(by_run.get(run.tag, [])).items():
+                    ax.plot(*_curve(mine, "samples_per_s"), marker="o",
+                            label=_series_label(run, device, len(runs) > 1))
+            _style(ax, f"{model}: {phase}", "batch size", "samples/s", xbase=2, ylog=True)
+        plots.append(Plot("throughput", f"{phase.capitalize()} throughput against batch size", _encode(figure)))
+    return plots
+
+
+def _style(ax, title: str, xlabel: str, ylabel: str, *, xbase: int | None = None, ylog: bool = False,
+           legend: str = "small") -> None:
+    """Titles, labels, grid and legend of a panel; log axes where asked (batch sizes: base 2)."""
+    if xbase:
+        ax.set_xscale("log", base=xbase)
+    if ylog:
+        ax.set_yscale("log")
+    if title:
+        ax.set_title(title, fontsize="medium")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=legend)
+
+
+def speedup(runs: Sequence[Run]) -> list[Plot]:
+    """The interleaved training speedups the run measured (the speedup), beside each device's
+    throughput over its smallest batch's from cells timed apart (a ratio, labelled as one),
+    and every device against the cpu with the batch size where it overtakes."""
+    models = _by_model(runs, ("train_bench",), "samples_per_s")
+    if not models:
+        return []
+    figure, axes = _panels(len(models))
+    notes = []
+    for ax, (model, by_run) in zip(axes, models.items()):
+        for run in runs:
+            several = len(runs) > 1
+            curves = {d: _curve(mine, "samples_per_s") for d, mine in _per_device(by_run.get(run.tag, [])).items()}
+            for device, (sizes, rates) in curves.items():
+                ax.plot(sizes, np.array(rates) / rates[0], marker="o",
+                        label=f"{_series_label(run, device, several)} throughput over bs{sizes[0]} (timed apart)")
+            for pair in run.cells_of("batch_speedup"):
+                if pair.model == model and pair.batch_size:
+                    ax.plot([pair.batch_size], [pair.info["speedup"]], marker="*", markersize=12, linestyle="",
+                            label=f"{_series_label(run, pair.device, several)} speedup {pair.column} (interleaved)")
+            notes += _overtakes(ax, run, model, curves, several)
+        ax.axhline(1.0, color="grey", linewidth=0.8)
+        _style(ax, f"{model}: training speedup and throughput ratios", "batch size", "x", xbase=2, ylog=True)
+    if not notes:
+        notes = ["every run measured one device: no device overtakes another here"]
+    return [Plot("speedup", "Speedup against batch size", _encode(figure), "; ".join(notes))]
+
+
+def _overtakes(ax, run: Run, model: str, curves: dict, several: bool) -> list[str]:
+    """Plot each device's throughput over the cpu's at shared batch sizes; mark the crossover."""
+    if "cpu" not in curves:
+        return []
+    reference = dict(zip(*curves["cpu"]))
+    notes = []
+    for device, (sizes, rates) in curves.items():
+        shared = [(b, r / reference[b]) for b, r in zip(sizes, rates) if b in reference and device != "cpu"]
+        if not shared:
+            continue
+        xs, ratios = zip(*shared)
+        label = _series_label(run, device, several)
+        ax.plot(xs, ratios, linestyle="--", marker="s", label=f"{label} over cpu")
+        batch = analysis.crossover(xs, ratios)
+        if batch is None:
+            notes.append(f"{label} never overtakes the cpu on {model} up to bs{max(xs)}")
+        else:
+            ax.axvline(batch, color="red", linestyle=":")
+            ax.annotate(f"{device} overtakes\nat bs≈{batch:.0f}", (batch, 1.0), fontsize="small", color="red")
+            notes.append(f"{label} overtakes the cpu on {model} at batch size ≈{batch:.0f}")
+    return notes
+
+
+def memory(runs: Sequence[Run]) -> list[Plot]:
+    """Host peak of one training step against batch size: the measured ladder, its linear fit,
+    and the step-memory cells."""
+    models = _by_model(runs, ("memory_scaling",), "per_sample_bytes")
+    models_with_steps = _by_model(runs, ("train_memory",), "peak_memory_bytes")
+    names = list(dict.fromkeys([*models, *models_with_steps]))
+    if not names:
+        return []
+    figure, axes = _panels(len(names))
+    mib = 2**20
+    for ax, model in zip(axes, names):
+        for run in runs:
+            label = lambda device: _series_label(run, device, len(runs) > 1)
+            for cell in models.get(model, {}).get(run.tag, []):
+                sizes = np.array(cell.info["ladder_batch_sizes"], dtype=float)
+                ax.plot(sizes, np.array(cell.info["ladder_peak_bytes"]) / mib, marker="o", linestyle="",
+                        label=f"{label(cell.device)} ladder")
+                line = np.geomspace(sizes.min(), sizes.max(), 50)
+                fitted = cell.info["fixed_bytes"] + cell.info["per_sample_bytes"] * line
+                ax.plot(line, fitted / mib, label=f"{label(cell.device)} fit: "
+                        f"{cell.info['fixed_bytes'] / mib:.1f} MiB + {cell.info['per_sample_bytes'] / 1024:.1f} KiB/sample")
+            steps = models_with_steps.get(model, {}).get(run.tag, [])
+            for device, mine in _per_device(steps).items():
+                sizes, peaks = _curve(mine, "peak_memory_bytes")
+                ax.plot(sizes, np.array(peaks) / mib, marker="^", linestyle="", label=f"{label(device)} step cells")
+        _style(ax, f"{model}: host peak of one training step", "batch size", "MiB", xbase=2, legend="x-small")
+    return [Plot("memory", "Memory against batch size", _encode(figure))]
+
+
+def data_size(runs: Sequence[Run]) -> list[Plot]:
+    """Time and memory against data size: rounds, medians, the fit a + b·n^k carried out to the
+    target with its 95% interval, and the back-test's held-out size."""
+    cells = [(run, cell) for run in runs for cell in run.cells_of("train_data_scaling", "predict_data_scaling")
+             if cell.info.get("sizes")]
+    if not cells:
+        return []
+    plots = []
+    for quantity, key, prefix, unit in (("time", "seconds", "", "s"), ("memory", "peak_memory_bytes", "memory_", "B")):
+        figure, axes = _panels(len(cells))
+        for ax, (run, cell) in zip(axes, cells):
+            _projection_panel(ax, cell, key, prefix, unit)
+            verdict = str(cell.info.get("projection_verdict", "")).split(":")[0]
+            ax.set_title(f"{run.tag + ' ' if len(runs) > 1 else ''}{cell.device} {cell.model} {cell.info['phase']}: "
+                         f"{quantity} ({verdict or 'no projection'})", fontsize="medium")
+        plots.append(Plot("data size", f"{quantity.capitalize()} against data size, projected", _encode(figure),
+                          "the dotted line is the fit carried beyond the data, the red bar its 95% interval at the target; "
+                          "the title says whether the projection is a safe extrapolation (see Projections)"))
+    return plots
+
+
+def _projection_panel(ax, cell: CellRecord, key: str, prefix: str, unit: str) -> None:
+    info = cell.info
+    sizes = np.array(info["sizes"], dtype=float)
+    if key == "seconds":
+        for size, rounds in zip(sizes, info.get("seconds_rounds", ())):
+            ax.plot([size] * len(rounds), rounds, marker=".", linestyle="", color="grey", alpha=0.5)
+    ax.plot(sizes, info[key], marker="o", linestyle="", label="median")
+    fit, target = info.get(f"{prefix}fit"), info.get("target_n")
+    if fit and target:
+        line = np.geomspace(sizes.min(), max(sizes.max(), target), 100)
+        values = fit["a"] + fit["b"] * line ** fit["k"]
+        inside = line <= sizes.max()
+        ax.plot(line[inside], values[inside], label=f"a + b·n^k, k={fit['k']:.2f}")
+        ax.plot(line[~inside], values[~inside], linestyle=":", color="C1")
+        projected, ci95 = info.get(f"projected_{key}"), info.get(f"projected_{key}_ci95")
+        if projected and ci95:
+            ax.errorbar([target], [projected], yerr=[[projected - ci95[0]], [ci95[1] - projected]], marker="D",
+                        color="red", capsize=4, label=f"n={target:.3g}: {projected:.3g} {unit}")
+    backtest = info.get(f"{prefix}backtest")
+    if backtest:
+        ok = info.get(f"{prefix}backtest_ok")
+        ax.errorbar([backtest["size"]], [backtest["predicted"]],
+                    yerr=[[backtest["predicted"] - backtest["ci95"][0]], [backtest["ci95"][1] - backtest["predicted"]]],
+                    marker="x", color="green" if ok else "red", capsize=3,
+                    label=f"back-test {'held' if ok else 'FAILED'}")
+    _style(ax, "", "images", unit, xbase=10, ylog=True, legend="x-small")
+
+
+def accuracy(runs: Sequence[Run]) -> list[Plot]:
+    """Test accuracy after each epoch against training time: time to accuracy."""
+    models = _by_model(runs, ("accuracy_bench",), "accuracy_per_epoch")
+    if not models:
+        return []
+    figure, axes = _panels(len(models))
+    for ax, (model, by_run) in zip(axes, models.items()):
+        for run in runs:
+            for cell in by_run.get(run.tag, []):
+                ax.plot(cell.info["cumulative_train_seconds"], cell.info["accuracy_per_epoch"], marker="o",
+                        label=_series_label(run, cell.device, len(runs) > 1))
+        target = next(iter(by_run.values()))[0].info.get("target_accuracy")
+        if target:
+            ax.axhline(target, color="grey", linestyle="--", label=f"target {target:.2%}")
+        _style(ax, f"{model}: time to accuracy", "training seconds", "test accuracy")
+    return [Plot("accuracy", "Accuracy per epoch against training time", _encode(figure))]
+
+
+PLOTS: tuple[Callable[[Sequence[Run]], list[Plot]], ...] = (throughput, speedup, memory, data_size, accuracy)
+
+
+def all_plots(runs: Sequence[Run]) -> list[Plot]:
+    return [plot for draw in PLOTS for plot in draw(runs)]

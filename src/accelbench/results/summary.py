@@ -1,0 +1,391 @@
+"""The run at a glance: tables with rows device x model and a column per batch size (or per
+compared pair, subset, phase), each number beside the verdict that judged it.
+
+Built from cells' extra_info as the JSON keeps it, so the terminal and `accelbench report`
+show the same tables. No TensorFlow: one or several runs in, tables out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from accelbench.axes.precisions import NATIVE
+from accelbench.grid.cells import REFERENCE_DEVICE as REFERENCE
+from accelbench.judge import analysis
+from accelbench.judge.verdicts import (
+    AB_COMPILE,
+    AB_PEAK,
+    AB_TIME,
+    FAIL,
+    NEW,
+    OUTCOMES,
+    PASS,
+    PEAK_CAP,
+    PRECISION_ACCURACY,
+    REPORTED,
+    SKIPPED,
+    TIMING,
+    UNGATED,
+    UNKNOWN,
+)
+from accelbench.units import format_bytes
+
+CELL_KEY = "accelbench_cell"  # extra_info key: which benchmark, device, model and column a cell is
+# Beside a number: how its verdict came out (the worst, if several judged it). None: no verdict.
+MARKS = {PASS: "ok", FAIL: "FAIL", NEW: "new", UNGATED: "ungated", SKIPPED: "skipped", UNKNOWN: "unknown",
+         REPORTED: "reported"}
+
+
+@dataclass(frozen=True)
+class CellRecord:
+    """One benchmark cell of one run, as its extra_info describes it."""
+
+    name: str  # test name with its id: test_train[cpu-bs256-mlp]
+    benchmark: str  # the benchmark fixture: train_bench, batch_speedup, ...
+    device: str
+    model: str
+    column: str  # bs256, bs256/bs32, n5000 grayscale, '' (one per device x model)
+    info: Mapping[str, Any]
+
+    @classmethod
+    def from_extra_info(cls, name: str, info: Mapping[str, Any]) -> CellRecord | None:
+        where = info.get(CELL_KEY)
+        if not isinstance(where, Mapping):
+            return None
+        return cls(name, where["benchmark"], where["device"], where["model"], where.get("column", ""), info)
+
+    @property
+    def batch_size(self) -> int | None:
+        return self.info.get(CELL_KEY, {}).get("batch_size")
+
+    def outcome(self, metrics: Sequence[str]) -> str | None:
+        """The worst outcome among this cell's verdicts on these metrics; None if none judged them."""
+        outcomes = {v["outcome"] for v in self.info.get("verdicts", ()) if v.get("metric") in metrics}
+        return next((o for o in OUTCOMES if o in outcomes), None)
+
+
+# --- how numbers read ------------------------------------------------------------------------
+
+def _scaled(value: float, units: Sequence[tuple[float, str]]) -> str:
+    for scale, suffix in units:
+        if abs(value) >= scale:
+            return f"{value / scale:.3g}{suffix}"
+    return f"{value:.3g}"
+
+
+def rate(value: float) -> str:
+    """Samples per second in readable units: 31.2k/s."""
+    return _scaled(value, ((1e9, "G"), (1e6, "M"), (1e3, "k"))) + "/s"
+
+
+def milliseconds(value: float) -> str:
+    return f"{value:.3g} ms"
+
+
+def times(value: float) -> str:
+    return f"{value:.2f}x"
+
+
+def percent(value: float) -> str:
+    return f"{100 * value:.2f}%"
+
+
+def points(value: float) -> str:
+    return f"{100 * value:+.2f} pt"
+
+
+def plain(value: float) -> str:
+    return f"{value:.3g}"
+
+
+def count(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def two_places(value: float) -> str:
+    return f"{value:.2f}"
+
+
+# --- the sections ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Section:
+    """One table: the metric some benchmarks report, how it reads, and which verdicts judge it."""
+
+    title: str
+    benchmarks: Mapping[str, str]  # benchmark fixture -> its column label, from the cell's {column}
+    metric: str
+    show: Callable[[float], str]
+    judged_by: tuple[str, ...] = ()
+    stderr: str | None = None  # the extra_info key of the number's standard error, shown as ±
+    interval: str | None = None  # the extra_info key of the number's [low, high] interval
+
+    def column(self, record: CellRecord) -> str:
+        return self.benchmarks[record.benchmark].format(column=record.column).strip() or "value"
+
+    def cell_text(self, record: CellRecord) -> str:
+        value = record.info.get(self.metric)
+        if isinstance(value, str):  # a derived finding, already in words
+            return value
+        if not isinstance(value, (int, float)):
+            return "-"
+        text = self.show(value)
+        if self.stderr and isinstance(record.info.get(self.stderr), (int, float)):
+            text += f"±{self.show(record.info[self.stderr])}"
+        if self.interval and isinstance(record.info.get(self.interval), (list, tuple)):
+            text += " [" + ", ".join(self.show(bound) for bound in record.info[self.interval]) + "]"
+        outcome = record.outcome(self.judged_by)
+        return f"{text} {MARKS[outcome]}" if outcome else text
+
+
+MEMORY = ("peak_memory_bytes", PEAK_CAP)
+CURVE = "batch_curve"  # derived records: throughput against batch size, across a run's cells
+PRECISION_SPEEDUP = "precision_speedup"  # derived records: a precision's throughput over float32's
+SECTIONS = (
+    Section("training throughput (samples/s), median round", {"train_bench": "{column}"}, "samples_per_s", rate, (TIMING,)),
+    Section("inference throughput (samples/s), median round", {"inference_bench": "{column}"}, "samples_per_s", rate, (TIMING,)),
+    Section("batch-1 latency, median", {"latency_bench": "{column}"}, "latency_p50_ms", milliseconds, (TIMING,)),
+    Section("time per sample over tensorflow's, round for round with the same cell [95% interval] (above 1: slower)",
+            {"train_bench": "train {column}", "inference_bench": "predict {column}"},
+            "time_per_sample_over_tensorflow", plain, interval="time_per_sample_over_tensorflow_ci95"),
+    Section("speedup, best round over best round (a shortfall must also show in interleaved pairs)", {"batch_speedup": "{column}", "device_speedup": "{column}"}, "speedup", times,
+            ("speedup",)),
+    Section("harness efficiency: fit() / a hand-written loop, median of pairs [95% interval] (not gated)",
+            {"overhead_bench": "{column}"}, "harness_efficiency", plain, interval="harness_efficiency_ci95"),
+    Section("test accuracy after the published recipe", {"accuracy_bench": "recipe"}, "accuracy", percent,
+            ("accuracy",)),
+    Section("SVM test accuracy by training subset", {"svm_bench": "{column}"}, "accuracy", percent, ("accuracy",)),
+    Section("accuracy gap to the cpu", {"accuracy_parity": "{column}"}, "accuracy_gap", points, ("accuracy_gap",)),
+    Section("accuracy gap to tensorflow (same recipe and seed)", {"accuracy_bench": "recipe"},
+            "accuracy_gap_to_tensorflow", points, ("accuracy_gap_to_tensorflow",)),
+    Section("recipe accuracy as a share of float32's (must be >= 99%)", {"accuracy_bench": "recipe"},
+            "share_of_float32", percent, (PRECISION_ACCURACY,)),
+    Section("throughput over float32, same cell, median rounds (marked where the CPU emulates the format, "
+            "or is not known to compute in it natively)",
+            {PRECISION_SPEEDUP: "{column}"}, "over_float32", times),
+    Section("final loss: significant digits shared with the cpu", {"accuracy_parity": "{column}"},
+            "loss_matching_digits", count, ("loss_matching_digits",)),
+    Section("host memory peak of one step", {"train_memory": "train {column}", "inference_memory": "predict {column}"},
+            "peak_memory_bytes", format_bytes, MEMORY),
+    Section("smallest growth of the host peak its gate detects (from the spread recorded with the baseline)",
+            {"train_memory": "train {column}", "inference_memory": "predict {column}"},
+            "peak_memory_bytes_detectable_growth", lambda value: f"+{value:.0%}"),
+    Section("device memory peak of one step", {"train_memory": "train {column}", "inference_memory": "predict {column}"},
+            "device_peak_memory_bytes", format_bytes, ("device_peak_memory_bytes",)),
+    Section("training memory per sample (fitted)", {"memory_scaling": "{column}"}, "per_sample_bytes", format_bytes),
+    Section("largest batch that fits", {"memory_scaling": "{column}"}, "largest_batch", count),
+    Section("all intra-op threads against 1 (interleaved processes)", {"threads_bench": "{column}"},
+            "all_threads_speedup", times),
+    Section("scaling efficiency: throughput on N / (N x on one device)",
+            {"multi_device": "{column}", "multi_worker": "{column}"}, "scaling_efficiency", plain),
+    Section("loss gap to one device after the same steps", {"multi_device": "{column}", "multi_worker": "{column}"},
+            "loss_gap", lambda value: f"{value:.1e}", ("loss_gap",)),
+    Section("saturation: the batch size from which throughput grows less than 5% per doubling",
+            {CURVE: "{column}"}, "saturation", plain),
+    Section("throughput over the smallest batch's, median rounds of cells timed apart; "
+            "not the speedup (best rounds), which has a table of its own", {CURVE: "{column}"}, "throughput_over_smallest", times),
+    Section("where a device overtakes the cpu (throughput ratio crosses 1)", {CURVE: "{column}"},
+            "overtakes_cpu", plain),
+    Section("data scaling: time exponent k in a + b·n^k",
+            {"train_data_scaling": "train", "predict_data_scaling": "predict"}, "exponent", two_places, stderr="exponent_stderr"),
+)
+
+
+@dataclass(frozen=True)
+class Table:
+    title: str
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+def tables(runs: Sequence[tuple[str, Sequence[CellRecord]]]) -> list[Table]:
+    """One table per section that any run has numbers for. With several runs every column
+    repeats per run, headed by the run's tag (its label is the caller's to explain)."""
+    runs = [(tag, [*records, *curve_records(records), *precision_records(records)]) for tag, records in runs]
+    result = []
+    for section in SECTIONS:
+        table = _table(section, runs)
+        if table.rows:
+            result.append(table)
+    return result
+
+
+def _table(section: Section, runs: Sequence[tuple[str, Sequence[CellRecord]]]) -> Table:
+    found: dict[tuple[str, str], dict[tuple[str, str], str]] = {}  # (device, model) -> (column, tag) -> text
+    columns: list[str] = []
+    for tag, records in runs:
+        for record in records:
+            if record.benchmark not in section.benchmarks or section.metric not in record.info:
+                continue
+            column = section.column(record)
+            if column not in columns:
+                columns.append(column)
+            found.setdefault((record.device, record.model), {})[(column, tag)] = section.cell_text(record)
+    tags = [tag for tag, _ in runs]
+    keys = [(column, tag) for column in columns for tag in tags]
+    header = ("device", "model", *(f"{c} {t}" if len(tags) > 1 else c for c, t in keys))
+    rows = tuple((device, model, *(texts.get(key, "-") for key in keys)) for (device, model), texts in found.items())
+    return Table(section.title, header, rows)
+
+
+# --- a precision's throughput over float32's ---------------------------------------------------
+
+def precision_records(records: Sequence[CellRecord]) -> list[CellRecord]:
+    """Each training and inference cell under a lower precision against the same cell under
+    float32 (same backend, device, batch and model), marked where that precision is emulated."""
+    def twin_key(record: CellRecord, precision: str) -> tuple:
+        where = record.info[CELL_KEY]
+        return (record.benchmark, where.get("backend"), record.device, record.batch_size, where.get("model_name"),
+                precision)
+
+    timed = [r for r in records if r.benchmark in dict(PHASES).values() and "samples_per_s" in r.info
+             and r.info[CELL_KEY].get("precision")]
+    float32 = {twin_key(r, r.info[CELL_KEY]["precision"]): r for r in timed}
+    derived = []
+    for record in timed:
+        reference = float32.get(twin_key(record, "float32"))
+        if reference is None or record is reference:
+            continue
+        ratio = record.info["samples_per_s"] / reference.info["samples_per_s"]
+        phase = "train" if record.benchmark == "train_bench" else "predict"
+        derived.append(CellRecord(f"{PRECISION_SPEEDUP}[{record.name}]", PRECISION_SPEEDUP, record.device, record.model,
+                                  f"{phase} {record.column}", {
+                                      "over_float32": f"{times(ratio)} {record.info['precision_arithmetic']}"
+                                      if record.info.get("precision_arithmetic") not in (None, NATIVE) else ratio}))
+    return derived
+
+
+# --- throughput against batch size, across cells ---------------------------------------------
+
+PHASES = (("train", "train_bench"), ("predict", "inference_bench"))
+
+
+def curve_records(records: Sequence[CellRecord]) -> list[CellRecord]:
+    """What a run's throughputs say across batch sizes and devices, as records of their own:
+    the saturation batch size, throughput over the smallest batch's (prediction also with its
+    compilation counted: a ratio of cells timed apart, not the interleaved speedup), and the
+    batch size where each device overtakes the cpu."""
+    derived = []
+    for phase, benchmark in PHASES:
+        curves: dict[tuple[str, str], list[CellRecord]] = {}
+        for record in records:
+            if record.benchmark == benchmark and record.batch_size and "samples_per_s" in record.info:
+                curves.setdefault((record.device, record.model), []).append(record)
+        for (device, model), cells in curves.items():
+            cells = sorted(cells, key=lambda cell: cell.batch_size)
+            derived += _curve(phase, device, model, cells)
+        derived += _crossovers(phase, curves)
+    return derived
+
+
+def _derived(device: str, model: str, column: str, **info: Any) -> CellRecord:
+    return CellRecord(f"{CURVE}[{device}-{model}-{column}]", CURVE, device, model, column, info)
+
+
+def _curve(phase: str, device: str, model: str, cells: list[CellRecord]) -> list[CellRecord]:
+    if len(cells) < 2:
+        return []
+    sizes = [cell.batch_size for cell in cells]
+    rates = [cell.info["samples_per_s"] for cell in cells]
+    saturated = analysis.saturation(sizes, rates)
+    found = [_derived(device, model, phase, saturation=f"bs{saturated:.0f}" if saturated
+                      else f"none up to bs{sizes[-1]}")]
+    found += [_derived(device, model, f"{phase} bs{size}", throughput_over_smallest=rate / rates[0])
+              for size, rate in zip(sizes[1:], rates[1:])]
+    with_overheads = [_with_compilation(cell) for cell in cells]
+    if phase == "predict" and all(with_overheads):
+        found += [_derived(device, model, f"{phase} bs{size} +overheads", throughput_over_smallest=rate / with_overheads[0])
+                  for size, rate in zip(sizes[1:], with_overheads[1:])]
+    return found
+
+
+def _with_compilation(cell: CellRecord) -> float | None:
+    """Samples/s of one timed round with the cell's compilation (first call) added to it."""
+    info = cell.info
+    if not info.get("compile_seconds") or not info.get("steps_per_round"):
+        return None
+    samples = info["steps_per_round"] * cell.batch_size
+    return samples / (samples / info["samples_per_s"] + info["compile_seconds"])
+
+
+def _crossovers(phase: str, curves: Mapping[tuple[str, str], list[CellRecord]]) -> list[CellRecord]:
+    found = []
+    for (device, model), cells in curves.items():
+        reference = {c.batch_size: c.info["samples_per_s"] for c in curves.get((REFERENCE, model), [])}
+        shared = [(c.batch_size, c.info["samples_per_s"] / reference[c.batch_size])
+                  for c in cells if c.batch_size in reference]
+        if device == REFERENCE or not shared:
+            continue
+        sizes, ratios = zip(*sorted(shared))
+        batch = analysis.crossover(sizes, ratios)
+        found.append(_derived(device, model, phase, overtakes_cpu=f"bs≈{batch:.0f}" if batch
+                              else f"not up to bs{sizes[-1]}"))
+    return found
+
+
+def text_lines(table: Table) -> list[str]:
+    """A table for a fixed-width terminal: columns padded to their widest entry."""
+    widths = [max(len(row[i]) for row in (table.header, *table.rows)) for i in range(len(table.header))]
+    line = lambda row: "  ".join(text.ljust(width) for text, width in zip(row, widths)).rstrip()
+    return [table.title, line(table.header), *(line(row) for row in table.rows)]
+
+
+LEGEND = "beside a number: its verdict (ok, FAIL, new: no baseline yet, ungated: none for this machine)"
+
+
+# --- the A/B table -------------------------------------------------------------------------------
+
+AB_HEADER = ("cell", "A round", "B round", "B/A [95% interval]", "pairs", "verdict", "host peak A -> B", "compile A -> B")
+
+
+def _as_json(verdict: Any) -> Mapping[str, Any]:
+    return verdict if isinstance(verdict, Mapping) else verdict.as_json()
+
+
+def _single(verdict: Mapping[str, Any] | None, show: Callable[[float], str]) -> str:
+    """A one-measurement-a-side A/B number (peak, compile): A -> B, marked where B lies beyond
+    the rule it is shown against (reported, not judged) or where it did not come back."""
+    if not verdict or verdict.get("measured") is None:
+        return "-"
+    beyond = verdict["outcome"] == REPORTED and (verdict.get("statistic") or {}).get("beyond_rule")
+    mark = " beyond its rule" if beyond else "" if verdict["outcome"] in (PASS, REPORTED) else f" {MARKS[verdict['outcome']]}"
+    return f"{show(verdict['baseline'])} -> {show(verdict['measured'])}{mark}"
+
+
+def ab_rows(verdicts: Sequence[Any]) -> list[tuple[str, ...]]:
+    """One row per cell judged B against A (Verdict objects or their JSON): cells whose worker
+    failed first, saying why, then the largest slowdown first."""
+    by_metric: dict[str, dict[str, Mapping[str, Any]]] = {}
+    for verdict in map(_as_json, verdicts):
+        by_metric.setdefault(verdict.get("metric", ""), {})[verdict.get("cell", "")] = verdict
+    keyed = []  # (sort key, row): failed workers first (no ratio), then the largest ratio
+    for cell, v in by_metric.get(AB_TIME, {}).items():
+        if v.get("outcome") == SKIPPED:
+            continue
+        statistic, ratio = v.get("statistic") or {}, v.get("measured")
+        if ratio is None:  # a worker failed: no numbers
+            keyed.append((float("-inf"), (cell, "-", "-", "-", "-", f"{MARKS[v['outcome']]}: {v['message'][:80]}", "-", "-")))
+            continue
+        low, high = statistic["ci95"]
+        keyed.append((-ratio, (cell, f"{statistic['a'] * 1e3:.1f} ms", f"{statistic['b'] * 1e3:.1f} ms",
+                               f"{ratio:.3f} [{low:.3f}, {high:.3f}]", str(statistic["pairs"]), MARKS[v["outcome"]],
+                               _single(by_metric.get(AB_PEAK, {}).get(cell), format_bytes),
+                               _single(by_metric.get(AB_COMPILE, {}).get(cell), lambda s: f"{s:.2f} s"))))
+    return [row for _, row in sorted(keyed, key=lambda pair: pair[0])]
+
+
+def ab_lines(environment_b: str, described: Mapping[str, Mapping[str, Any]], verdicts: Sequence[Any]) -> list[str]:
+    """The terminal's A/B section: what B is, then the table."""
+    lines = [f"{environment_b} against A (this interpreter): B/A above 1 is B slower"]
+    for side, about in described.items():
+        versions = ", ".join(f"{k} {v}" for k, v in about.get("versions", {}).items())
+        lines.append(f"{side}: {versions}; {about.get('fingerprint', '')}")
+    rows = ab_rows(verdicts)
+    if not rows:
+        return lines + ["no cell was judged B against A"]
+    widths = [max(len(row[i]) for row in [AB_HEADER, *rows]) for i in range(len(AB_HEADER))]
+    for row in [AB_HEADER, *rows]:
+        lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    return lines

@@ -1,0 +1,52 @@
+"""What a run was asked for, free of pytest: the plugin fills it from the options
+(plugin/options.py: run_config)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from accelbench.axes.backends import PROCESS_BACKEND
+from accelbench.axes.models import ModelOptions
+from accelbench.axes.precisions import REFERENCE_PRECISION
+from accelbench.processes import ab
+from accelbench.run.presets import Preset
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    devices: tuple[str, ...]  # () means every device present
+    batch_sizes: tuple[int, ...]
+    models: tuple[str, ...]
+    dataset: str
+    data_dir: Path | None
+    preset: Preset
+    baselines: Path
+    update_baselines: bool
+    accuracy_tolerance: float
+    speedup_tolerance: float
+    memory_tolerance: float
+    timing_threshold: float  # the smallest slowdown against a saved run that fails a cell
+    parity_digits: int  # significant digits a device's final loss shares with the CPU's
+    require_baselines: bool  # new and ungated verdicts fail
+    memory_budget: int  # bytes the CPU's largest-batch search plans for
+    memray_tracking: bool  # --memray: every test runs under memray, which slows TensorFlow
+    model_options: ModelOptions
+    intra_op_threads: int
+    target_sizes: tuple[int, int]  # training and test images data-scaling projections aim at
+    assumed_speedups: dict[str, float]  # over the CPU, for devices the run does not measure
+    device_prices: dict[str, float]  # dollars per device-hour
+    trace_dir: Path | None = None  # --trace-dir: where step traces go; None traces nothing
+    user_batch_sizes: bool = False  # --batch-sizes given: no sweep to the largest batch
+    ab_setup: ab.Setup | None = None  # --ab-python / --ab-env: environment B; None for a plain run
+    backends: tuple[str, ...] = (PROCESS_BACKEND,)  # Keras backends of the training and inference cells
+    precisions: tuple[str, ...] = (REFERENCE_PRECISION,)  # their Keras dtype policies
+    worker_deadline_s: float = 300.0  # of one call to a worker
+
+    def worker_fields(self) -> dict[str, Any]:
+        """What a worker needs to build a cell as this run does (cellwork.prepare)."""
+        return dict(dataset=self.dataset, data_dir=str(self.data_dir) if self.data_dir else None,
+                    max_train_samples=self.preset.max_train_samples, deep_layers=self.model_options.deep_layers,
+                    seed=self.model_options.seed, intra_op_threads=self.intra_op_threads,
+                    round_seconds=self.preset.round_seconds, predict_round_seconds=self.preset.predict_round_seconds)

@@ -1,0 +1,89 @@
+"""Run presets: how much of the grid a run covers and how long each cell is measured."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from accelbench.axes.models import MODELS
+from accelbench.registry import Registry
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    batch_sizes: tuple[int, ...]
+    models: tuple[str, ...]
+    # Timed rounds per cell: a comparison with a saved run ranks the fast half of each, so
+    # fewer than 8 rounds (4 a side, p >= 0.014) can hardly be significant.
+    rounds: int
+    # Target length of one round. fit() costs a few milliseconds per call beyond its steps:
+    # at 0.15 s that was 5-10% of a round (the harness-overhead ratio fell to 0.88-0.94), at
+    # 0.2 s 2-5%, which quick accepts for its time budget; speedups compare rounds of equal length.
+    round_seconds: float
+    # A prediction round is one compiled loop with no per-call cost worth amortising: shorter.
+    predict_round_seconds: float
+    max_train_samples: int | None  # cap on the training set, None for all of it
+    svm_subsets: tuple[int, ...]  # n-image subsets the SVM is fitted on
+    latency_rounds: int  # batch-1 predictions timed for p50/p90/p99
+    interleaved_pairs: int  # A/B rounds behind every ratio (speedups, harness overhead)
+    # Batch sizes whose step peaks fit memory = fixed + per-sample. Not smaller: below about
+    # 256 a step's peak sits on a floor set by the optimizer update, not by the batch.
+    memory_ladder: tuple[int, ...]
+    leak_predictions: int  # repeated predictions the leak check watches
+    sweep_to_largest: bool  # batch sweep: doubling up to the largest batch that fits, not batch_sizes
+    # Data scaling: sizes double from these (training, test images) up to all of the data;
+    # every size is timed in `growth_rounds` interleaved rounds and its host peak taken
+    # `growth_memory_repeats` times (a memray tracker costs about 0.4 s once TensorFlow is
+    # loaded; with one peak per size the interval comes from the fit's residuals); a size
+    # slower than growth_slowest_seconds is the last.
+    growth_smallest: tuple[int, int]
+    growth_models: tuple[str, ...]  # quick scales the SVM's data alone (seconds); full scales every model
+    growth_rounds: int
+    growth_memory_repeats: int
+    growth_slowest_seconds: float
+    # Multi-device and multi-worker cells: replicas (or worker processes) each; 0 leaves them
+    # out (each starts fresh TensorFlow processes: 20-40 s a cell on 2 cores).
+    spread: int = 0
+    # 1 intra-op thread against all, per model (the slides' 1 vs 8 vCPUs): fresh processes a
+    # side, in the order A B B A (each starts TensorFlow: about 5 s); 0 leaves them out.
+    thread_processes: int = 0
+    # A/B runs: pairs of rounds a cell is judged after, then every `step` more, up to `most`
+    # (comparison.Plan). With 12/12/48 a 10% slowdown fails in all of 100 draws of this
+    # machine's pair noise and a 3% one in none; with each cell's spread between processes
+    # added, 93 of 100 cells fail at 10% (tests/test_comparison.py).
+    ab_pairs: tuple[int, int, int] = (12, 12, 48)
+    # Benchmark fixtures this preset leaves out, and why (shown as the skip reason).
+    left_out: Mapping[str, str] = field(default_factory=dict)
+
+
+PRESETS: Registry[Preset] = Registry("preset")
+ALL_MODELS = tuple(MODELS)  # every registered model, in registration order
+
+# Slow and never decisive in a quick run: neither is gated (see docs/measured.md).
+QUICK_LEAVES_OUT = {
+    "overhead_bench": "the harness-efficiency check is reported, not gated, and takes 35 s: run it with --preset full",
+    "memory_scaling": "the memory ladder (fixed + per-sample bytes, largest batch) is reported, not gated, and "
+                      "takes 20 s: run it with --preset full",
+}
+PRESETS.register("quick", Preset(
+    "quick", batch_sizes=(32, 256), models=ALL_MODELS, rounds=8, round_seconds=0.2, predict_round_seconds=0.1,
+    max_train_samples=10_000, svm_subsets=(500, 1000), latency_rounds=100, interleaved_pairs=6,
+    memory_ladder=(256, 512, 1024), leak_predictions=20, sweep_to_largest=False,
+    growth_smallest=(100, 32), growth_models=("svm",), growth_rounds=3, growth_memory_repeats=1, growth_slowest_seconds=10.0,
+    left_out=QUICK_LEAVES_OUT))
+PRESETS.register("full", Preset(
+    "full", batch_sizes=(32, 64, 128, 256, 512, 1024, 2048, 4096, 8192), models=ALL_MODELS,
+    rounds=20, round_seconds=0.5, predict_round_seconds=0.5, max_train_samples=None, svm_subsets=(1000, 2000, 5000),
+    latency_rounds=1000, interleaved_pairs=15,
+    memory_ladder=(256, 512, 1024, 2048, 4096), leak_predictions=200, sweep_to_largest=True,
+    growth_smallest=(250, 128), growth_models=ALL_MODELS, growth_rounds=5, growth_memory_repeats=3, growth_slowest_seconds=300.0,
+    spread=2, thread_processes=2))
+# Every benchmark, each measured as briefly as it can be: does the whole grid run here? Every
+# gate runs, on rounds too short to trust as timings; the harness's own tests use it.
+PRESETS.register("smoke", Preset(
+    "smoke", batch_sizes=(32, 256), models=ALL_MODELS, rounds=4, round_seconds=0.05, predict_round_seconds=0.05,
+    max_train_samples=10_000, svm_subsets=(500, 1000), latency_rounds=10, interleaved_pairs=5,
+    memory_ladder=(256, 512, 1024), leak_predictions=20, sweep_to_largest=False,
+    growth_smallest=(100, 32), growth_models=("mlp", "svm"), growth_rounds=1, growth_memory_repeats=1, growth_slowest_seconds=10.0,
+    spread=2, thread_processes=1, ab_pairs=(6, 6, 12)))

@@ -1,0 +1,183 @@
+"""What a run builds: its configuration, the devices found, the data and the trained cells.
+
+How big it may go lives in sizing.py, what it concludes in verdicts.py; the Session holds one
+of each for the run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from accelbench import progress
+from accelbench.axes import data
+from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND
+from accelbench.axes.devices import Inventory, Placement
+from accelbench.axes.models import MODELS, ModelOptions
+from accelbench.axes.precisions import REFERENCE_PRECISION
+from accelbench.grid.cells import Cell, Grid
+from accelbench.judge import fingerprint
+from accelbench.judge.verdicts import Gates, Verdicts
+from accelbench.processes import ab, workers
+from accelbench.results.costs import Projected
+from accelbench.run.config import RunConfig
+from accelbench.run.sizing import Sizing
+from accelbench.work.inference import PREDICTORS, OneBatch
+from accelbench.work.training import AccuracyRun, OneStep, Trainer, train_to_accuracy
+
+# Test accuracy a time-to-accuracy run aims for, by dataset, where the model publishes none.
+TARGET_ACCURACY = {"digits": 0.95, "mnist": 0.95, "fashion_mnist": 0.85, "cifar10": 0.45}
+
+
+class Session:
+    def __init__(self, run: RunConfig) -> None:
+        self.run = run
+        self.cells: dict[str, dict] = {}  # every finished cell's extra_info: the summary tables, the JSON's untimed cells
+        self.projections: list[Projected] = []  # data-scaling cells' projections, for the cost table
+        self.progress = progress.Progress()  # silent until the plugin gives it pytest's terminal
+        self.deferred: list[tuple[str, Callable[[], None]]] = []  # (what, work) after the last cell: step traces
+        self.notes: list[str] = []  # shown at the end of the run (baselines written or refused)
+        self.sizing = Sizing(run, self.one_step, lambda device: self.inventory.get(device) is not None,
+                             lambda: len(self.dataset.x_train))
+        self.verdicts = Verdicts(update=run.update_baselines, require_baselines=run.require_baselines,
+                                 memray_tracking=run.memray_tracking, timing_threshold=run.timing_threshold,
+                                 ab_strict=bool(run.ab_setup and run.ab_setup.strict))
+        self.process_results: dict[Any, Any] = {}  # a distributed.Job -> its Result, for cells that share a job
+        self._trainers: dict[Cell, Trainer] = {}
+        self._accuracy_runs: dict[Cell, AccuracyRun] = {}
+        self._predictors: dict[Cell, Any] = {}
+        self._one_batches: dict[Cell, OneBatch] = {}
+
+    # --- lazily found: TensorFlow starts only when a benchmark is collected -------------------
+    @functools.cached_property
+    def inventory(self) -> Inventory:
+        inventory = Inventory.discover(self.run.intra_op_threads)
+        self.verdicts.fingerprint = inventory.fingerprint().key
+        return inventory
+
+    @functools.cached_property
+    def grid(self) -> Grid:
+        sweeps = self.run.preset.sweep_to_largest and not self.run.user_batch_sizes
+        return Grid(devices=self.run.devices or self.inventory.default_names(),
+                    batch_sizes=self.run.batch_sizes, models=self.run.models,
+                    svm_subsets=self.run.preset.svm_subsets,
+                    labelled=self.run.dataset not in data.UNLABELLED, inventory=self.inventory,
+                    sweep=self.sizing.sweep if sweeps else None,
+                    data_scaling_models=self.run.preset.growth_models, spread=self.run.preset.spread,
+                    thread_processes=self.run.preset.thread_processes, left_out=self.run.preset.left_out,
+                    backends=self.run.backends, precisions=self.run.precisions)
+
+    @functools.cached_property
+    def dataset(self) -> data.Dataset:
+        return data.load(self.run.dataset, self.run.data_dir).head(self.run.preset.max_train_samples)
+
+    @functools.cached_property
+    def gates(self) -> Gates:
+        return Gates.load(self.run.baselines, hardware=self.inventory.fingerprint().key,
+                          software=fingerprint.software().key, dataset=self.dataset,
+                          accuracy_tolerance=self.run.accuracy_tolerance,
+                          speedup_tolerance=self.run.speedup_tolerance,
+                          memory_tolerance=self.run.memory_tolerance)
+
+    @functools.cached_property
+    def ab_run(self) -> ab.ABRun | None:
+        """The run's two workers, A and B, started on first use; None for a plain run."""
+        return ab.ABRun(self.run.ab_setup, self.run.worker_fields()) if self.run.ab_setup else None
+
+    @functools.cached_property
+    def backend_workers(self) -> workers.Workers:
+        """One worker per Keras backend other than the pytest process's, started on first use."""
+        return workers.Workers()
+
+    def end(self) -> None:
+        """Every process the run started ends with it (workers, and any job left running)."""
+        if self.__dict__.get("ab_run") is not None:  # started only if it was asked for
+            self.ab_run.end()
+        if "backend_workers" in self.__dict__:
+            self.backend_workers.end()
+        workers.end_all()
+
+    def prepare(self) -> None:
+        """Load what every benchmark needs, so bad data or baselines stop the run up front."""
+        self.dataset
+        self.gates
+
+    # --- building blocks shared between benchmarks -------------------------------------------
+    def placement(self, name: str) -> Placement:
+        placement = self.inventory.get(name)
+        if placement is None:
+            raise LookupError(self.inventory.absent_reason(name))
+        return placement
+
+    def model_options(self, cell: Cell) -> ModelOptions:
+        """The run's model options, under the cell's precision."""
+        return dataclasses.replace(self.run.model_options, precision=getattr(cell, "precision", REFERENCE_PRECISION))
+
+    def trainer(self, cell: Cell) -> Trainer:
+        """Built and warmed up once per cell; throughput, speedup and overhead tests share it."""
+        if cell not in self._trainers:
+            self._trainers[cell] = Trainer.build(
+                cell.id, MODELS[cell.model], self.dataset, self.placement(cell.device),
+                cell.batch_size, self.model_options(cell), self.run.preset.round_seconds,
+                steps=self.verdicts.saved_steps("train", cell.id))
+        return self._trainers[cell]
+
+    def predictor(self, cell: Cell) -> Any:
+        """Built, calibrated and warmed up once per cell, as a trainer is: its inference and
+        latency cells time it, and another backend's inference cell is interleaved with it."""
+        if cell not in self._predictors:
+            spec = MODELS[cell.model]
+            self._predictors[cell] = PREDICTORS[spec.framework].build(
+                spec, self.dataset, self.placement(cell.device), cell.batch_size, self.model_options(cell),
+                self.run.preset.predict_round_seconds, steps=self.verdicts.saved_steps("inference", cell.id))
+        return self._predictors[cell]
+
+    def reference_work(self, kind: str, cell: Cell) -> Any:
+        """The work of `cell` on this process's backend (a Trainer or Predictor, built once): what
+        another backend's cell of that kind is interleaved with."""
+        same_cell_here = dataclasses.replace(cell, backend=PROCESS_BACKEND)
+        return {"train": self.trainer, "inference": self.predictor}[kind](same_cell_here)
+
+    def target_accuracy(self, model: str) -> float:
+        spec = MODELS[model]
+        return spec.published_accuracy.get(self.dataset.name, TARGET_ACCURACY.get(self.dataset.name, 0.9))
+
+    def accuracy_run(self, cell: Cell) -> AccuracyRun:
+        """The recipe once per cell; on another backend, in that backend's worker."""
+        if cell not in self._accuracy_runs:
+            spec = MODELS[cell.model]
+            if cell.backend != PROCESS_BACKEND:
+                self.progress(f"{cell.id}: training the recipe in the {cell.backend} worker ({spec.recipe_epochs} epochs)")
+                found = self.backend_call(cell.backend, "accuracy_run", run=self.run.worker_fields(), cell_id=cell.id,
+                                          device=cell.device, batch_size=cell.batch_size, model=cell.model,
+                                          epochs=spec.recipe_epochs, target=self.target_accuracy(cell.model),
+                                          precision=cell.precision)
+                self._accuracy_runs[cell] = AccuracyRun(**found)
+            else:
+                self._accuracy_runs[cell] = train_to_accuracy(
+                    cell.id, spec, self.dataset, self.placement(cell.device), cell.batch_size,
+                    spec.recipe_epochs, self.target_accuracy(cell.model), self.model_options(cell), self.progress)
+        return self._accuracy_runs[cell]
+
+    def backend_call(self, backend: str, function: str, **kwargs: Any) -> Any:
+        """A cellwork function in the worker of a Keras backend other than this process's."""
+        return self.backend_workers.call(BACKENDS[backend].environment(), f"accelbench.processes.cellwork:{function}",
+                                         self.run.worker_deadline_s, **kwargs)
+
+    def one_batch(self, cell: Cell) -> OneBatch:
+        """Built and warmed up once per cell, as a trainer is: the inference memory and leak cells
+        of a batch size share it (a model and its trace, 0.2-0.4 s)."""
+        if cell not in self._one_batches:
+            self._one_batches[cell] = OneBatch.build(MODELS[cell.model], self.dataset, self.placement(cell.device),
+                                                     cell.batch_size, self.model_options(cell))
+        return self._one_batches[cell]
+
+    def one_step(self, cell: Cell) -> OneStep:
+        return OneStep.build(cell.id, MODELS[cell.model], self.dataset, self.placement(cell.device),
+                             cell.batch_size, self.model_options(cell))
+
+    def save_baselines(self) -> list[str]:
+        return self.verdicts.stores(self.gates.all())
+

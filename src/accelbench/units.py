@@ -1,0 +1,89 @@
+"""Every number formatter and parser of the suite, in one place: bytes, seconds, rates, hours,
+dollars. Binary units (KiB, MiB) for what allocators hold, decimal ones (kB, TB) for what
+disks and clouds sell."""
+
+from __future__ import annotations
+
+import re
+
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+
+
+def parse_bytes(text: str) -> int:
+    """'4GiB' -> 4294967296, '500MB' -> 500000000, '1024' -> 1024 (KiB/MiB/GiB are powers of 2)."""
+    match = _SIZE.match(text)
+    unit = match and match.group(2).lower()
+    if not match or unit not in _UNITS:
+        raise ValueError(f"{text!r} is not a size; write e.g. 4GiB, 512MiB or 500MB")
+    value = int(float(match.group(1)) * _UNITS[unit])
+    if value < 1:
+        raise ValueError(f"{text!r} is not a positive size")
+    return value
+
+
+def format_bytes(count: float) -> str:
+    """3717000 -> '3.5 MiB': powers of 2, as allocators count."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(count) < 1024 or unit == "GiB":
+            return f"{count:.1f} {unit}" if unit != "B" else f"{count:.0f} B"
+        count /= 1024
+    raise AssertionError("unreachable")
+
+
+def format_si_bytes(count: float) -> str:
+    """47040000000000 -> '47.0 TB': decimal units, as disks and clouds are sold (format_bytes
+    counts in powers of 2, as allocators do)."""
+    scaled = count
+    for unit in ("B", "kB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"):
+        if abs(scaled) < 1000:
+            return f"{scaled:.0f} {unit}" if unit == "B" else f"{scaled:.1f} {unit}"
+        scaled /= 1000
+    return f"{count:.3g} B"
+
+
+def format_seconds(value: float) -> str:
+    """0.0123 -> '12.3 ms': three significant digits in the largest unit under the value."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if value >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value * 1e9:.3g} ns"
+
+
+def format_rate(value: float, unit: str = "/s") -> str:
+    """12345.6 -> '12.3k/s': samples or FLOPs per second, with an SI prefix."""
+    for prefix, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g}{prefix}{unit}"
+    return f"{value:.3g}{unit}"
+
+
+def readable(value: float, small: str) -> str:
+    """Thousands separators from 100 to a billion, three significant digits beyond, `small` below."""
+    if 100 <= value < 1e9:
+        return f"{value:,.0f}"
+    return f"{value:.3g}" if value >= 1e9 else format(value, small)
+
+
+def format_hours(hours: float) -> str:
+    return f"{readable(hours, '.3g')} h"
+
+
+def format_dollars(dollars: float) -> str:
+    return f"${readable(dollars, '.2f')}"
+
+
+def format_number(value: object) -> str:
+    """A plain number for a table: four significant digits, never e-notation below 10^15
+    (a count of bytes or images is written out), '' for None."""
+    if value is None:
+        return ""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if float(value).is_integer() and abs(value) < 1e15:
+        return f"{int(value):,}"
+    if 1e-4 <= abs(value) < 1e15:
+        digits = max(0, 3 - int(f"{abs(value):e}".split("e")[1]))
+        return f"{value:,.{digits}f}"
+    return f"{value:.4g}"

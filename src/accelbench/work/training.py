@@ -1,0 +1,356 @@
+"""Training work on a placement: Keras fit in steady state, a hand-written reference loop,
+and training to accuracy. Everything here syncs with the device before it returns."""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from accelbench import progress
+from accelbench.axes import backends, precisions
+from accelbench.axes.backends import BACKENDS
+from accelbench.axes.data import NUM_CLASSES, Dataset
+from accelbench.axes.devices import Placement
+from accelbench.axes.models import TRAIN_FLOPS_PER_FORWARD, ModelOptions, ModelSpec, forward_flops_per_sample
+from accelbench.work import measure
+
+PREDICT_BATCH = 1024
+CACHED_SAMPLES = 16_384
+
+
+class NonFiniteLoss(ArithmeticError):
+    """Training diverged: the loss became NaN or infinite."""
+
+
+def check_finite(loss: float, where: str) -> float:
+    if not math.isfinite(loss):
+        raise NonFiniteLoss(f"{where}: training loss became {loss}; lower the learning rate or check the data")
+    return loss
+
+
+def build_compiled(spec: ModelSpec, dataset: Dataset, placement: Placement, options: ModelOptions) -> Any:
+    """The model with its variables on the placement, compiled the way fit() will run it."""
+    import keras
+
+    keras.utils.set_random_seed(options.seed)  # same seed on every device: accuracy parity
+    with precisions.policy(options.precision), placement.scope():
+        model = spec.build(dataset.input_shape, NUM_CLASSES, options)
+        model.compile(optimizer=spec.optimizer(), jit_compile=placement.jit_compile,
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        # The optimizer's slots made now, not by the first step: a tf.function that creates
+        # variables is traced twice, which made the first fit() 1.6-2.9x slower here (mlp_deep
+        # 2.5 s against 0.9 s) in every trainer, memory step and recipe.
+        model.optimizer.build(model.trainable_variables)
+    return model
+
+
+def fixed_batches(arrays: tuple[np.ndarray, ...], batch_size: int) -> tuple[np.ndarray, ...]:
+    """Up to CACHED_SAMPLES samples cut into whole batches, shaped (batches, batch_size, ...).
+
+    Wraps around the data where one batch is larger than the data set.
+    """
+    distinct = max(1, min(len(arrays[0]), CACHED_SAMPLES) // batch_size)
+    return tuple(a.reshape(distinct, batch_size, *a.shape[1:]) for a in one_batch(arrays, distinct * batch_size))
+
+
+def one_batch(arrays: tuple[np.ndarray, ...], batch_size: int) -> tuple[np.ndarray, ...]:
+    """The first batch_size samples, wrapping around data smaller than one batch."""
+    index = np.arange(batch_size) % len(arrays[0])
+    return tuple(a[index] for a in arrays)
+
+
+def repeated_batches(dataset: Dataset, batch_size: int) -> Any:
+    """Endless full batches of training data, batched once up front.
+
+    tf.data batching slice by slice cost more CPU than a small model's training step, and
+    its cache() is bypassed while an earlier iterator is still alive (Keras makes one per
+    fit), which doubled some rounds: so the batches are made once, in numpy.
+    """
+    import tensorflow as tf
+
+    batches = fixed_batches((dataset.x_train, dataset.y_train), batch_size)
+    return tf.data.Dataset.from_tensor_slices(batches).repeat()
+
+
+def batches_for(batches: np.ndarray, steps: int) -> np.ndarray:
+    """`steps` of the fixed batches (batches, batch_size, ...), wrapping round, as one array of
+    samples: what a NumPy-fed round gives Keras."""
+    return batches[np.arange(steps) % len(batches)].reshape(-1, *batches.shape[2:])
+
+
+@dataclass
+class PipelineInput:
+    """fit()'s input on TensorFlow: the fixed batches as a tf.data pipeline. A round's input
+    ends after its steps (made once per step count, outside any timed round), which is what
+    stops the trainer's compiled loop; `pipeline` is the same batches without end."""
+
+    batches: Any  # the endless tf.data.Dataset, not yet fed to the placement
+    placement: Placement
+    _made: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+    @functools.cached_property
+    def pipeline(self) -> Any:
+        return self.placement.feed(self.batches)
+
+    def for_steps(self, steps: int) -> dict[str, Any]:
+        if steps not in self._made:
+            self._made[steps] = {"x": self.placement.feed(self.batches.take(steps))}
+        return self._made[steps]
+
+
+@dataclass
+class ArrayInput:
+    """fit()'s input on a backend other than TensorFlow: NumPy arrays of exactly `steps` of the
+    fixed batches (made once per step count, outside any timed round), which Keras slices and
+    moves to the backend's device itself. No tf.data, so TensorFlow is not in the loop."""
+
+    batches: tuple[np.ndarray, np.ndarray]  # (batches, batch_size, ...) each
+    _made: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+    def for_steps(self, steps: int) -> dict[str, Any]:
+        if steps not in self._made:
+            x, y = self.batches
+            self._made[steps] = {"x": batches_for(x, steps), "y": batches_for(y, steps), "batch_size": x.shape[1]}
+        return self._made[steps]
+
+
+def training_input(dataset: Dataset, batch_size: int, placement: Any) -> PipelineInput | ArrayInput:
+    if placement.FEEDS_ARRAYS:
+        return ArrayInput(fixed_batches((dataset.x_train, dataset.y_train), batch_size))
+    return PipelineInput(repeated_batches(dataset, batch_size), placement)
+
+
+def accuracy(model: Any, x: np.ndarray, y: np.ndarray) -> float:
+    """Test accuracy, PREDICT_BATCH images per call: predict_on_batch skips the data adapter that
+    cost predict() 50 ms a call (20 epochs of 4 models evaluate 80 times in a quick run)."""
+    correct = sum(int(np.sum(np.argmax(np.asarray(model.predict_on_batch(x[i:i + PREDICT_BATCH])), axis=1)
+                             == y[i:i + PREDICT_BATCH])) for i in range(0, len(x), PREDICT_BATCH))
+    return correct / len(x)
+
+
+@dataclass
+class Trainer:
+    """One cell's model trained by Keras fit() in steady state.
+
+    Built, compiled and traced once; one round is one fit() of `steps` steps, all inside a
+    single compiled execution (steps_per_execution, where the backend has it), so Python
+    overhead per step is gone.
+    """
+
+    where: str
+    placement: Placement
+    model: Any
+    data: PipelineInput | ArrayInput
+    batch_size: int
+    steps: int = 1
+    compile_seconds: float = 0.0
+    fastest_samples_per_s: float = 0.0  # the best round this run has timed, wherever it was timed
+
+    @classmethod
+    def build(cls, where: str, spec: ModelSpec, dataset: Dataset, placement: Placement,
+              batch_size: int, options: ModelOptions, round_seconds: float, steps: int | None = None) -> Trainer:
+        """steps: per round, as a compared run timed them; None calibrates them to round_seconds."""
+        model = build_compiled(spec, dataset, placement, options)
+        if BACKENDS[backends.current()].steps_per_call:  # else fit() loops over the steps in Python
+            # Keras' compiled loop runs up to steps_per_execution steps or until its input ends,
+            # and a round's input ends after the round's steps: so the loop traced by the first
+            # call serves calibration and every round. Set to the round's steps, it had to be
+            # traced again after calibrating (0.5-1.3 s a cell here).
+            model.steps_per_execution = measure.MAX_STEPS_PER_ROUND
+        trainer = cls(where, placement, model, training_input(dataset, batch_size, placement), batch_size)
+        trainer.compile_seconds = measure.seconds(lambda: trainer._fit(1))  # first call traces
+        trainer.steps = steps or measure.calibrated_steps(trainer._fit, round_seconds)
+        trainer.run_round()  # warm at the timed length (and its input made), as a predictor is
+        return trainer
+
+    def _fit(self, steps: int) -> float:
+        with self.placement.scope():
+            history = self.model.fit(**self.data.for_steps(steps), epochs=1, steps_per_epoch=steps, verbose=0,
+                                     shuffle=False)
+        return check_finite(float(history.history["loss"][-1]), self.where)  # float() syncs
+
+    def run_round(self) -> float:
+        return self._fit(self.steps)
+
+    @property
+    def samples_per_round(self) -> int:
+        return self.steps * self.batch_size
+
+    def flops_per_sample(self) -> float:
+        return forward_flops_per_sample(self.model) * TRAIN_FLOPS_PER_FORWARD
+
+    def throughput(self) -> float:
+        """Samples per second of one freshly timed round."""
+        return self.saw(measure.seconds(self.run_round))
+
+    def saw(self, round_seconds: float) -> float:
+        """Keep the best of the rounds timed so far (by pytest-benchmark or interleaved pairs)."""
+        samples_per_s = self.samples_per_round / round_seconds
+        self.fastest_samples_per_s = max(self.fastest_samples_per_s, samples_per_s)
+        return samples_per_s
+
+
+@dataclass
+class OneStep:
+    """Single Keras training steps (train_on_batch) on one fixed batch: what memory is measured on.
+
+    Built and stepped twice before anything is measured: the first step traces the function
+    and creates the optimizer's slots, which are the model's state, not the step's.
+    """
+
+    where: str
+    placement: Placement
+    model: Any
+    dataset: Dataset
+    batch: tuple[np.ndarray, np.ndarray]
+
+    @classmethod
+    def build(cls, where: str, spec: ModelSpec, dataset: Dataset, placement: Placement,
+              batch_size: int, options: ModelOptions) -> OneStep:
+        model = build_compiled(spec, dataset, placement, options)
+        return cls(where, placement, model, dataset, (np.empty(0), np.empty(0))).resized(batch_size)
+
+    def resized(self, batch_size: int) -> OneStep:
+        """The same model stepping on a batch of another size, warmed up at that size."""
+        step = OneStep(self.where, self.placement, self.model, self.dataset,
+                       one_batch((self.dataset.x_train, self.dataset.y_train), batch_size))
+        step.run()
+        step.run()
+        return step
+
+    def run(self) -> float:
+        with self.placement.scope():
+            loss = self.model.train_on_batch(*self.batch)
+        return check_finite(float(loss), self.where)  # float() waits for the device
+
+
+def custom_step(model: Any, optimizer: Any, global_batch: int, jit_compile: bool = False) -> Any:
+    """One replica's training step, tf.distribute style: the loss averaged over the global
+    batch, so that gradients summed across replicas equal one device's on the whole batch."""
+    import keras
+    import tensorflow as tf
+
+    @tf.function(jit_compile=jit_compile)
+    def replica_step(x, y):
+        with tf.GradientTape() as tape:
+            logits = model(x, training=True)
+            per_sample = keras.losses.sparse_categorical_crossentropy(y, logits, from_logits=True)
+            loss = tf.nn.compute_average_loss(per_sample, global_batch_size=global_batch)
+        gradients = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+        return loss
+
+    return replica_step
+
+
+@dataclass
+class HandLoop:
+    """The reference: a hand-written custom training loop, the tightest a TensorFlow user would
+    write (a tf.function looping over steps, tf.distribute style), training the trainer's own
+    model with its own optimizer on the same input pipeline.
+
+    Same weights, same optimizer state, same batches: only the loop around the step differs,
+    so a gap between the two is fit()'s overhead and nothing else.
+    """
+
+    where: str
+    placement: Placement
+    loop: Any
+    iterator: Any
+    steps: Any  # a tensor: a new Python int would retrace the loop
+    samples_per_round: int
+
+    @classmethod
+    def like(cls, trainer: Trainer) -> HandLoop:
+        import tensorflow as tf
+
+        placement, model = trainer.placement, trainer.model
+        replica_step = custom_step(model, model.optimizer, trainer.batch_size, jit_compile=bool(model.jit_compile))
+
+        @tf.function
+        def loop(iterator, steps):
+            loss = tf.constant(0.0)
+            for _ in tf.range(steps):
+                loss = placement.sum(placement.run(replica_step, next(iterator)))
+            return loss
+
+        with placement.scope():
+            iterator = iter(trainer.data.pipeline)
+            steps = tf.constant(trainer.steps)
+        hand = cls(trainer.where, placement, loop, iterator, steps, trainer.samples_per_round)
+        hand.run_round()  # trace outside the clock
+        return hand
+
+    def run_round(self) -> float:
+        with self.placement.scope():
+            loss = self.loop(self.iterator, self.steps)
+        return check_finite(float(loss), self.where)  # float() waits for the device
+
+    def throughput(self) -> float:
+        return self.samples_per_round / measure.seconds(self.run_round)
+
+
+@dataclass
+class AccuracyRun:
+    """Result of training the published recipe for its epochs from a fixed seed."""
+
+    accuracy: float
+    epochs: int
+    train_seconds: float
+    target: float
+    epochs_to_target: int | None = None
+    seconds_to_target: float | None = None
+    history: list[float] = field(default_factory=list)  # test accuracy after each epoch
+    clock: list[float] = field(default_factory=list)  # training seconds up to the end of each epoch
+    losses: list[float] = field(default_factory=list)  # training loss of each epoch
+
+
+def recipe_input(dataset: Dataset, batch_size: int, placement: Any, seed: int) -> Callable[[int], dict[str, Any]]:
+    """fit()'s input for epoch n of the recipe: the training set shuffled from the seed.
+
+    TensorFlow: one tf.data pipeline that reshuffles each epoch. Another backend: NumPy arrays
+    in a permutation drawn from seed + n, so no TensorFlow runs; the two orders differ, which
+    the parity between backends allows for (it compares accuracies within a tolerance).
+    """
+    if placement.FEEDS_ARRAYS:
+        def epoch_arrays(number: int) -> dict[str, Any]:
+            order = np.random.default_rng(seed + number).permutation(len(dataset.x_train))
+            return {"x": dataset.x_train[order], "y": dataset.y_train[order], "batch_size": batch_size}
+
+        return epoch_arrays
+    import tensorflow as tf
+
+    pipeline = placement.feed(tf.data.Dataset.from_tensor_slices((dataset.x_train, dataset.y_train))
+                              .shuffle(len(dataset.x_train), seed=seed).batch(batch_size))
+    return lambda number: {"x": pipeline}
+
+
+def train_to_accuracy(where: str, spec: ModelSpec, dataset: Dataset, placement: Placement,
+                      batch_size: int, epochs: int, target: float, options: ModelOptions,
+                      say: Callable[[str], None] = progress.quiet) -> AccuracyRun:
+    """Train epoch by epoch, evaluating test accuracy after each (outside the training clock)."""
+    model = build_compiled(spec, dataset, placement, options)
+    epoch_input = recipe_input(dataset, batch_size, placement, options.seed)
+    run = AccuracyRun(accuracy=0.0, epochs=0, train_seconds=0.0, target=target)
+    for epoch in range(1, epochs + 1):
+        say(f"{where}: training epoch {epoch} of {epochs}" + (f", test accuracy {run.accuracy:.2%}" if run.epochs else ""))
+        given = epoch_input(epoch)  # a NumPy epoch is shuffled outside the clock
+        start = time.perf_counter()
+        with placement.scope():
+            history = model.fit(**given, epochs=1, verbose=0, shuffle=False)
+        run.losses.append(check_finite(float(history.history["loss"][-1]), where))
+        run.train_seconds += time.perf_counter() - start
+        with placement.scope():
+            run.accuracy = accuracy(model, dataset.x_test, dataset.y_test)
+        run.epochs = epoch
+        run.history.append(run.accuracy)
+        run.clock.append(run.train_seconds)
+        if run.epochs_to_target is None and run.accuracy >= target:
+            run.epochs_to_target, run.seconds_to_target = epoch, run.train_seconds
+    return run

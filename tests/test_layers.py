@@ -1,0 +1,95 @@
+"""The house's layers: no module imports one above its own layer, no import circle, and the
+report (JSON in, HTML out) loads neither pytest, a framework, nor any process code."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import accelbench
+
+PACKAGE = Path(accelbench.__file__).parent
+# Lowest first: a module may import its own layer and those below it.
+LAYERS = (
+    ("accelbench", "accelbench.units", "accelbench.registry", "accelbench.environments", "accelbench.progress"),
+    ("accelbench.judge",),
+    ("accelbench.axes",),
+    ("accelbench.grid",),
+    ("accelbench.results",),
+    ("accelbench.work",),
+    ("accelbench.processes",),
+    ("accelbench.run",),
+    ("accelbench.benches",),
+    ("accelbench.plugin", "accelbench.cli"),
+)
+
+
+def module_names() -> dict[str, Path]:
+    names = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        names[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return names
+
+
+def layer_of(module: str) -> int:
+    best = max((prefix for layer in LAYERS for prefix in layer if module == prefix or module.startswith(prefix + ".")),
+               key=len)
+    return next(index for index, layer in enumerate(LAYERS) if best in layer)
+
+
+def imports_of(module: str, path: Path, known: set[str]) -> set[str]:
+    """Every accelbench module `module` imports, at its top or inside a function."""
+    found = set()
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[:len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            found.update(f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names)
+    return {name for name in found if name in known and name != module}
+
+
+def graph() -> dict[str, set[str]]:
+    modules = module_names()
+    return {name: imports_of(name, path, set(modules)) for name, path in modules.items()}
+
+
+def test_no_module_imports_one_above_its_layer():
+    upward = [f"{module} ({layer_of(module)}) imports {target} ({layer_of(target)})"
+              for module, targets in graph().items() for target in targets if layer_of(target) > layer_of(module)]
+    assert upward == []
+
+
+def test_no_import_circle():
+    edges = {module: {t for t in targets if not module.startswith(t + ".")}  # a package's own __init__ is no circle
+             for module, targets in graph().items()}
+    state: dict[str, str] = {}
+    circles = []
+
+    def visit(module: str, trail: list[str]) -> None:
+        state[module] = "open"
+        for target in sorted(edges[module]):
+            if state.get(target) == "open":
+                circles.append(" -> ".join(trail[trail.index(target):] + [target]))
+            elif target not in state:
+                visit(target, trail + [target])
+        state[module] = "done"
+
+    for module in sorted(edges):
+        if module not in state:
+            visit(module, [module])
+    assert circles == []
+
+
+def test_the_report_loads_neither_pytest_a_framework_nor_process_code():
+    probe = ("import sys, accelbench.results.report.cli; "
+             "print(' '.join(sorted(name for name in sys.modules if name.split('.')[0] in "
+             "('pytest', '_pytest', 'tensorflow', 'keras', 'jax', 'torch') or name.startswith('accelbench.processes'))))")
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+    assert loaded == []
