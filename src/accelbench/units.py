@@ -5,6 +5,7 @@ disks and clouds sell."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
           "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
@@ -51,14 +52,6 @@ def format_seconds(value: float) -> str:
     return f"{value * 1e9:.3g} ns"
 
 
-def format_rate(value: float, unit: str = "/s") -> str:
-    """12345.6 -> '12.3k/s': samples or FLOPs per second, with an SI prefix."""
-    for prefix, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(value) >= scale:
-            return f"{value / scale:.3g}{prefix}{unit}"
-    return f"{value:.3g}{unit}"
-
-
 def readable(value: float, small: str) -> str:
     """Thousands separators from 100 to a billion, three significant digits beyond, `small` below."""
     if 100 <= value < 1e9:
@@ -87,3 +80,45 @@ def format_number(value: object) -> str:
         digits = max(0, 3 - int(f"{abs(value):e}".split("e")[1]))
         return f"{value:,.{digits}f}"
     return f"{value:.4g}"
+
+
+# --- how a table's numbers read -------------------------------------------------------------
+
+def _scaled(value: float, scales: Sequence[tuple[float, str]]) -> str:
+    for scale, suffix in scales:
+        if abs(value) >= scale:
+            return f"{value / scale:.3g}{suffix}"
+    return f"{value:.3g}"
+
+
+def rate(value: float) -> str:
+    """Samples per second in readable units: 31.2k/s."""
+    return _scaled(value, ((1e9, "G"), (1e6, "M"), (1e3, "k"))) + "/s"
+
+
+def milliseconds(value: float) -> str:
+    return f"{value:.3g} ms"
+
+
+def times(value: float) -> str:
+    return f"{value:.2f}x"
+
+
+def percent(value: float) -> str:
+    return f"{100 * value:.2f}%"
+
+
+def points(value: float) -> str:
+    return f"{100 * value:+.2f} pt"
+
+
+def plain(value: float) -> str:
+    return f"{value:.3g}"
+
+
+def count(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def two_places(value: float) -> str:
+    return f"{value:.2f}"

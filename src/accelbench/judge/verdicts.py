@@ -29,7 +29,7 @@ from typing import Any
 from accelbench.judge import analysis, comparison, fingerprint
 from accelbench.judge.baselines import BaselineFile, save_all
 from accelbench.judge.fingerprint import FINGERPRINT_KEY
-from accelbench.units import format_bytes
+from accelbench.units import format_bytes, format_seconds
 
 # Python's allocator takes memory from the system in 1 MiB arenas: a step that happens to
 # open one shows 1 MiB more. Memory gates allow this much on top of their relative tolerance.
@@ -188,7 +188,7 @@ class SlowerBy(RelativeGrowth):
     """Holds when measured <= reference x (1 + tolerance) + slack, in seconds (compile time)."""
 
     def show(self, value: float) -> str:
-        return _seconds(value)
+        return format_seconds(value)
 
 
 # One compile per side: the first call's seconds moved 0.67-1.43x between A/A workers (at most
@@ -456,8 +456,8 @@ class Verdicts:
         message = ""
         if found.slower:
             message = (f"timing regression in {cell}: {found.ratio:.2f}x the time per sample of saved run "
-                       f"{saved.name} ({_seconds(analysis.typical_fast(rounds))} -> "
-                       f"{_seconds(base['measured'])} per sample, fast rounds), tolerance {tolerance} "
+                       f"{saved.name} ({format_seconds(analysis.typical_fast(rounds))} -> "
+                       f"{format_seconds(base['measured'])} per sample, fast rounds), tolerance {tolerance} "
                        f"(p = {found.p_value:.3g})")
         return self.add(Verdict(outcome=FAIL if message else PASS, baseline=analysis.typical_fast(rounds),
                                 statistic=statistic, message=message, **base))
@@ -481,7 +481,7 @@ class Verdicts:
         statistic = (("ci95", [round(found.low, 4), round(found.high, 4)]), ("wilcoxon_p", round(found.p_value, 6)),
                      ("pairs", found.pairs), ("a", a_value), ("b", b_value))
         message = (f"{found.reason}: B/A = {found.ratio:.3f} [95% {found.low:.3f}, {found.high:.3f}] over "
-                   f"{found.pairs} pairs ({_seconds(a_value)} in A, {_seconds(b_value)} in B, median round)")
+                   f"{found.pairs} pairs ({format_seconds(a_value)} in A, {format_seconds(b_value)} in B, median round)")
         if found.outcome == FAIL:
             message = f"A/B regression in {cell}: {environment} is slower, {message}"
         return self.add(Verdict(cell=cell, metric=metric, outcome=found.outcome, measured=found.ratio, baseline=1.0,
@@ -587,10 +587,3 @@ def _fingerprint(keys: tuple[str, ...]) -> fingerprint.Fingerprint:
     """The fingerprint of a scope's leading keys (hardware, then software for memory)."""
     parsed = [fingerprint.Fingerprint.parse(key) for key in keys]
     return sum(parsed[1:], parsed[0])
-
-
-def _seconds(value: float) -> str:
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if value >= scale:
-            return f"{value / scale:.3g} {unit}"
-    return f"{value * 1e9:.3g} ns"

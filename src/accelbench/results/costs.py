@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from accelbench.axes.models import MODELS
 from accelbench.grid.cells import REFERENCE_DEVICE
 from accelbench.judge import projection
+from accelbench.units import format_dollars, format_hours
 
 SECONDS_PER_HOUR = 3600.0
 
@@ -106,26 +107,11 @@ def lines(costs: list[DeviceCost]) -> list[str]:
         out.append(f"{group[0].projected.work}:")
         for cost in group:
             low, high = cost.hours_ci95
-            money = (f"{_dollars(cost.dollars)} at ${cost.price_per_hour:g}/h" if cost.dollars is not None
+            money = (f"{format_dollars(cost.dollars)} at ${cost.price_per_hour:g}/h" if cost.dollars is not None
                      else "no price given (--device-prices)")
-            out.append(f"  {cost.device:<6} {_hours(cost.hours):>12} [{_hours(low)}, {_hours(high)}]  "
+            out.append(f"  {cost.device:<6} {format_hours(cost.hours):>12} [{format_hours(low)}, {format_hours(high)}]  "
                        f"{money:<28}  {cost.basis}")
         reasons = group[0].projected.reasons
         out.append(f"  projection: {'unsafe' if reasons else 'extrapolated'}")
         out += [f"    - {reason}" for reason in reasons]
     return out
-
-
-def _hours(hours: float) -> str:
-    return f"{_readable(hours, '.3g')} h"
-
-
-def _dollars(dollars: float) -> str:
-    return f"${_readable(dollars, '.2f')}"
-
-
-def _readable(value: float, small: str) -> str:
-    """Thousands separators from 100 to a billion, three significant digits beyond, `small` below."""
-    if 100 <= value < 1e9:
-        return f"{value:,.0f}"
-    return f"{value:.3g}" if value >= 1e9 else format(value, small)

@@ -30,7 +30,7 @@ from accelbench.judge.verdicts import (
     UNGATED,
     UNKNOWN,
 )
-from accelbench.units import format_bytes
+from accelbench.units import count, format_bytes, milliseconds, percent, plain, points, rate, times, two_places
 
 CELL_KEY = "accelbench_cell"  # extra_info key: which benchmark, device, model and column a cell is
 # Beside a number: how its verdict came out (the worst, if several judged it). None: no verdict.
@@ -64,48 +64,6 @@ class CellRecord:
         """The worst outcome among this cell's verdicts on these metrics; None if none judged them."""
         outcomes = {v["outcome"] for v in self.info.get("verdicts", ()) if v.get("metric") in metrics}
         return next((o for o in OUTCOMES if o in outcomes), None)
-
-
-# --- how numbers read ------------------------------------------------------------------------
-
-def _scaled(value: float, units: Sequence[tuple[float, str]]) -> str:
-    for scale, suffix in units:
-        if abs(value) >= scale:
-            return f"{value / scale:.3g}{suffix}"
-    return f"{value:.3g}"
-
-
-def rate(value: float) -> str:
-    """Samples per second in readable units: 31.2k/s."""
-    return _scaled(value, ((1e9, "G"), (1e6, "M"), (1e3, "k"))) + "/s"
-
-
-def milliseconds(value: float) -> str:
-    return f"{value:.3g} ms"
-
-
-def times(value: float) -> str:
-    return f"{value:.2f}x"
-
-
-def percent(value: float) -> str:
-    return f"{100 * value:.2f}%"
-
-
-def points(value: float) -> str:
-    return f"{100 * value:+.2f} pt"
-
-
-def plain(value: float) -> str:
-    return f"{value:.3g}"
-
-
-def count(value: float) -> str:
-    return f"{value:,.0f}"
-
-
-def two_places(value: float) -> str:
-    return f"{value:.2f}"
 
 
 # --- the sections ------------------------------------------------------------------------------

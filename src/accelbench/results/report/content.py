@@ -9,14 +9,11 @@ from collections.abc import Sequence
 from accelbench.judge.verdicts import FAIL, NEW, OUTCOMES, UNGATED, UNKNOWN
 from accelbench.results import summary
 from accelbench.results.report.runs import Run
+from accelbench.units import format_number, format_seconds
 
 MACHINE_KEYS = ("accelbench_machine_class", "accelbench_fingerprint", "node", "cpu", "system", "release", "python_version", "tensorflow",
                 "keras", "scikit-learn", "numpy", "accelbench_devices", "accelbench_host_allocator",
                 "accelbench_memray_tracking")
-
-
-def _number(value) -> str:
-    return f"{value:.4g}" if isinstance(value, (int, float)) else "" if value is None else str(value)
 
 
 ATTENTION = (FAIL, UNKNOWN, UNGATED, NEW)  # outcomes a reviewer must look at
@@ -32,8 +29,8 @@ VERDICT_HEADER = ("run", "cell", "metric", "outcome", "measured", "held against"
 
 def verdict_rows(runs: Sequence[Run], outcomes: Sequence[str] = OUTCOMES) -> list[tuple[str, ...]]:
     """Every verdict of these outcomes, the worst first."""
-    rows = [(run.tag, v.get("cell", ""), v.get("metric", ""), v.get("outcome", ""), _number(v.get("measured")),
-             f"{_number(v.get('baseline'))} ({v.get('against')})" if v.get("against") else _number(v.get("baseline")),
+    rows = [(run.tag, v.get("cell", ""), v.get("metric", ""), v.get("outcome", ""), format_number(v.get("measured")),
+             f"{format_number(v.get('baseline'))} ({v.get('against')})" if v.get("against") else format_number(v.get("baseline")),
              str(v.get("tolerance", "")), str(v.get("message", "")))
             for run in runs for v in run.verdicts if v.get("outcome") in outcomes]
     return sorted(rows, key=lambda row: OUTCOMES.index(row[3]) if row[3] in OUTCOMES else 0)
@@ -48,19 +45,10 @@ def cell_rows(runs: Sequence[Run]) -> list[tuple[str, ...]]:
     for run in runs:
         for cell in run.cells:
             stats = run.timed.get(cell.name)
-            timing = ((_seconds(stats.get("median")), _seconds(stats.get("min")), _seconds(stats.get("iqr")),
-                       _number(stats.get("rounds"))) if stats else ("not timed: measured memory", "", "", ""))
+            timing = ((_shown_seconds(stats.get("median")), _shown_seconds(stats.get("min")), _shown_seconds(stats.get("iqr")),
+                       format_number(stats.get("rounds"))) if stats else ("not timed: measured memory", "", "", ""))
             rows.append((run.tag, cell.name, cell.benchmark, *timing))
     return rows
-
-
-def _seconds(value) -> str:
-    if not isinstance(value, (int, float)):
-        return ""
-    for scale, unit in ((1, "s"), (1e-3, "ms"), (1e-6, "µs")):
-        if value >= scale:
-            return f"{value / scale:.3g} {unit}"
-    return f"{value * 1e9:.3g} ns"
 
 
 PROJECTION_HEADER = ("run", "model", "phase", "device", "basis", "images", "hours", "95% interval", "dollars",
@@ -69,8 +57,8 @@ PROJECTION_HEADER = ("run", "model", "phase", "device", "basis", "images", "hour
 
 def projection_rows(runs: Sequence[Run]) -> list[tuple[str, ...]]:
     return [(run.tag, p.get("model", ""), p.get("phase", ""), p.get("device", ""), p.get("basis", ""),
-             f"{p.get('target_n', 0):.3g}", _number(p.get("hours")),
-             " – ".join(_number(x) for x in p.get("hours_ci95") or ()), _number(p.get("dollars")),
+             f"{p.get('target_n', 0):.3g}", format_number(p.get("hours")),
+             " – ".join(format_number(x) for x in p.get("hours_ci95") or ()), format_number(p.get("dollars")),
              p.get("projection_verdict", ""))
             for run in runs for p in run.projections]
 
@@ -101,3 +89,7 @@ AB_HEADER = ("run", *summary.AB_HEADER)
 def ab_rows(runs: Sequence[Run]) -> list[tuple[str, ...]]:
     """Every cell judged B against A in an A/B run, the largest slowdown first."""
     return [(run.tag, *row) for run in runs for row in summary.ab_rows(run.verdicts)]
+
+
+def _shown_seconds(value: object) -> str:
+    return format_seconds(value) if isinstance(value, (int, float)) else ""
