@@ -509,6 +509,7 @@ class ProcessBench(Bench):
         self.extra_info.setdefault("process_ids", []).extend(pids)  # a test checks none is left
 
 
+THREADS = {"A": 1, "B": 0}  # a threads cell's sides: one intra-op thread, and TensorFlow's default (all)
 PROCESS_TIMEOUT_S = 90.0  # per job: TensorFlow's start in each process, a gRPC cluster, a few rounds
 
 
@@ -521,7 +522,7 @@ class ThreadsBench(ProcessBench):
 
     def throughputs(self) -> tuple[list[float], list[float]]:
         one, every = [], []
-        for threads in abba(1, 0, self.preset.thread_processes):
+        for threads in (THREADS[side] for pair in comparison.order(self.preset.thread_processes) for side in pair):
             self.say(f"training with {threads or 'all'} intra-op thread(s)")
             result = self.run_job(self.job("single", check_steps=0, threads=threads))
             (one if threads == 1 else every).append(result.fastest_samples_per_s)
@@ -535,11 +536,6 @@ class ThreadsBench(ProcessBench):
                   one_thread_samples_per_s=max(one), all_threads_samples_per_s=max(every),
                   all_threads_speedup=speedup, parallel_efficiency=speedup / cores,
                   pair_ratios=[round(r, 4) for r in measure.pair_ratios(one, every)])
-
-
-def abba(a: Any, b: Any, per_side: int) -> list[Any]:
-    """A B B A A B ...: per_side of each, so that drift favours neither."""
-    return [(a, b, b, a)[i % 4] for i in range(2 * per_side)]
 
 
 class ParityBench(Bench):

@@ -165,14 +165,18 @@ def sequential(pair_ratios: Sequence[float], plan: Plan) -> Comparison:
     return looks(lambda n: pair_ratios[:n], plan)[0]
 
 
-def order(pairs: int, seed: int) -> list[tuple[str, str]]:
-    """Each pair's order, A B or B A, in seeded random A B B A blocks: half the pairs of every
-    block run A first, so neither side always follows the other."""
-    rng = random.Random(seed)
-    orders = []
+def order(pairs: int, seed: int | None = None) -> list[tuple[str, str]]:
+    """Each pair's order, A B or B A, in A B B A blocks: half the pairs of every block run A
+    first, so neither side always follows the other and a drift favours neither. With a seed
+    each block's order is drawn at random (an A/B run's rounds); without one it is fixed:
+    A B, B A, A B, ... The suite's one interleaving order: A/B runs, backends round for
+    round, speedups' pairs and the threads cells' processes all take it."""
+    rng = random.Random(seed) if seed is not None else None
+    orders: list[tuple[str, str]] = []
     for _ in range(0, pairs, 2):
         block = [("A", "B"), ("B", "A")]
-        rng.shuffle(block)
+        if rng is not None:
+            rng.shuffle(block)
         orders += block
     return orders[:pairs]
 

@@ -138,20 +138,15 @@ def _train(job: Job, strategy: Any, x: Any, y: Any, batch: int, global_batch: in
            check_steps: int) -> tuple[list[float], list[float]]:
     """(losses of the first check_steps steps, seconds of each timed round) of a model freshly
     built from the job's seed."""
-    import keras
     import tensorflow as tf
 
-    from accelbench.axes.data import NUM_CLASSES
     from accelbench.axes.models import MODELS, ModelOptions
+    from accelbench.work.build import build_model
     from accelbench.work.training import custom_step
 
-    spec = MODELS[job.model]
-    keras.utils.set_random_seed(job.seed)
-    with strategy.scope():
-        model = spec.build(x.shape[1:], NUM_CLASSES, ModelOptions(deep_layers=job.deep_layers, seed=job.seed))
-        optimizer = spec.optimizer()
-        model.build((None, *x.shape[1:]))
-        optimizer.build(model.trainable_variables)
+    model = build_model(MODELS[job.model], x.shape[1:], ModelOptions(deep_layers=job.deep_layers, seed=job.seed),
+                        strategy.scope(), train=True)
+    optimizer = model.optimizer
     replica_step = custom_step(model, optimizer, global_batch)
     iterator = _distributed_input(strategy, x, y, batch, tf)
 
@@ -179,15 +174,11 @@ def _train(job: Job, strategy: Any, x: Any, y: Any, batch: int, global_batch: in
 
 def _fit(job: Job, strategy: Any, x: Any, y: Any, tf: Any) -> None:
     """Keras fit() under the job's strategy: what keras-team/keras#20585 says fails for workers."""
-    import keras
-
-    from accelbench.axes.data import NUM_CLASSES
     from accelbench.axes.models import MODELS, ModelOptions
+    from accelbench.work.build import build_model
 
-    spec = MODELS[job.model]
-    with strategy.scope():
-        model = spec.build(x.shape[1:], NUM_CLASSES, ModelOptions(deep_layers=job.deep_layers, seed=job.seed))
-        model.compile(optimizer=spec.optimizer(), loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model = build_model(MODELS[job.model], x.shape[1:], ModelOptions(deep_layers=job.deep_layers, seed=job.seed),
+                        strategy.scope(), train=True)
     data = tf.data.Dataset.from_tensor_slices((x, y)).repeat().batch(job.global_batch)
     model.fit(data, epochs=1, steps_per_epoch=job.check_steps, verbose=0)
 

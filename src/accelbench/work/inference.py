@@ -6,25 +6,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from accelbench.axes import precisions
 from accelbench.axes.data import NUM_CLASSES, Dataset
 from accelbench.axes.devices import Placement
 from accelbench.axes.models import ModelOptions, ModelSpec, forward_flops_per_sample
 from accelbench.work import measure
+from accelbench.work.build import build_model
 from accelbench.work.training import batches_for, fixed_batches, one_batch
 
 
 def serving_model(spec: ModelSpec, dataset: Dataset, placement: Placement, options: ModelOptions) -> Any:
     """The model, seeded and built on the placement, as inference runs it (no training needed:
     the weights do not change the time or the memory of a prediction)."""
-    import keras
-
-    keras.utils.set_random_seed(options.seed)
-    with precisions.policy(options.precision), placement.scope():
-        model = spec.build(dataset.input_shape, NUM_CLASSES, options)
-    if placement.jit_compile is False:  # a CPU cell: no XLA, whatever other devices the process sees
-        model.jit_compile = False
-    return model
+    return build_model(spec, dataset.input_shape, options, placement.scope(), train=False,
+                       jit_compile=placement.jit_compile)
 
 
 class BatchRounds:

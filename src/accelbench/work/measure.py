@@ -8,6 +8,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from accelbench.judge import comparison
+
 MAX_STEPS_PER_ROUND = 10_000
 CALIBRATION_STEPS = 5  # steps timed to size a round
 
@@ -47,7 +49,8 @@ def calibrated_steps(run: Callable[[int], object], round_seconds: float) -> int:
 
 def interleaved(first: Callable[[], float], second: Callable[[], float],
                 pairs: int) -> tuple[list[float], list[float]]:
-    """Throughputs of two workloads timed in alternating rounds, A B B A A B ... to cancel drift.
+    """Throughputs of two workloads timed in alternating rounds, A B B A A B ... (comparison.order)
+    to cancel drift.
 
     Each callable times one round and returns its throughput. Running the two back to back
     gives both the same chances at a quiet machine. Both must come warm (built work does:
@@ -57,13 +60,11 @@ def interleaved(first: Callable[[], float], second: Callable[[], float],
     collecting = gc.isenabled()
     gc.disable()  # as timeit does: a collection landing in one side of a pair is pure noise
     try:
-        for pair in range(pairs):
-            if pair % 2:
-                seconds_.append(second())
-                firsts.append(first())
-            else:
-                firsts.append(first())
-                seconds_.append(second())
+        sides = {"A": (first, firsts), "B": (second, seconds_)}
+        for pair in comparison.order(pairs):
+            for side in pair:
+                run, kept = sides[side]
+                kept.append(run())
     finally:
         if collecting:
             gc.enable()

@@ -13,12 +13,13 @@ from typing import Any
 import numpy as np
 
 from accelbench import progress
-from accelbench.axes import backends, precisions
+from accelbench.axes import backends
 from accelbench.axes.backends import BACKENDS
-from accelbench.axes.data import NUM_CLASSES, Dataset
+from accelbench.axes.data import Dataset
 from accelbench.axes.devices import Placement
 from accelbench.axes.models import TRAIN_FLOPS_PER_FORWARD, ModelOptions, ModelSpec, forward_flops_per_sample
 from accelbench.work import measure
+from accelbench.work.build import build_model
 
 PREDICT_BATCH = 1024
 CACHED_SAMPLES = 16_384
@@ -36,18 +37,8 @@ def check_finite(loss: float, where: str) -> float:
 
 def build_compiled(spec: ModelSpec, dataset: Dataset, placement: Placement, options: ModelOptions) -> Any:
     """The model with its variables on the placement, compiled the way fit() will run it."""
-    import keras
-
-    keras.utils.set_random_seed(options.seed)  # same seed on every device: accuracy parity
-    with precisions.policy(options.precision), placement.scope():
-        model = spec.build(dataset.input_shape, NUM_CLASSES, options)
-        model.compile(optimizer=spec.optimizer(), jit_compile=placement.jit_compile,
-                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-        # The optimizer's slots made now, not by the first step: a tf.function that creates
-        # variables is traced twice, which made the first fit() 1.6-2.9x slower here (mlp_deep
-        # 2.5 s against 0.9 s) in every trainer, memory step and recipe.
-        model.optimizer.build(model.trainable_variables)
-    return model
+    return build_model(spec, dataset.input_shape, options, placement.scope(), train=True,
+                       jit_compile=placement.jit_compile)
 
 
 def fixed_batches(arrays: tuple[np.ndarray, ...], batch_size: int) -> tuple[np.ndarray, ...]:

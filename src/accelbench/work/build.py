@@ -1,0 +1,38 @@
+"""The one path by which a Keras model of the zoo is made: seeded, under the cell's dtype
+policy, inside the placement's (or strategy's) scope, and, for training, compiled with its
+optimizer's slots made up front. Trainers, predictors, memory steps, recipes, data-scaling
+cells and tf.distribute jobs all take it, so a model is the same model wherever it is timed."""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from typing import Any
+
+from accelbench.axes import precisions
+from accelbench.axes.data import NUM_CLASSES
+from accelbench.axes.devices import AUTO
+from accelbench.axes.models import ModelOptions, ModelSpec
+
+
+def build_model(spec: ModelSpec, input_shape: tuple[int, ...], options: ModelOptions, scope: AbstractContextManager,
+                *, train: bool, jit_compile: bool | str = AUTO) -> Any:
+    """The model of `spec`, its variables made in `scope` from the options' seed.
+
+    train: compiled as fit() will run it (the spec's optimizer, sparse cross-entropy on logits,
+    `jit_compile`), with the optimizer's slots built now: a tf.function that creates variables
+    is traced twice, which made the first fit() 1.6-2.9x slower in every trainer, memory step
+    and recipe. Not train: as inference runs it, uncompiled; a CPU cell (jit_compile False) is
+    kept off XLA whatever other devices the process sees.
+    """
+    import keras
+
+    keras.utils.set_random_seed(options.seed)  # same seed on every device: accuracy parity
+    with precisions.policy(options.precision), scope:
+        model = spec.build(input_shape, NUM_CLASSES, options)
+        if train:
+            model.compile(optimizer=spec.optimizer(), jit_compile=jit_compile,
+                          loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+            model.optimizer.build(model.trainable_variables)
+    if not train and jit_compile is False:
+        model.jit_compile = False
+    return model
