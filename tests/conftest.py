@@ -19,3 +19,11 @@ HEAVY_MODULES = ("tensorflow", "keras", "sklearn.svm", "sklearn.datasets", "skle
 def heavy_imports():
     for name in HEAVY_MODULES:
         importlib.import_module(name)
+
+
+@pytest.fixture(autouse=True)
+def not_an_xdist_worker_inside(monkeypatch):
+    """The tests run in pytest-xdist workers (tox -e tests: -n auto), and pytest-benchmark
+    disables itself in any process that has PYTEST_XDIST_WORKER set, which the suites that
+    pytester runs inside a test would inherit. Their benchmarks are the thing under test."""
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)

@@ -36,6 +36,7 @@ from accelbench.judge.verdicts import (
     RelativeGrowth,
 )
 from accelbench.processes import distributed
+from accelbench.processes.protocol import Cellwork
 from accelbench.processes.workers import WorkerFailed
 from accelbench.registry import Registry
 from accelbench.results import costs
@@ -43,6 +44,7 @@ from accelbench.run.session import Session
 from accelbench.work import growth, measure, memory, traces
 from accelbench.work.training import HandLoop
 
+TRACED_KINDS = {"train": "train", "predict": "inference"}  # a trace's phase -> the kind of cell work it traces
 BACKEND_ACCURACY_GAP = "accuracy_gap_to_tensorflow"  # a backend's recipe accuracy minus tensorflow's
 # A memory cell measured in a backend's worker: pytest-memray's limit_memory cap cannot reach
 # that process, so its peak is held to the same cap here.
@@ -129,10 +131,9 @@ class Bench:
         if directory is None or MODELS[self.cell.model].framework == "sklearn":
             return
         if self.on_other_backend():  # that backend's profiler, in its worker
+            spec = self.session.cell_spec(TRACED_KINDS[phase], self.cell)
             take = lambda: self.session.backend_call(  # noqa: E731
-                self.cell.backend, "trace_steps", phase=phase, run=self.session.run.worker_fields(), cell_id=self.cell.id,
-                device=self.cell.device, batch_size=self.cell.batch_size, model=self.cell.model,
-                directory=str(directory), cell_name=self.name, precision=self.cell.precision)
+                self.cell.backend, Cellwork.TRACE_STEPS, spec=spec, directory=str(directory), cell_name=self.name)
         else:
             take = lambda: traces.trace_steps(directory, self.name, phase, build_step(), self.say)  # noqa: E731
         self.session.deferred.append((f"step trace of {self.name}", lambda: self.info(**take())))
@@ -225,17 +226,16 @@ class Bench:
         work is dropped afterwards."""
         backend = BACKENDS[self.cell.backend]
         environment, pool = backend.environment(), self.session.backend_workers
-        key = f"{kind}:{self.cell.id}"
+        spec = self.session.cell_spec(kind, self.cell)
+        key = spec["key"]
 
-        def call(function: str, **kwargs: Any) -> Any:
-            return pool.call(environment, f"accelbench.processes.cellwork:{function}", self.session.run.worker_deadline_s, **kwargs)
+        def call(function: Cellwork, **kwargs: Any) -> Any:
+            return pool.call(environment, function.target, self.session.run.worker_deadline_s, **kwargs)
 
         try:
             self.say(f"building in the {backend.name} worker")
-            built = call("prepare", key=key, kind=kind, run=self.session.run.worker_fields(), cell_id=self.cell.id,
-                         device=self.cell.device, batch_size=self.cell.batch_size, model=self.cell.model, steps=steps,
-                         precision=self.cell.precision)
-            versions = call("describe")["versions"]
+            built = call(Cellwork.PREPARE, spec=spec, steps=steps)
+            versions = call(Cellwork.DESCRIBE)["versions"]
             self.info(backend=backend.name, compiled_with=backend.compiles, jit_compile=built["jit_compile"],
                       backend_versions={name: versions[name] for name in backend.packages if name in versions},
                       batch_size=self.cell.batch_size, steps_per_round=built["steps"],
@@ -247,7 +247,7 @@ class Bench:
         finally:
             if pool.get(environment).process is not None:
                 with contextlib.suppress(WorkerFailed):
-                    call("forget", key=key)
+                    call(Cellwork.FORGET, key=key)
 
     def time_in_backend_worker(self, benchmark: Any, kind: str) -> None:
         """Rounds of a cell on another backend, timed through pytest-benchmark as calls to its
@@ -257,7 +257,7 @@ class Bench:
         with self.built_in_backend_worker(kind) as (built, call):
             reference = self.process_backend_reference(kind)
             partner = self.round_for_round(reference) if reference else None
-            median = self.time_rounds(benchmark, lambda: inside.append(call("one_round")),
+            median = self.time_rounds(benchmark, lambda: inside.append(call(Cellwork.ONE_ROUND)),
                                       built["samples_per_round"], kind, self.preset.rounds, BACKEND_WARMUP_ROUNDS,
                                       setup=partner.setup if partner else None,
                                       teardown=partner.teardown if partner else None)
@@ -358,7 +358,7 @@ class LatencyBench(InferenceBench):
         small beside one prediction (pipe_seconds: what it added at the median)."""
         inside: list[float] = []
         with self.built_in_backend_worker("inference", steps=1) as (_, call):
-            median = self.time_rounds(benchmark, lambda: inside.append(call("one_prediction")), 1, "latency",
+            median = self.time_rounds(benchmark, lambda: inside.append(call(Cellwork.ONE_PREDICTION)), 1, "latency",
                                       self.preset.latency_rounds, warmup_rounds=self.warmup_rounds)
         inside = inside[self.warmup_rounds:]
         if median:
@@ -372,7 +372,7 @@ class AccuracyBench(Bench):
     def __call__(self, benchmark: Any) -> None:
         try:
             if self.cell.backend != PROCESS_BACKEND:  # its worker starts outside the clock
-                versions = self.session.backend_call(self.cell.backend, "describe")["versions"]
+                versions = self.session.backend_call(self.cell.backend, Cellwork.DESCRIBE)["versions"]
                 self.info(backend_versions={name: versions[name] for name in BACKENDS[self.cell.backend].packages
                                             if name in versions})
             run = benchmark.pedantic(self.session.accuracy_run, args=(self.cell,), rounds=1, iterations=1)
@@ -629,10 +629,8 @@ class StepMemoryBench(Bench):
         backend = self.cell.backend
         self.say(f"measuring in the {backend} worker (memray there)")
         try:
-            found = self.session.backend_call(
-                backend, "step_memory", kind=self.kind, run=self.session.run.worker_fields(), cell_id=self.cell.id,
-                device=self.cell.device, batch_size=self.cell.batch_size, model=self.cell.model,
-                steps_measured=self.steps_measured, precision=self.cell.precision)
+            found = self.session.backend_call(backend, Cellwork.STEP_MEMORY, spec=self.session.cell_spec(self.kind, self.cell),
+                                              steps_measured=self.steps_measured)
         except WorkerFailed as error:
             pytest.fail(f"{self.name}: {error}", pytrace=False)
         self.cap = memory.host_cap(MODELS[self.cell.model].memory_headroom, found["estimated_bytes"],

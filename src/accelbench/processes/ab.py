@@ -20,12 +20,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from accelbench.axes.precisions import REFERENCE_PRECISION
 from accelbench.environments import Environment
 from accelbench.judge import comparison
+from accelbench.processes.protocol import CellSpec, Cellwork, RunFields
 from accelbench.processes.workers import WorkerFailed, Workers
 
-CELLWORK = "accelbench.processes.cellwork"
 A_ENVIRONMENT = Environment("A")
 
 
@@ -65,7 +64,7 @@ class Rounds:
 @dataclass
 class ABRun:
     setup: Setup
-    run_fields: dict[str, Any]  # what a worker needs to build a cell as this run does (cellwork.prepare)
+    run_fields: RunFields  # what a worker needs to build a cell as this run does
     cells_judged: int = 1
     workers: Workers = field(default_factory=Workers)
     described: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -74,20 +73,20 @@ class ABRun:
     def environments(self) -> dict[str, Environment]:
         return {"A": A_ENVIRONMENT, "B": self.setup.b}
 
-    def call(self, side: str, function: str, **kwargs: Any) -> Any:
-        return self.workers.call(self.environments[side], f"{CELLWORK}:{function}", self.setup.deadline_s, **kwargs)
+    def call(self, side: str, call: Cellwork, **kwargs: Any) -> Any:
+        return self.workers.call(self.environments[side], call.target, self.setup.deadline_s, **kwargs)
 
-    def call_both(self, function: str, **kwargs: Any) -> dict[str, Any]:
+    def call_both(self, call: Cellwork, **kwargs: Any) -> dict[str, Any]:
         """The same call in A and B at once: for what is not timed side against side (a start,
         a build, a memory peak), so that an A/B run does not pay for it twice over."""
-        results = self.workers.call_each(list(self.environments.values()), f"{CELLWORK}:{function}",
-                                         self.setup.deadline_s, **kwargs)
+        results = self.workers.call_each(list(self.environments.values()), call.target, self.setup.deadline_s,
+                                         **kwargs)
         return dict(zip(self.environments, results))
 
     def describe(self) -> dict[str, dict[str, Any]]:
         """Each side's library versions and fingerprint, asked once (both workers start here)."""
         if not self.described:
-            self.described.update(self.call_both("describe"))
+            self.described.update(self.call_both(Cellwork.DESCRIBE))
         return self.described
 
     def plan(self, first: int, step: int, most: int) -> comparison.Plan:
@@ -97,39 +96,33 @@ class ABRun:
         """Build the cell's work on both sides at `steps` per round (the pytest process's
         calibration), then interleave single rounds until a look decides; a fail is confirmed
         in fresh processes."""
-        key = f"{kind}:{cell.id}"
-        fields = self._fields(key, kind, cell, steps)
+        spec = CellSpec.of(kind, cell, self.run_fields)
+        key, fields = spec.key, dict(spec=spec.to_wire(), steps=steps)
         try:
             say("A/B: building in A and B")
-            builds = self.call_both("prepare", **fields)
+            builds = self.call_both(Cellwork.PREPARE, **fields)
             seconds: dict[str, list[float]] = {"A": [], "B": []}
             orders = comparison.order(plan.most, self.setup.seed + zlib.crc32(key.encode()))
             found, ratios = comparison.looks(lambda n: self._pairs(key, orders, n, seconds, say), plan)
             found = comparison.confirmed(found, ratios, lambda: self._fresh(key, plan, seconds, fields, say), plan.min_effect,
                                          self.setup.confirmations)
             say("A/B: host peak of one round in A and in B (memray)")
-            peaks = self.call_both("peak", key=key)  # bytes, not seconds: both at once
+            peaks = self.call_both(Cellwork.PEAK, key=key)  # bytes, not seconds: both at once
             return Rounds(seconds["A"], seconds["B"], builds["A"], builds["B"], found, peaks["A"], peaks["B"])
         finally:
             self._forget(key)
-
-    def _fields(self, key: str, kind: str, cell: Any, steps: int) -> dict[str, Any]:
-        """cellwork.prepare's arguments for the cell."""
-        return dict(key=key, kind=kind, run=self.run_fields, cell_id=cell.id, device=cell.device,
-                    batch_size=cell.batch_size, model=cell.model, steps=steps,
-                    precision=getattr(cell, "precision", REFERENCE_PRECISION))
 
     def compile_again(self, kind: str, cell: Any, steps: int) -> dict[str, float]:
         """Each side's compile seconds measured once more, one side at a time (a fresh build of
         the cell's model). Both sides build at once (call_both), and on a loaded machine the two
         compiles can slow each other unevenly: a compile that looked slower in B is measured again
         before it is judged."""
-        key = f"{kind}:{cell.id}:compile again"
+        spec = CellSpec.of(kind, cell, self.run_fields, tag="compile again")
         try:
-            return {side: self.call(side, "prepare", **self._fields(key, kind, cell, steps))["compile_seconds"]
+            return {side: self.call(side, Cellwork.PREPARE, spec=spec.to_wire(), steps=steps)["compile_seconds"]
                     for side in self.environments}
         finally:
-            self._forget(key)
+            self._forget(spec.key)
 
     def _pairs(self, key: str, orders: list[tuple[str, str]], n: int, seconds: dict[str, list[float]],
                say: Callable[[str], None]) -> list[float]:
@@ -137,7 +130,7 @@ class ABRun:
         say(f"A/B: {n} pairs of rounds")
         for pair in orders[len(seconds["A"]):n]:
             for side in pair:
-                seconds[side].append(self.call(side, "one_round", key=key))
+                seconds[side].append(self.call(side, Cellwork.ONE_ROUND, key=key))
         return comparison.ratios(seconds["A"], seconds["B"])
 
     def _fresh(self, key: str, plan: comparison.Plan, seconds: dict[str, list[float]], fields: dict[str, Any],
@@ -148,7 +141,7 @@ class ABRun:
         for environment in self.environments.values():
             self.workers.get(environment).stop()
         say("A/B: B slower: building again in fresh processes of A and B, to confirm")
-        self.call_both("prepare", **fields)
+        self.call_both(Cellwork.PREPARE, **fields)
         again: dict[str, list[float]] = {"A": [], "B": []}
         orders = comparison.order(plan.most, self.setup.seed + len(seconds["A"]) + zlib.crc32(key.encode()))
         ratios = comparison.fresh_pairs(lambda n: self._pairs(key, orders, n, again, say), plan)
@@ -160,7 +153,7 @@ class ABRun:
         running = [environment for environment in self.environments.values()
                    if self.workers.get(environment).process is not None]  # not one that died or was killed
         try:
-            self.workers.call_each(running, f"{CELLWORK}:forget", self.setup.deadline_s, key=key)
+            self.workers.call_each(running, Cellwork.FORGET.target, self.setup.deadline_s, key=key)
         except WorkerFailed:  # the cell's own failure is the one to report
             pass
 

@@ -1,4 +1,5 @@
-"""What a worker process does for a cell (called over the pipe; see workers.py).
+"""What a worker process does for a cell (called over the pipe; see workers.py and the calls
+declared in protocol.Cellwork). The child half: the pytest process never imports it.
 
 Everything here runs inside the worker: it builds the cell's work once (a Trainer or a
 Predictor, exactly as the pytest process builds its own), times rounds with the worker's
@@ -10,12 +11,13 @@ from __future__ import annotations
 
 import functools
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from accelbench.axes import backends
 from accelbench.axes.backends import PROCESS_BACKEND
-from accelbench.axes.precisions import REFERENCE_PRECISION
+from accelbench.processes.protocol import CellSpec, RunFields
 from accelbench.work import measure
 
 _WORK: dict[str, Any] = {}  # key -> the built work of a cell, until forget(key)
@@ -50,59 +52,69 @@ def _placement(device: str, intra_op_threads: int) -> Any:
 
 
 @functools.cache
-def _dataset(name: str, data_dir: str | None, max_train_samples: int | None) -> Any:
+def _dataset(run: RunFields) -> Any:
     from accelbench.axes import data
 
-    return data.load(name, Path(data_dir) if data_dir else None).head(max_train_samples)
+    return data.load(run.dataset, Path(run.data_dir) if run.data_dir else None).head(run.max_train_samples)
 
 
-def _trainer(cell_id: str, spec: Any, dataset: Any, placement: Any, batch_size: int, options: Any,
-             run: dict[str, Any], steps: int) -> Any:
+@dataclass(frozen=True)
+class _Built:
+    """What every call on a cell starts from: its spec, and the model, data and place it needs."""
+
+    spec: CellSpec
+    model: Any  # axes.models.ModelSpec
+    dataset: Any
+    placement: Any
+    options: Any  # axes.models.ModelOptions
+
+    @classmethod
+    def of(cls, wire: dict[str, Any]) -> _Built:
+        from accelbench.axes.models import MODELS, ModelOptions
+
+        spec = CellSpec.from_wire(wire)
+        options = ModelOptions(deep_layers=spec.run.deep_layers, seed=spec.run.seed, precision=spec.precision)
+        return cls(spec, MODELS[spec.model], _dataset(spec.run), _placement(spec.device, spec.run.intra_op_threads),
+                   options)
+
+
+def _trainer(built: _Built, steps: int | None) -> Any:
     from accelbench.work.training import Trainer
 
-    return Trainer.build(cell_id, spec, dataset, placement, batch_size, options, run["round_seconds"], steps=steps)
+    return Trainer.build(built.spec.cell_id, built.model, built.dataset, built.placement, built.spec.batch_size,
+                         built.options, built.spec.run.round_seconds, steps=steps)
 
 
-def _predictor(cell_id: str, spec: Any, dataset: Any, placement: Any, batch_size: int, options: Any,
-               run: dict[str, Any], steps: int) -> Any:
+def _predictor(built: _Built, steps: int | None) -> Any:
     from accelbench.work.inference import PREDICTORS
 
-    return PREDICTORS[spec.framework].build(spec, dataset, placement, batch_size, options,
-                                            run["predict_round_seconds"], steps=steps)
+    return PREDICTORS[built.model.framework].build(built.model, built.dataset, built.placement, built.spec.batch_size,
+                                                   built.options, built.spec.run.predict_round_seconds, steps=steps)
 
 
 BUILDERS = {"train": _trainer, "inference": _predictor}  # a cell's kind -> how its work is built
 
 
-def prepare(key: str, kind: str, run: dict[str, Any], cell_id: str, device: str, batch_size: int, model: str,
-            steps: int | None, precision: str = REFERENCE_PRECISION) -> dict[str, Any]:
+def prepare(spec: dict[str, Any], steps: int | None) -> dict[str, Any]:
     """Build the cell's work (a BUILDERS kind) at `steps` per round, as the pytest process
     calibrated it (None: calibrate here, to the run's round length), and warm it up; what it
     measured while building (compile seconds) and what the caller needs to report rounds."""
-    from accelbench.axes.models import MODELS, ModelOptions
-
-    placement = _placement(device, run["intra_op_threads"])
-    dataset = _dataset(run["dataset"], run["data_dir"], run["max_train_samples"])
-    options = ModelOptions(deep_layers=run["deep_layers"], seed=run["seed"], precision=precision)
-    work = _WORK[key] = BUILDERS[kind](cell_id, MODELS[model], dataset, placement, batch_size, options, run, steps)
+    built = _Built.of(spec)
+    work = _WORK[built.spec.key] = BUILDERS[built.spec.kind](built, steps)
     return {"compile_seconds": work.compile_seconds, "steps": work.steps, "samples_per_round": work.samples_per_round,
-            "flops_per_sample": work.flops_per_sample(), "device": placement.description,
+            "flops_per_sample": work.flops_per_sample(), "device": built.placement.description,
             "jit_compile": bool(getattr(getattr(work, "model", None), "jit_compile", False))}
 
 
-def accuracy_run(run: dict[str, Any], cell_id: str, device: str, batch_size: int, model: str, epochs: int,
-                 target: float, precision: str = REFERENCE_PRECISION) -> dict[str, Any]:
+def accuracy_run(spec: dict[str, Any], epochs: int, target: float) -> dict[str, Any]:
     """The published recipe from the run's seed (training.train_to_accuracy), here."""
     import dataclasses
 
-    from accelbench.axes.models import MODELS, ModelOptions
     from accelbench.work.training import train_to_accuracy
 
-    placement = _placement(device, run["intra_op_threads"])
-    dataset = _dataset(run["dataset"], run["data_dir"], run["max_train_samples"])
-    options = ModelOptions(deep_layers=run["deep_layers"], seed=run["seed"], precision=precision)
-    return dataclasses.asdict(train_to_accuracy(cell_id, MODELS[model], dataset, placement, batch_size, epochs,
-                                                target, options))
+    built = _Built.of(spec)
+    return dataclasses.asdict(train_to_accuracy(built.spec.cell_id, built.model, built.dataset, built.placement,
+                                                built.spec.batch_size, epochs, target, built.options))
 
 
 def one_round(key: str) -> float:
@@ -115,53 +127,43 @@ def one_prediction(key: str) -> float:
     return measure.seconds(_WORK[key].predict_one)
 
 
-def _training_step(cell_id: str, spec: Any, dataset: Any, placement: Any, batch_size: int, options: Any) -> Any:
+def _training_step(built: _Built) -> Any:
     from accelbench.work import memory
     from accelbench.work.training import OneStep
 
-    step = OneStep.build(cell_id, spec, dataset, placement, batch_size, options)
-    return step.run, memory.estimate(step.model).step(batch_size)
+    step = OneStep.build(built.spec.cell_id, built.model, built.dataset, built.placement, built.spec.batch_size,
+                         built.options)
+    return step.run, memory.estimate(step.model).step(built.spec.batch_size)
 
 
-def _predicted_batch(cell_id: str, spec: Any, dataset: Any, placement: Any, batch_size: int, options: Any) -> Any:
+def _predicted_batch(built: _Built) -> Any:
     from accelbench.work import memory
     from accelbench.work.inference import OneBatch
 
-    one = OneBatch.build(spec, dataset, placement, batch_size, options)
-    return one.predict, memory.estimate(one.model).inference(batch_size) if one.model else 0
+    one = OneBatch.build(built.model, built.dataset, built.placement, built.spec.batch_size, built.options)
+    return one.predict, memory.estimate(one.model).inference(built.spec.batch_size) if one.model else 0
 
 
 MEMORY_WORK = {"train": _training_step, "inference": _predicted_batch}  # a memory cell's kind -> its step
 
 
-def _step(kind: str, run: dict[str, Any], cell_id: str, device: str, batch_size: int, model: str,
-          precision: str) -> tuple[Any, Any, int]:
-    """(placement, one step of the cell's kind, its estimated bytes), built and warmed up."""
-    from accelbench.axes.models import MODELS, ModelOptions
-
-    placement = _placement(device, run["intra_op_threads"])
-    dataset = _dataset(run["dataset"], run["data_dir"], run["max_train_samples"])
-    options = ModelOptions(deep_layers=run["deep_layers"], seed=run["seed"], precision=precision)
-    return placement, *MEMORY_WORK[kind](cell_id, MODELS[model], dataset, placement, batch_size, options)
-
-
-def step_memory(kind: str, run: dict[str, Any], cell_id: str, device: str, batch_size: int, model: str,
-                steps_measured: int, precision: str = REFERENCE_PRECISION) -> dict[str, Any]:
+def step_memory(spec: dict[str, Any], steps_measured: int) -> dict[str, Any]:
     """A memory cell measured here, as the pytest process measures its own (StepMemoryBench):
     the step built and warmed up, then memray's host peak over `steps_measured` steps, the
     backend allocator's device peak where it keeps one, and the analytic estimate."""
     from accelbench.work import memory
 
-    placement, work, estimated = _step(kind, run, cell_id, device, batch_size, model, precision)
+    built = _Built.of(spec)
+    work, estimated = MEMORY_WORK[built.spec.kind](built)
 
     def steps() -> None:
         for _ in range(steps_measured):
             work()
 
     host_peak = memory.host_peak(steps)
-    device_peak = backends.device_peak_bytes(_backend(), device, steps)
+    device_peak = backends.device_peak_bytes(_backend(), built.spec.device, steps)
     return {"host_peak_bytes": host_peak, "device_peak_bytes": device_peak, "estimated_bytes": estimated,
-            "device": placement.description}
+            "device": built.placement.description}
 
 
 def peak(key: str) -> int:
@@ -171,17 +173,17 @@ def peak(key: str) -> int:
     return memory.host_peak(_WORK[key].run_round)
 
 
-def trace_steps(phase: str, run: dict[str, Any], cell_id: str, device: str, batch_size: int, model: str,
-                directory: str, cell_name: str, precision: str = REFERENCE_PRECISION) -> dict[str, Any]:
-    """A step trace of the cell's phase ("train" or "predict") taken here with this backend's
-    profiler (traces.PROFILERS)."""
+def trace_steps(spec: dict[str, Any], directory: str, cell_name: str) -> dict[str, Any]:
+    """A step trace of the cell's kind (a training step, or a predicted batch) taken here with
+    this backend's profiler (traces.PROFILERS)."""
     from accelbench.work import traces
 
-    _, work, _ = _step(TRACED_KINDS[phase], run, cell_id, device, batch_size, model, precision)
-    return traces.trace_steps(Path(directory), cell_name, phase, work, backend=_backend())
+    built = _Built.of(spec)
+    work, _ = MEMORY_WORK[built.spec.kind](built)
+    return traces.trace_steps(Path(directory), cell_name, TRACED_PHASES[built.spec.kind], work, backend=_backend())
 
 
-TRACED_KINDS = {"train": "train", "predict": "inference"}  # a trace's phase -> the MEMORY_WORK step it traces
+TRACED_PHASES = {"train": "train", "inference": "predict"}  # a cell's kind -> the phase its trace is named by
 
 
 def forget(key: str) -> None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from accelbench.axes.backends import PROCESS_BACKEND
 from accelbench.axes.models import ModelOptions
 from accelbench.axes.precisions import REFERENCE_PRECISION
 from accelbench.processes import ab
+from accelbench.processes.protocol import RunFields
 from accelbench.run.presets import Preset
 
 
@@ -44,9 +44,10 @@ class RunConfig:
     precisions: tuple[str, ...] = (REFERENCE_PRECISION,)  # their Keras dtype policies
     worker_deadline_s: float = 300.0  # of one call to a worker
 
-    def worker_fields(self) -> dict[str, Any]:
-        """What a worker needs to build a cell as this run does (cellwork.prepare)."""
-        return dict(dataset=self.dataset, data_dir=str(self.data_dir) if self.data_dir else None,
-                    max_train_samples=self.preset.max_train_samples, deep_layers=self.model_options.deep_layers,
-                    seed=self.model_options.seed, intra_op_threads=self.intra_op_threads,
-                    round_seconds=self.preset.round_seconds, predict_round_seconds=self.preset.predict_round_seconds)
+    def worker_fields(self) -> RunFields:
+        """What a worker needs to build a cell as this run does (processes.protocol.CellSpec)."""
+        return RunFields(dataset=self.dataset, data_dir=str(self.data_dir) if self.data_dir else None,
+                         max_train_samples=self.preset.max_train_samples, deep_layers=self.model_options.deep_layers,
+                         seed=self.model_options.seed, intra_op_threads=self.intra_op_threads,
+                         round_seconds=self.preset.round_seconds,
+                         predict_round_seconds=self.preset.predict_round_seconds)

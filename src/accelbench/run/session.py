@@ -21,6 +21,7 @@ from accelbench.grid.cells import Cell, Grid
 from accelbench.judge import fingerprint
 from accelbench.judge.verdicts import Gates, Verdicts
 from accelbench.processes import ab, workers
+from accelbench.processes.protocol import CellSpec, Cellwork
 from accelbench.results.costs import Projected
 from accelbench.run.config import RunConfig
 from accelbench.run.sizing import Sizing
@@ -150,10 +151,8 @@ class Session:
             spec = MODELS[cell.model]
             if cell.backend != PROCESS_BACKEND:
                 self.progress(f"{cell.id}: training the recipe in the {cell.backend} worker ({spec.recipe_epochs} epochs)")
-                found = self.backend_call(cell.backend, "accuracy_run", run=self.run.worker_fields(), cell_id=cell.id,
-                                          device=cell.device, batch_size=cell.batch_size, model=cell.model,
-                                          epochs=spec.recipe_epochs, target=self.target_accuracy(cell.model),
-                                          precision=cell.precision)
+                found = self.backend_call(cell.backend, Cellwork.ACCURACY_RUN, spec=self.cell_spec("train", cell),
+                                          epochs=spec.recipe_epochs, target=self.target_accuracy(cell.model))
                 self._accuracy_runs[cell] = AccuracyRun(**found)
             else:
                 self._accuracy_runs[cell] = train_to_accuracy(
@@ -161,10 +160,14 @@ class Session:
                     spec.recipe_epochs, self.target_accuracy(cell.model), self.model_options(cell), self.progress)
         return self._accuracy_runs[cell]
 
-    def backend_call(self, backend: str, function: str, **kwargs: Any) -> Any:
-        """A cellwork function in the worker of a Keras backend other than this process's."""
-        return self.backend_workers.call(BACKENDS[backend].environment(), f"accelbench.processes.cellwork:{function}",
-                                         self.run.worker_deadline_s, **kwargs)
+    def cell_spec(self, kind: str, cell: Cell, tag: str = "") -> dict[str, Any]:
+        """The cell as a worker builds it, on the wire (processes.protocol.CellSpec)."""
+        return CellSpec.of(kind, cell, self.run.worker_fields(), tag).to_wire()
+
+    def backend_call(self, backend: str, call: Cellwork, **kwargs: Any) -> Any:
+        """A cellwork call in the worker of a Keras backend other than this process's."""
+        return self.backend_workers.call(BACKENDS[backend].environment(), call.target, self.run.worker_deadline_s,
+                                         **kwargs)
 
     def one_batch(self, cell: Cell) -> OneBatch:
         """Built and warmed up once per cell, as a trainer is: the inference memory and leak cells

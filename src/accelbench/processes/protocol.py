@@ -1,0 +1,78 @@
+"""What crosses the pipe to a worker, declared once: the cell a worker builds (CellSpec, with
+the run's settings in RunFields) and the calls a worker answers (Cellwork).
+
+A CellSpec is made from a grid cell in one place (CellSpec.of) and serialized in one place
+(to_wire / from_wire): the pytest process sends it, cellwork.py rebuilds it. A new field of
+a cell is one edit here.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from accelbench.axes.precisions import REFERENCE_PRECISION
+
+CELLWORK_MODULE = "accelbench.processes.cellwork"
+
+
+class Cellwork(enum.Enum):
+    """The functions of cellwork.py a worker is asked to run, and their wire name."""
+
+    PREPARE = "prepare"  # build and warm up a cell's work: (spec, steps) -> what it built
+    ONE_ROUND = "one_round"  # (key) -> seconds of one round
+    ONE_PREDICTION = "one_prediction"  # (key) -> seconds of one waited-for prediction
+    PEAK = "peak"  # (key) -> host bytes of one round (memray)
+    FORGET = "forget"  # (key) -> drop the built work
+    ACCURACY_RUN = "accuracy_run"  # (spec, epochs, target) -> the recipe's AccuracyRun fields
+    STEP_MEMORY = "step_memory"  # (spec, steps_measured) -> host and device peaks of a step
+    TRACE_STEPS = "trace_steps"  # (spec, directory, cell_name) -> where the step trace went
+    DESCRIBE = "describe"  # () -> the worker's backend, versions and fingerprint
+
+    @property
+    def target(self) -> str:
+        """`module:function`, as worker_main resolves it."""
+        return f"{CELLWORK_MODULE}:{self.value}"
+
+
+@dataclass(frozen=True)
+class RunFields:
+    """What a worker needs of the run to build a cell as the pytest process does."""
+
+    dataset: str
+    data_dir: str | None
+    max_train_samples: int | None
+    deep_layers: int
+    seed: int
+    intra_op_threads: int
+    round_seconds: float
+    predict_round_seconds: float
+
+
+@dataclass(frozen=True)
+class CellSpec:
+    """A cell as a worker builds it: the one typed message for a cell across processes."""
+
+    key: str  # names the built work in the worker until it is forgotten
+    kind: str  # "train" or "inference": which work cellwork builds
+    cell_id: str
+    device: str
+    batch_size: int
+    model: str
+    precision: str
+    run: RunFields
+
+    @classmethod
+    def of(cls, kind: str, cell: Any, run: RunFields, tag: str = "") -> CellSpec:
+        """The spec of a grid cell (grid.cells.Cell); `tag` tells apart two builds of one cell."""
+        key = f"{kind}:{cell.id}" + (f":{tag}" if tag else "")
+        return cls(key, kind, cell.id, cell.device, cell.batch_size, cell.model,
+                   getattr(cell, "precision", REFERENCE_PRECISION), run)
+
+    def to_wire(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_wire(cls, wire: dict[str, Any]) -> CellSpec:
+        return cls(**{**wire, "run": RunFields(**wire["run"])})
