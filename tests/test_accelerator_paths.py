@@ -12,8 +12,8 @@ import pytest
 from accelbench.axes import backends
 from accelbench.axes.backends import BACKENDS, Neutral
 from accelbench.environments import Environment
-from accelbench.processes import distributed
-from accelbench.processes.distributed import Job
+from accelbench.processes import distributed, job_main
+from accelbench.processes.protocol import Job
 from accelbench.processes.workers import Workers
 from accelbench.work import memory
 
@@ -91,10 +91,10 @@ class Strategy:
 
 def test_the_replica_count_and_global_batch_come_from_the_strategy():
     asked = Job("replicas", "mlp", "digits", None, 32, replicas=2, device="gpu")
-    ran = distributed.replicated(asked, Strategy(4))  # a host with four GPUs
+    ran = job_main.replicated(asked, Strategy(4))  # a host with four GPUs
     assert ran.replicas == 4 and ran.global_batch == 128
     single = Job("single", "mlp", "digits", None, 32, replicas=2)
-    assert distributed.replicated(single, Strategy(1)) == single
+    assert job_main.replicated(single, Strategy(1)) == single
 
 
 def test_three_logical_cpu_devices_train_to_the_loss_of_one_device():

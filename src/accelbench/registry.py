@@ -44,3 +44,9 @@ class Registry(Generic[T]):
 
     def names(self) -> list[str]:
         return list(self._entries)
+
+    def values(self) -> list[T]:
+        return list(self._entries.values())
+
+    def get(self, name: str, default: T | None = None) -> T | None:
+        return self._entries.get(name, default)

@@ -1,4 +1,9 @@
-"""Device discovery and placement: each device name becomes a tf.distribute strategy."""
+"""Device kinds (DEVICE_KINDS: cpu, gpu, tpu), their discovery and placement: each device name
+becomes a tf.device scope or a tf.distribute strategy.
+
+A device kind is one DeviceKind entry here: the names --devices accepts for it, whether it
+is an accelerator (its own allocator's memory, XLA as Keras chooses, the largest batch found
+by real steps), whether it hosts the multi-replica cells, and how TensorFlow finds it."""
 
 from __future__ import annotations
 
@@ -9,12 +14,13 @@ import re
 import sys
 import threading
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from accelbench.judge.fingerprint import Fingerprint, hardware
+from accelbench.registry import Registry
 
-DEVICE_WORD = re.compile(r"^(cpu|gpu|gpu:\d+|tpu)$")
 TPU_HINTS = ("TPU_NAME", "COLAB_TPU_ADDR", "TPU_ACCELERATOR_TYPE")
 TPU_PROBE_TIMEOUT_S = 60.0
 
@@ -26,10 +32,16 @@ def parse_devices(text: str) -> tuple[str, ...]:
         raise ValueError("empty device list")
     if words == ["all"]:
         return ()
-    bad = [word for word in words if not DEVICE_WORD.match(word)]
+    bad = [word for word in words if not _named(word)]
     if bad:
-        raise ValueError(f"unknown device {bad[0]!r}; use cpu, gpu, gpu:N, tpu or all")
+        raise ValueError(f"unknown device {bad[0]!r}; use {', '.join(kind.usage for kind in DEVICE_KINDS.values())} "
+                         "or all")
     return tuple(dict.fromkeys(words))
+
+
+def _named(word: str) -> bool:
+    kind = DEVICE_KINDS.get(kind_of(word))
+    return kind is not None and (word == kind.name or (kind.numbered and re.fullmatch(rf"{kind.name}:\d+", word)))
 
 
 def kind_of(name: str) -> str:
@@ -45,7 +57,11 @@ def jit_compile_for(kind: str) -> bool | str:
     the model's placement: on a GPU host every CPU cell would be compiled with XLA, which ran
     the cnn 3-9x slower on a CPU here, and every gpu-over-cpu speedup would be inflated. So a
     CPU cell is compiled without XLA, and an accelerator's cell as Keras chooses."""
-    return False if kind == "cpu" else AUTO
+    return AUTO if is_accelerator(kind) else False
+
+
+def is_accelerator(kind: str) -> bool:
+    return DEVICE_KINDS[kind].accelerator
 
 
 @dataclass(frozen=True)
@@ -92,7 +108,7 @@ class Placement:
         """
         import tensorflow as tf
 
-        if self.kind != "cpu":
+        if is_accelerator(self.kind):
             dataset = dataset.prefetch(tf.data.AUTOTUNE)
         else:
             untuned = tf.data.Options()
@@ -150,7 +166,7 @@ def init_tensorflow(intra_op_threads: int = 0) -> Any:
     # float32 means IEEE float32 on every backend: TensorFlow and JAX run float32 matmuls and
     # convolutions in TF32 on Ampere and later by default, PyTorch's matmuls do not, so parity
     # and the precision gate's float32 reference would compare different arithmetic
-    # (backends.JAX_VARIABLES and TORCH_VARIABLES do the same for the JAX and PyTorch workers).
+    # (axes/backends/jax.py and torch.py set the same for the JAX and PyTorch workers).
     tf.config.experimental.enable_tensor_float_32_execution(False)
     return tf
 
@@ -215,6 +231,40 @@ def _tpu_placement(tf, timeout_s: float) -> Placement | None:
     return Placement("tpu", "/device:TPU:0", f"TPU x {strategy.num_replicas_in_sync}", strategy)
 
 
+def _cpu_placements(tf: Any, tpu_timeout_s: float) -> dict[str, Placement]:
+    return {"cpu": Placement("cpu", "/cpu:0", cpu_description())}
+
+
+def _tpu_placements(tf: Any, tpu_timeout_s: float) -> dict[str, Placement]:
+    tpu = _tpu_placement(tf, tpu_timeout_s)
+    return {"tpu": tpu} if tpu is not None else {}
+
+
+@dataclass(frozen=True)
+class DeviceKind:
+    """A kind of device, as --devices names it and as TensorFlow finds it."""
+
+    name: str  # "cpu", "gpu", "tpu": also the name of the placement of every device of the kind
+    accelerator: bool  # memory from its own allocator, XLA as Keras chooses, largest batch probed
+    discover: Callable[[Any, float], dict[str, Placement]]  # (tf, tpu timeout) -> placements found
+    numbered: bool = False  # also names one device of several: gpu:0, gpu:1
+    replicas: bool = False  # hosts the multi-device cells (several logical CPUs, several GPUs)
+
+    @property
+    def usage(self) -> str:
+        return f"{self.name}, {self.name}:N" if self.numbered else self.name
+
+
+# Device kinds in the order --devices all lists them; the first is the reference every
+# device's speedup and parity are measured against.
+DEVICE_KINDS: Registry[DeviceKind] = Registry("device kind")
+DEVICE_KINDS.register("cpu", DeviceKind("cpu", accelerator=False, discover=_cpu_placements, replicas=True))
+DEVICE_KINDS.register("gpu", DeviceKind("gpu", accelerator=True, discover=lambda tf, _: _gpu_placements(tf),
+                                        numbered=True, replicas=True))
+DEVICE_KINDS.register("tpu", DeviceKind("tpu", accelerator=True, discover=_tpu_placements))
+REFERENCE_DEVICE = next(iter(DEVICE_KINDS))  # "cpu"
+
+
 @dataclass(frozen=True)
 class Inventory:
     """The devices this machine has, found once per run."""
@@ -224,16 +274,14 @@ class Inventory:
     @classmethod
     def discover(cls, intra_op_threads: int = 0, tpu_timeout_s: float = TPU_PROBE_TIMEOUT_S) -> Inventory:
         tf = init_tensorflow(intra_op_threads)
-        placements = {"cpu": Placement("cpu", "/cpu:0", cpu_description())}
-        placements.update(_gpu_placements(tf))
-        tpu = _tpu_placement(tf, tpu_timeout_s)
-        if tpu is not None:
-            placements["tpu"] = tpu
+        placements: dict[str, Placement] = {}
+        for kind in DEVICE_KINDS.values():
+            placements.update(kind.discover(tf, tpu_timeout_s))
         return cls(placements)
 
     def default_names(self) -> tuple[str, ...]:
         """'all': one placement per device kind present."""
-        return tuple(name for name in ("cpu", "gpu", "tpu") if name in self.placements)
+        return tuple(name for name in DEVICE_KINDS if name in self.placements)
 
     def get(self, name: str) -> Placement | None:
         return self.placements.get(name)
@@ -243,10 +291,15 @@ class Inventory:
 
     def fingerprint(self) -> Fingerprint:
         """What speedup and memory baselines are keyed by (see fingerprint.py)."""
-        return hardware([self.placements[kind].description for kind in ("gpu", "tpu") if kind in self.placements])
+        return hardware([placement.description for placement in self._accelerators()])
 
     def machine_class(self) -> str:
         """A short name for the machine in reports: CPU architecture, CPU count and accelerators."""
         parts = [platform.machine(), f"{os.cpu_count()}cpu"]
-        parts += [self.placements[kind].description for kind in ("gpu", "tpu") if kind in self.placements]
+        parts += [placement.description for placement in self._accelerators()]
         return re.sub(r"[^A-Za-z0-9._]+", "-", "-".join(parts)).strip("-")
+
+    def _accelerators(self) -> list[Placement]:
+        """One placement per accelerator kind present (the kind's own, standing for all its devices)."""
+        return [self.placements[kind.name] for kind in DEVICE_KINDS.values()
+                if kind.accelerator and kind.name in self.placements]

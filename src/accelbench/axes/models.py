@@ -6,10 +6,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from accelbench.axes.devices import DEVICE_KINDS, REFERENCE_DEVICE
 from accelbench.registry import Registry
 
-CPU_ONLY = frozenset({"cpu"})
-ANY_DEVICE = frozenset({"cpu", "gpu", "tpu"})
+CPU_ONLY = frozenset({REFERENCE_DEVICE})
+ANY_DEVICE = frozenset(DEVICE_KINDS)  # every device kind (axes/devices.py)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from accelbench.axes.backends import BACKENDS
 from accelbench.judge import fingerprint
 from accelbench.registry import Registry
 
@@ -36,7 +37,7 @@ class Precision:
         use them: not turned off (TF_ENABLE_ONEDNN_OPTS=0) nor capped below them (ONEDNN_MAX_CPU_ISA)."""
         if not self.cpu_flags:
             return NATIVE, None
-        if backend != "tensorflow":
+        if not BACKENDS[backend].cpu_kernels_checked:
             return NOT_KNOWN, f"{backend} on the CPU: whether its kernels compute natively in {self.compute} is not checked"
         if not self.cpu_flags & set(flags):
             return EMULATED, f"emulated: this CPU has no native {self.compute} arithmetic ({' or '.join(sorted(self.cpu_flags))})"

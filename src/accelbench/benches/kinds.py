@@ -16,7 +16,7 @@ import pytest
 
 from accelbench.axes.backends import BACKENDS, FLOAT32_IEEE, PROCESS_BACKEND
 from accelbench.axes.data import NUM_CLASSES
-from accelbench.axes.devices import kind_of
+from accelbench.axes.devices import is_accelerator, kind_of
 from accelbench.axes.models import MODELS
 from accelbench.axes.precisions import PRECISIONS, REFERENCE_PRECISION
 from accelbench.grid import cells
@@ -209,7 +209,7 @@ class Bench:
         """The cell's dtype policy, and on a CPU whether it computes natively in it, and why not."""
         precision = PRECISIONS[self.cell.precision]
         arithmetic, note = None, None
-        if kind_of(self.cell.device) == "cpu":
+        if not is_accelerator(kind_of(self.cell.device)):
             arithmetic, note = precision.cpu_arithmetic(fingerprint.cpu_flags(), os.environ,
                                                         getattr(self.cell, "backend", PROCESS_BACKEND))
         self.info(precision=precision.name, precision_arithmetic=arithmetic, precision_note=note,

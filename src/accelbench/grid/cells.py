@@ -10,11 +10,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND
-from accelbench.axes.devices import Inventory, kind_of
+from accelbench.axes.devices import DEVICE_KINDS, REFERENCE_DEVICE, Inventory, kind_of
 from accelbench.axes.models import MODELS
 from accelbench.axes.precisions import PRECISIONS, REFERENCE_PRECISION
 
-REFERENCE_DEVICE = "cpu"  # device speedups and accuracy parity are measured against it
 SVM_PIXELS = ("grayscale", "binarized")
 
 
@@ -363,7 +362,7 @@ def _spread_cells(grid: Grid, unit: str, devices: Iterable[str]) -> list:
 
 def multi_device_cells(grid: Grid) -> list:
     """N replicas in one process: N logical CPU devices (here), or N GPUs."""
-    return _spread_cells(grid, "replicas", [d for d in grid.devices if kind_of(d) in ("cpu", "gpu")])
+    return _spread_cells(grid, "replicas", [d for d in grid.devices if DEVICE_KINDS[kind_of(d)].replicas])
 
 
 def multi_worker_cells(grid: Grid) -> list:

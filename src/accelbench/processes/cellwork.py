@@ -175,7 +175,7 @@ def peak(key: str) -> int:
 
 def trace_steps(spec: dict[str, Any], directory: str, cell_name: str) -> dict[str, Any]:
     """A step trace of the cell's kind (a training step, or a predicted batch) taken here with
-    this backend's profiler (traces.PROFILERS)."""
+    this backend's profiler (Backend.profiler)."""
     from accelbench.work import traces
 
     built = _Built.of(spec)

@@ -1,5 +1,6 @@
-"""What crosses the pipe to a worker, declared once: the cell a worker builds (CellSpec, with
-the run's settings in RunFields) and the calls a worker answers (Cellwork).
+"""What crosses to another process, declared once: the cell a worker builds (CellSpec, with
+the run's settings in RunFields), the calls a worker answers (Cellwork), and a tf.distribute
+job with its result (Job, Result: JSON files beside the job's process).
 
 A CellSpec is made from a grid cell in one place (CellSpec.of) and serialized in one place
 (to_wire / from_wire): the pytest process sends it, cellwork.py rebuilds it. A new field of
@@ -9,7 +10,8 @@ a cell is one edit here.
 from __future__ import annotations
 
 import enum
-from dataclasses import asdict, dataclass
+import statistics
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from accelbench.axes.precisions import REFERENCE_PRECISION
@@ -76,3 +78,52 @@ class CellSpec:
     @classmethod
     def from_wire(cls, wire: dict[str, Any]) -> CellSpec:
         return cls(**{**wire, "run": RunFields(**wire["run"])})
+
+
+@dataclass(frozen=True)
+class Job:
+    """What one process of a distributed cell does; passed to it as JSON."""
+
+    mode: str  # single, replicas, workers
+    model: str
+    dataset: str
+    data_dir: str | None
+    per_replica_batch: int
+    replicas: int  # devices (replicas) or processes (workers); 1 for single
+    check_steps: int = 5  # steps whose losses are compared
+    rounds: int = 5
+    steps_per_round: int = 10
+    max_train_samples: int | None = None
+    seed: int = 0
+    deep_layers: int = 5
+    device: str = "cpu"  # replicas: cpu (logical CPU devices) or gpu (the GPUs)
+    threads: int = 0  # intra-op threads; 0: TensorFlow's choice
+    use_fit: bool = False  # train with Keras fit() instead of the custom loop (the xfail check)
+
+    @property
+    def global_batch(self) -> int:
+        return self.per_replica_batch * self.replicas
+
+
+@dataclass
+class Result:
+    losses: list[float]  # the reduced loss of each of the first check_steps steps
+    round_seconds: list[float]
+    samples_per_round: int
+    replicas_in_sync: int
+    devices: list[str] = field(default_factory=list)
+    reference_round_seconds: list[float] = field(default_factory=list)  # single: at the per-replica batch
+    reference_samples_per_round: int = 0
+
+    @property
+    def samples_per_s(self) -> float:
+        return self.samples_per_round / statistics.median(self.round_seconds)
+
+    @property
+    def fastest_samples_per_s(self) -> float:
+        """Of the best round: what A/B comparisons rank (noise only ever slows a round)."""
+        return self.samples_per_round / min(self.round_seconds)
+
+    @property
+    def reference_samples_per_s(self) -> float:
+        return self.reference_samples_per_round / statistics.median(self.reference_round_seconds)

@@ -12,8 +12,8 @@ import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from accelbench.axes.devices import REFERENCE_DEVICE
 from accelbench.axes.models import MODELS
-from accelbench.grid.cells import REFERENCE_DEVICE
 from accelbench.judge import projection
 from accelbench.units import format_dollars, format_hours
 

@@ -11,8 +11,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from accelbench.axes.devices import REFERENCE_DEVICE as REFERENCE
 from accelbench.axes.precisions import NATIVE
-from accelbench.grid.cells import REFERENCE_DEVICE as REFERENCE
 from accelbench.judge import analysis
 from accelbench.judge.verdicts import (
     AB_COMPILE,

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from accelbench import units
-from accelbench.axes.devices import kind_of
+from accelbench.axes.devices import is_accelerator, kind_of
 from accelbench.axes.models import MODELS
 from accelbench.grid.cells import Cell
 from accelbench.run.config import RunConfig
@@ -70,7 +70,7 @@ class Sizing:
         return self._scalings[key]
 
     def _fits_predicate(self, step: OneStep, fit: memory.LinearFit, estimate: memory.Estimate):
-        if step.placement.kind == "cpu":
+        if not is_accelerator(step.placement.kind):
             return (memory.budget_predicate(fit, estimate.resident, self.budget),
                     f"predicted: resident state + fitted step peak <= {units.format_bytes(self.budget)}")
         return (memory.oom_predicate(lambda batch_size: step.resized(batch_size)),

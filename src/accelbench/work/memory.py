@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from accelbench.axes.backends import peak_above_start
+from accelbench.axes.devices import is_accelerator
 
 FLOAT_BYTES = 4  # every model here trains in float32
 MAX_SEARCH_BATCH = 2**24  # the largest-batch search stops here
@@ -66,7 +67,7 @@ def device_peak(placement: Any, work: Callable[[], object]) -> int | None:
     """TensorFlow's peak bytes on an accelerator while work runs, above what was resident when
     it started (peak_above_start); None on the CPU. Several GPUs under one strategy report the
     first replica's device."""
-    if placement.kind == "cpu":
+    if not is_accelerator(placement.kind):
         work()
         return None
     import tensorflow as tf

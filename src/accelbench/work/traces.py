@@ -1,4 +1,4 @@
-"""Step traces (--trace-dir): a few steady-state steps of a cell under its backend's profiler,
+"""Step traces (--trace-dir): a few steady-state steps of a cell under its backend's profiler (Backend.profiler),
 taken once every cell of the run has finished, so that no timed round follows a trace.
 
 Each traced cell gets a folder with
@@ -12,17 +12,17 @@ Each traced cell gets a folder with
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from accelbench import progress
+from accelbench.axes.backends import BACKENDS
 
 TRACED_STEPS = 5
 WARMUP_STEPS = 2  # run untraced first: the step's function is traced and its memory allocated
@@ -31,42 +31,6 @@ WARMUP_STEPS = 2  # run untraced first: the step's function is traced and its me
 def folder_for(directory: Path, cell_name: str) -> Path:
     """test_train[cpu-bs256-mlp] -> DIR/test_train-cpu-bs256-mlp: one folder per cell."""
     return directory / re.sub(r"[^A-Za-z0-9_.-]+", "-", cell_name).strip("-")
-
-
-@contextlib.contextmanager
-def _tensorflow_profile(folder: Path) -> Iterator[Callable[[str, int], Any]]:
-    import tensorflow as tf
-
-    tf.profiler.experimental.start(str(folder))
-    try:
-        yield lambda phase, number: tf.profiler.experimental.Trace(phase, step_num=number, _r=1)
-    finally:
-        tf.profiler.experimental.stop()
-
-
-@contextlib.contextmanager
-def _jax_profile(folder: Path) -> Iterator[Callable[[str, int], Any]]:
-    import jax
-
-    with jax.profiler.trace(str(folder)):
-        yield lambda phase, number: jax.profiler.StepTraceAnnotation(phase, step_num=number)
-
-
-@contextlib.contextmanager
-def _torch_profile(folder: Path) -> Iterator[Callable[[str, int], Any]]:
-    import torch
-
-    activities = [torch.profiler.ProfilerActivity.CPU]
-    if torch.cuda.is_available():
-        activities.append(torch.profiler.ProfilerActivity.CUDA)
-    with torch.profiler.profile(activities=activities,
-                                on_trace_ready=torch.profiler.tensorboard_trace_handler(str(folder))):
-        yield lambda phase, number: torch.profiler.record_function(f"{phase} step {number}")
-
-
-# Keras backend -> its profiler, as a context manager over the traced steps that yields how to
-# mark one step (phase, number).
-PROFILERS = {"tensorflow": _tensorflow_profile, "jax": _jax_profile, "torch": _torch_profile}
 
 
 def trace_steps(directory: Path, cell_name: str, phase: str, step: Callable[[], Any],
@@ -80,7 +44,7 @@ def trace_steps(directory: Path, cell_name: str, phase: str, step: Callable[[], 
     for _ in range(WARMUP_STEPS):
         step()
     spans = []
-    with PROFILERS[backend](folder / "tensorboard") as marked:
+    with BACKENDS[backend].profiler(folder / "tensorboard") as marked:
         for number in range(steps):
             with marked(phase, number):
                 start = time.perf_counter_ns()

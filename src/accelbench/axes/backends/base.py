@@ -1,13 +1,15 @@
-"""Keras 3 backends as an axis: TensorFlow, JAX and PyTorch, each in a worker process of its own.
+"""Keras 3 backends as an axis: what every backend is (Backend), the registry (BACKENDS), and
+what the work asks of whichever backend it runs on. Each backend is one module beside this
+one (tensorflow.py, jax.py, torch.py) that registers itself.
 
 Keras fixes its backend when it is first imported (`KERAS_BACKEND`), and the pytest process
 runs TensorFlow's. A cell on another backend is therefore built and timed in a worker started
 with `KERAS_BACKEND` set (workers.py), the same model code from models.py, fed NumPy arrays
 rather than tf.data so that nothing of TensorFlow sits in its timed rounds.
 
-This module is imported on both sides: the registry and the environments by the pytest
-process, `Neutral` and the allocator statistics inside a worker (they import only the
-worker's own backend).
+This package is imported on both sides: the registry and the environments by the pytest
+process, `Neutral` and the allocator statistics inside a worker (each backend's module imports
+its own library only inside the functions a worker calls).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from accelbench.axes.devices import AUTO
+from accelbench.axes.devices import AUTO, is_accelerator, kind_of
 from accelbench.environments import Environment
 from accelbench.registry import Registry
 
@@ -42,6 +44,17 @@ class Backend:
     # on PyTorch it must be 1, and fit() loops over the steps in Python.
     steps_per_call: bool = True
     variables: tuple[tuple[str, str], ...] = ()  # set in this backend's worker, beside KERAS_BACKEND
+    # Inside its worker: the accelerators it sees (device kind -> description; the CPU is always
+    # there), its allocator's peak over some work (None: it keeps none), and its profiler (a
+    # context manager over the traced steps, given the trace folder, that yields how to mark
+    # one step: (phase, number) -> a context manager). TensorFlow's devices and device peak are
+    # the pytest process's own (devices.Inventory, memory.device_peak).
+    accelerators: Callable[[], dict[str, str]] = lambda: {}
+    device_peak: Callable[[Callable[[], object]], int | None] | None = None
+    profiler: Callable[[Any], Any] | None = None
+    # Whether the CPU's lower-precision arithmetic is known for this backend (precisions.py:
+    # TensorFlow's oneDNN kernels are checked; other backends' are "not known").
+    cpu_kernels_checked: bool = False
 
     def installed(self) -> bool:
         return importable(self.module)
@@ -54,27 +67,10 @@ class Backend:
         return Environment(self.name, sys.executable, (("KERAS_BACKEND", self.name), *self.variables))
 
 
-# float32 as IEEE float32, as devices.init_tensorflow sets TensorFlow's: JAX's matmuls at full
-# precision (not TF32, nor bfloat16 passes on a TPU); NVIDIA_TF32_OVERRIDE=0 keeps cuDNN's
-# convolutions, which PyTorch lets use TF32 by default (torch.backends.cudnn.allow_tf32), in float32.
+# float32 as IEEE float32 on every backend (TF32 off): what each cell's extra_info says.
 FLOAT32_IEEE = "IEEE float32 (TF32 off)"
-JAX_VARIABLES = (("JAX_DEFAULT_MATMUL_PRECISION", "highest"),
-                 # XLA takes 75% of GPU 0 at start unless told not to; TensorFlow's cells share it.
-                 ("XLA_PYTHON_CLIENT_PREALLOCATE", "false"))
-TORCH_VARIABLES = (("NVIDIA_TF32_OVERRIDE", "0"),)
 
 BACKENDS: Registry[Backend] = Registry("backend")
-BACKENDS.register("tensorflow", Backend(
-    "tensorflow", "tensorflow", ("tensorflow", "keras"), "pip install accelbench",
-    "tf.function (XLA where jit_compile is on)"))
-BACKENDS.register("jax", Backend(
-    "jax", "jax", ("jax", "jaxlib", "keras"), "pip install 'accelbench[jax]'", "jax.jit (XLA)",
-    variables=JAX_VARIABLES))
-BACKENDS.register("torch", Backend(
-    "torch", "torch", ("torch", "keras"),
-    "pip install 'accelbench[torch]' (CPU-only wheel: --index-url https://download.pytorch.org/whl/cpu)",
-    "eager PyTorch (Keras' jit_compile on torch would be torch.compile)", steps_per_call=False,
-    variables=TORCH_VARIABLES))
 
 
 # --- inside a worker whose KERAS_BACKEND is not TensorFlow ----------------------------------
@@ -104,7 +100,7 @@ class Neutral:
         """What keras.device() is given: a "cpu" cell pinned to the CPU. Keras' torch backend
         otherwise puts every tensor on CUDA wherever CUDA is available, and JAX on its first
         accelerator; an accelerator's cell takes that default (the first one)."""
-        return "cpu:0" if self.kind == "cpu" else None
+        return None if is_accelerator(self.kind) else "cpu:0"
 
     def scope(self) -> Any:
         if self.keras_device is None:
@@ -125,22 +121,7 @@ def devices_here(backend: str) -> dict[str, str]:
     """Device name (as --devices names it) -> description, as this backend sees them."""
     from accelbench.axes.devices import cpu_description
 
-    found = {"cpu": cpu_description()}
-    if backend == "jax":
-        import jax
-
-        for kind in ("gpu", "tpu"):
-            try:
-                present = jax.devices(kind)
-            except RuntimeError:  # no such platform
-                continue
-            found[kind] = f"{len(present)} x {present[0].device_kind}"
-    elif backend == "torch":
-        import torch
-
-        if torch.cuda.is_available():
-            found["gpu"] = f"{torch.cuda.device_count()} x {torch.cuda.get_device_name(0)}"
-    return found
+    return {"cpu": cpu_description(), **BACKENDS[backend].accelerators()}
 
 
 def device_peak_bytes(backend: str, device: str, work: Callable[[], object]) -> int | None:
@@ -148,34 +129,10 @@ def device_peak_bytes(backend: str, device: str, work: Callable[[], object]) -> 
     resident when it started (peak_above_start); None on the CPU (host memory is
     memray's), where the allocator says nothing, or where JAX's unresettable peak stayed at an
     earlier cell's high-water mark."""
-    if device.split(":")[0] == "cpu":
+    if not is_accelerator(kind_of(device)):
         return None
-    peak = DEVICE_PEAKS.get(backend)
+    peak = BACKENDS[backend].device_peak
     return peak(work) if peak else None
-
-
-def _jax_peak(work: Callable[[], object]) -> int | None:
-    import jax
-
-    device = jax.devices()[0]
-    if device.memory_stats() is None:
-        work()
-        return None
-
-    def read() -> tuple[int, int]:
-        stats = device.memory_stats()
-        return stats["bytes_in_use"], stats["peak_bytes_in_use"]
-
-    return peak_above_start(read, None, work)  # JAX has no reset
-
-
-def _torch_peak(work: Callable[[], object]) -> int | None:
-    import torch
-
-    if not torch.cuda.is_available():
-        return None
-    read = lambda: (int(torch.cuda.memory_allocated()), int(torch.cuda.max_memory_allocated()))  # noqa: E731
-    return peak_above_start(read, torch.cuda.reset_peak_memory_stats, work)
 
 
 def peak_above_start(read: Callable[[], tuple[int, int]], reset: Callable[[], object] | None,
@@ -194,6 +151,3 @@ def peak_above_start(read: Callable[[], tuple[int, int]], reset: Callable[[], ob
     if reset is None and peak <= peak_before:
         return None
     return max(0, peak - in_use)
-
-
-DEVICE_PEAKS = {"jax": _jax_peak, "torch": _torch_peak}  # tensorflow's: memory.device_peak, in the pytest process
