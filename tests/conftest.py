@@ -15,6 +15,16 @@ HEAVY_MODULES = ("tensorflow", "keras", "sklearn.svm", "sklearn.datasets", "skle
                  "scipy.stats", "numpy.fft")
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: takes over 5 s (worker processes, a recipe, tf.distribute jobs); "
+                                       "runs first, so that pytest-xdist's workers finish together")
+
+
+def pytest_collection_modifyitems(items):
+    """The slow tests first (a stable sort): handed out one by one while the fast ones fill the gaps."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture(scope="session")
 def heavy_imports():
     for name in HEAVY_MODULES:

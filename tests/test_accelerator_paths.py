@@ -97,6 +97,7 @@ def test_the_replica_count_and_global_batch_come_from_the_strategy():
     assert job_main.replicated(single, Strategy(1)) == single
 
 
+@pytest.mark.slow
 def test_three_logical_cpu_devices_train_to_the_loss_of_one_device():
     small = dict(model="mlp", dataset="digits", data_dir=None, per_replica_batch=32, check_steps=3, rounds=1,
                  steps_per_round=2)
@@ -177,6 +178,7 @@ print(float(both()))
 """
 
 
+@pytest.mark.slow
 def test_multi_replica_inference_waits_for_every_replica_not_only_the_first():
     """What the clock stops after depends on every replica's output: replica 0 gives 1, replica 1
     gives 2, and the fetched number is their sum (replica 0's alone would be 1)."""

@@ -130,7 +130,7 @@ def test_memory_and_latency_cells_run_on_every_backend_asked_for(monkeypatch):
 
 
 def test_a_default_cell_named_with_its_backend_keeps_the_plain_cell_s_baseline():
-    from accelbench.benches.kinds import Bench
+    from accelbench.benches.base import Bench
 
     def key(cell):
         return Bench(session=None, cell=cell, name=f"test_time_to_accuracy[{cell.id}]").baseline_key

@@ -59,6 +59,7 @@ SMALL = dict(model="mlp", dataset="digits", data_dir=None, per_replica_batch=32,
 
 @pytest.mark.xfail(strict=True, raises=JobFailed, reason="keras-team/keras#20585: Keras 3's fit() does not run "
                    "under MultiWorkerMirroredStrategy; this passes once Keras fixes it")
+@pytest.mark.slow
 def test_keras_fit_under_multi_worker_mirrored_strategy():
     try:
         distributed.run_job(Job("workers", replicas=2, use_fit=True, **SMALL), 120.0)

@@ -147,6 +147,7 @@ def test_accuracy_gate(suite):
         f"baseline {accuracy + 0.1:.4f}, tolerance 0.02 absolute (must be >= {accuracy + 0.08:.4f})*"])
 
 
+@pytest.mark.slow
 def test_speedup_and_memory_baselines_hold_on_their_own_fingerprint_only(suite):
     """Speedups and host peaks recorded here; a far higher speedup baseline fails;
     moved to another machine's fingerprint (an AMX CPU) no number passes or fails: each is
@@ -235,6 +236,7 @@ def test_nan_loss_fails_clearly_and_blocks_update(suite):
 
 
 @pytest.mark.skipif(not SHARED_MNIST.is_dir(), reason=f"real MNIST data not found at {SHARED_MNIST}")
+@pytest.mark.slow
 def test_published_mnist_mlp_meets_its_committed_baseline(suite):
     """The published MLP, 20 epochs at batch 100 on real MNIST, against the repo's baseline."""
     result = run(suite, "-k", "test_time_to_accuracy", "--dataset", "mnist", "--data-dir", str(SHARED_MNIST),
@@ -246,6 +248,7 @@ def test_published_mnist_mlp_meets_its_committed_baseline(suite):
 MEMORY_CELL = ("test_memory.py::test_train_memory", "--models", "mlp", "--batch-sizes", "32")
 
 
+@pytest.mark.slow
 def test_memory_gate_catches_a_planted_allocation(suite, monkeypatch):
     """A recorded host peak passes unchanged; 50 MB more inside the measured step fails it."""
     import numpy as np
@@ -311,6 +314,7 @@ def test_memory_scaling_finds_the_largest_batch_under_a_budget(suite):
         assert info["memory_budget_bytes"] == budget and info["per_sample_bytes"] > 0
 
 
+@pytest.mark.slow
 def test_memray_run_does_not_judge_timings(suite):
     """memray slows TensorFlow down unevenly: a tracked run's speedups are reported, not judged
     against this machine's baseline (nor recorded: test_timed_gates_are_skipped_under_memray)."""
@@ -405,6 +409,7 @@ DATA_SCALING_KEYS = {"sizes", "seconds", "peak_memory_bytes", "exponent", "expon
                      "projection_verdict", "backtest_ok"}
 
 
+@pytest.mark.slow
 def test_data_scaling_projects_hours_and_dollars_per_device_measured_or_assumed(suite):
     """The CPU measured, a TPU assumed by the user, both priced: the MLP recipe at 60 billion images."""
     saved = suite.path / "scaling.json"
@@ -494,6 +499,7 @@ def test_trace_dir_writes_a_tensorboard_profile_and_a_chrome_trace_of_the_same_s
     assert sorted(markers) == list(range(traced))  # the same steps, marked for TensorBoard
 
 
+@pytest.mark.slow
 def test_multi_worker_and_multi_device_cells_match_one_process_loss_and_leave_no_process(suite):
     """Two local worker processes (MultiWorkerMirroredStrategy, TF_CONFIG each), and two replicas
     in one process (MirroredStrategy over 2 logical CPUs), each against one process."""
@@ -518,6 +524,7 @@ def test_multi_worker_and_multi_device_cells_match_one_process_loss_and_leave_no
                 os.kill(pid, 0)
 
 
+@pytest.mark.slow
 def test_threads_cell_compares_one_intra_op_thread_with_all_in_fresh_processes(suite):
     saved = suite.path / "run.json"
     result = run(suite, "-k", "test_threads", "--models", "mlp", "--batch-sizes", "32",
@@ -557,6 +564,7 @@ cellwork.one_round = faulty
 '''
 
 
+@pytest.mark.slow
 def test_a_crash_and_a_hang_in_b_fail_their_cells_in_one_line_and_the_run_goes_on(suite):
     import os
 
@@ -602,15 +610,20 @@ measure.seconds = slower
 '''
 
 
+@pytest.mark.slow
 def test_ab_fails_a_planted_slowdown_in_b_naming_cell_ratio_and_interval(suite):
     saved = suite.path / "run.json"
     result = run(suite, *AB_CELLS, "--models", "mlp", "--batch-sizes", "32",
                  "--ab-env", plant_in_b(suite, PLANTED_SLOWDOWN), f"--benchmark-json={saved}")
     result.assert_outcomes(failed=2)
     # A 1.5x slowdown is beyond any difference between two processes: it fails without the
-    # confirmation in fresh processes that a smaller one needs (comparison.BEYOND_PROCESS_SPREAD).
+    # confirmation in fresh processes that a smaller one needs (comparison.BEYOND_PROCESS_SPREAD),
+    # unless a loaded machine widens its first interval below that.
     result.stdout.re_match_lines([r".*A/B regression in test_train\[cpu-bs32-mlp\]: B \(PYTHONPATH=.*\) is slower, "
-                                  r"B slower \(one-sided Wilcoxon p = [^)]*\)(; and again in fresh processes \([^)]*\))*: "
+                                  r"B slower \(one-sided Wilcoxon p = [^)]*\)(; and again in fresh processes \([^)]*\))*"
+                                  # where load made the first looks' interval reach below 1.15, the
+                                  # confirmations ran, and rule 2's bound is named
+                                  r"(; B/A at least [12]\.\d+ over every pair \(95% bound\))?: "
                                   r"B/A = [12]\.\d\d\d \[95% 1\.\d+, [12]\.\d+\] over (12|24|36) pairs"])
     result.stdout.re_match_lines([r"cell +A round +B round +B/A \[95% interval\] +pairs +verdict",
                                   r"test_\w+\[cpu-bs32-mlp\] .* [12]\.\d\d\d \[1\.\d+, [12]\.\d+\] +(12|24|36) +FAIL"])
@@ -641,6 +654,7 @@ def test_a_backend_not_installed_skips_its_cells_with_how_to_install_it(suite):
                                  "pip install 'accelbench[[]torch[]]'*"])
 
 
+@pytest.mark.slow
 def test_jax_cells_run_in_a_worker_of_their_own_beside_tensorflow_s(suite):
     pytest.importorskip("jax", reason="the jax extra is not installed: pip install 'accelbench[jax]'")
     import os
@@ -673,6 +687,7 @@ def test_jax_cells_run_in_a_worker_of_their_own_beside_tensorflow_s(suite):
             os.kill(pid, 0)
 
 
+@pytest.mark.slow
 def test_jax_memory_and_latency_are_measured_in_its_worker_and_traced_by_jax_s_profiler(suite, tmp_path):
     pytest.importorskip("jax", reason="the jax extra is not installed: pip install 'accelbench[jax]'")
     saved = suite.path / "run.json"
@@ -714,6 +729,7 @@ if os.environ.get("KERAS_BACKEND") == "jax":  # the jax worker only: its test la
 '''
 
 
+@pytest.mark.slow
 def test_backend_parity_gates_jax_against_tensorflow_and_catches_a_planted_label_swap(suite, monkeypatch):
     pytest.importorskip("jax", reason="the jax extra is not installed: pip install 'accelbench[jax]'")
     import os
@@ -740,6 +756,7 @@ def test_backend_parity_gates_jax_against_tensorflow_and_catches_a_planted_label
                                    r"measured -0\.\d{4}, parity 0\.0000, tolerance 0\.02 absolute"])
 
 
+@pytest.mark.slow
 def test_a_lower_precision_is_held_to_99_percent_of_float32_and_a_planted_loss_fails(suite, monkeypatch):
     from accelbench.axes import precisions
 

@@ -36,6 +36,7 @@ def test_pure_power_law_has_no_fixed_cost_and_a_constant_is_exponent_zero():
     assert flat(1e9) == pytest.approx(4.0)
 
 
+@pytest.mark.slow
 def test_interval_covers_the_truth_at_100x_the_largest_size_in_at_least_90_percent_of_draws():
     """t = 2 + 3e-6·n², 3% noise, the preset's rounds: the 95% interval at 800,000 images."""
     target = 100 * SIZES[-1]

@@ -50,3 +50,10 @@ def test_fraction(text, ok):
     else:
         with pytest.raises(ValueError):
             options.fraction(text)
+
+
+def test_every_benchmark_kind_has_a_plain_fixture_of_its_name(pytester):
+    from accelbench.benches.catalog import BENCHMARKS
+
+    listed = pytester.runpytest("-p", "accelbench.plugin", "-p", "no:cacheprovider", "--fixtures").stdout.str()
+    assert [name for name in BENCHMARKS if f"{name} -- " not in listed and f"{name} [" not in listed] == []

@@ -5,4 +5,4 @@ the hooks and the benchmark fixtures, which pytest finds through this module's o
 `pytest_plugins`.
 """
 
-pytest_plugins = ("accelbench.plugin.hooks",)
+pytest_plugins = ("accelbench.plugin.hooks", "accelbench.plugin.fixtures")

@@ -10,11 +10,13 @@ import pytest
 
 from accelbench.axes.devices import host_allocator
 from accelbench.axes.formats import DataError
-from accelbench.benches.kinds import AB_METRICS, BENCHMARKS, Bench
+from accelbench.benches.base import AB_METRICS, Bench
+from accelbench.benches.catalog import BENCHMARKS
 from accelbench.judge import fingerprint, peak_history
 from accelbench.judge.baselines import BaselineError
 from accelbench.judge.verdicts import FINGERPRINT_KEY, LEAKS, PEAK_CAP, SavedRun
 from accelbench.plugin import options
+from accelbench.plugin.state import BODY_PASSED, SESSION, session_of
 from accelbench.processes.workers import WorkerFailed
 from accelbench.progress import Progress
 from accelbench.results import costs, summary
@@ -23,8 +25,6 @@ from accelbench.units import parse_bytes
 from accelbench.work.memory import is_out_of_memory
 from accelbench.work.training import NonFiniteLoss
 
-SESSION = pytest.StashKey[Session]()
-BODY_PASSED = pytest.StashKey[bool]()  # the cell's own work and verdicts passed
 # pytest-memray's markers decide their own limits; each becomes a verdict of this metric.
 MEMRAY_LIMITS = {"limit_memory": PEAK_CAP, "limit_leaks": LEAKS}
 
@@ -36,10 +36,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     session = config.stash[SESSION] = Session(options.run_config(config))
     session.progress = Progress(config)
-
-
-def session_of(config: pytest.Config) -> Session:
-    return config.stash[SESSION]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -70,20 +66,6 @@ def is_cell(item: pytest.Item) -> bool:
 def bench_of(item: pytest.Item) -> Bench | None:
     name = benchmark_of(item)
     return getattr(item, "funcargs", {}).get(name) if name else None
-
-
-def _bench_fixture(name: str):
-    @pytest.fixture(name=name)
-    def bench(request: pytest.FixtureRequest):
-        made = BENCHMARKS[name].bench(session_of(request.config), request.param, request.node.name)
-        made.setup(request.node)
-        return made
-
-    return bench
-
-
-for _name in BENCHMARKS:  # one fixture per benchmark kind, named after it
-    globals()[f"{_name}_fixture"] = _bench_fixture(_name)
 
 
 # Measured before anything else: fit() against a hand-written loop on the cnn fell from about

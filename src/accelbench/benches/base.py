@@ -1,0 +1,289 @@
+"""Bench: what every benchmark kind shares: time rounds through pytest-benchmark, put context
+into extra_info, hand every judged number to the run's verdicts; a cell on another backend
+or in an A/B run, in its worker."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import statistics
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from accelbench.axes.backends import BACKENDS, FLOAT32_IEEE, PROCESS_BACKEND
+from accelbench.axes.devices import is_accelerator, kind_of
+from accelbench.axes.models import MODELS
+from accelbench.axes.precisions import PRECISIONS, REFERENCE_PRECISION
+from accelbench.grid.cells import Grid
+from accelbench.judge import analysis, comparison, fingerprint
+from accelbench.judge.verdicts import (
+    AB_COMPILE,
+    AB_COMPILE_RULE,
+    AB_PEAK,
+    AB_TIME,
+    MEMRAY_REASON,
+    TIMING,
+)
+from accelbench.processes.protocol import Cellwork
+from accelbench.processes.workers import WorkerFailed
+from accelbench.run.session import Session
+from accelbench.work import measure, traces
+
+TRACED_KINDS = {"train": "train", "predict": "inference"}  # a trace's phase -> the kind of cell work it traces
+# pytest-benchmark's unpaired warm-up rounds of a cell on another backend (its worker's first
+# round after the build; the tensorflow partner is already warm)
+BACKEND_WARMUP_ROUNDS = 1
+
+AB_METRICS = (AB_TIME, AB_PEAK, AB_COMPILE)  # what an A/B run judges of a timed cell
+@dataclass
+class Bench:
+    session: Session
+    cell: Any
+    name: str  # the test's name with its id: what results, baselines and verdicts are keyed by
+    extra_info: dict[str, Any] = field(default_factory=dict)  # goes into the benchmark JSON
+
+    @property
+    def preset(self):
+        return self.session.run.preset
+
+    @property
+    def baseline_key(self) -> str:
+        """What the cell's baselines are stored under: its name, but a cell named with its backend
+        and precision (a run of several) that runs the default ones shares the plain cell's."""
+        cell = self.cell
+        if getattr(cell, "backend", PROCESS_BACKEND) == PROCESS_BACKEND and \
+                getattr(cell, "precision", REFERENCE_PRECISION) == REFERENCE_PRECISION and any(getattr(cell, "tagged", ())):
+            return self.name.replace(f"[{cell.id}]", f"[{dataclasses.replace(cell, tagged=(False, False)).id}]")
+        return self.name
+
+    @property
+    def verdicts(self):
+        return self.session.verdicts
+
+    @property
+    def gates(self):
+        return self.session.gates
+
+    def placement(self, device: str | None = None):
+        return self.session.placement(device or self.cell.device)
+
+    def say(self, text: str) -> None:
+        """The run's one-line status: what this cell is measuring now."""
+        self.session.progress(f"{self.name}: {text}")
+
+    def setup(self, node: pytest.Item) -> None:
+        """Work done when the fixture is made, before the test body (which pytest-memray may track)."""
+
+    def info(self, **values: Any) -> None:
+        """Plain floats and strings only: the JSON must not depend on numpy's types."""
+        self.extra_info.update(
+            {k: (float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
+             for k, v in values.items() if v is not None})
+
+    def time_rounds(self, benchmark: Any, target: Callable[[], object], samples_per_round: int, work: str,
+                    rounds: int, warmup_rounds: int = 1, setup: Callable | None = None,
+                    teardown: Callable | None = None) -> float | None:
+        """Time rounds of fixed work through pytest-benchmark and judge them against a compared
+        run, per sample; returns the median round's seconds (None under --benchmark-disable)."""
+        benchmark.pedantic(target, setup=setup, teardown=teardown, rounds=rounds, warmup_rounds=warmup_rounds,
+                           iterations=1)
+        self.info(work=work, cell=self.cell.id, device=self.placement().description)
+        stats = getattr(benchmark, "stats", None)
+        if not stats:  # --benchmark-disable: nothing was timed
+            return None
+        per_sample = [seconds / samples_per_round for seconds in stats.stats.data]
+        self.extra_info[TIMING] = per_sample
+        self.verdicts.timing(self.name, per_sample)
+        return stats.stats.median
+
+    def trace(self, phase: str, build_step: Callable[[], Callable[[], object]]) -> None:
+        """With --trace-dir: profile a few steady-state steps of this cell's model once every
+        cell has run. A trace left the next cell's timed rounds 1.4-1.75x slower when taken
+        in place, so no timed round of the run follows one. Estimators have no TensorFlow
+        steps to trace."""
+        directory = self.session.run.trace_dir
+        if directory is None or MODELS[self.cell.model].framework == "sklearn":
+            return
+        if self.on_other_backend():  # that backend's profiler, in its worker
+            spec = self.session.cell_spec(TRACED_KINDS[phase], self.cell)
+            take = lambda: self.session.backend_call(  # noqa: E731
+                self.cell.backend, Cellwork.TRACE_STEPS, spec=spec, directory=str(directory), cell_name=self.name)
+        else:
+            take = lambda: traces.trace_steps(directory, self.name, phase, build_step(), self.say)  # noqa: E731
+        self.session.deferred.append((f"step trace of {self.name}", lambda: self.info(**take())))
+
+    def against_b(self, kind: str, steps: int) -> None:
+        """In an A/B run: this cell's rounds in worker A and worker B, interleaved, judged B
+        against A. A worker that crashed or hung fails the cell with one line; the run goes on."""
+        ab_run = self.session.ab_run
+        if ab_run is None:
+            return
+        if self.session.run.memray_tracking:
+            self.verdicts.skipped(self.name, AB_METRICS, MEMRAY_REASON)
+            return
+        plan = ab_run.plan(*self.preset.ab_pairs)
+        try:
+            rounds = ab_run.compare(kind, self.cell, plan, self.say, steps)  # the steps this process calibrated
+        except WorkerFailed as error:
+            self.verdicts.failed(self.name, AB_TIME, f"{self.name}: A/B: {error}")
+            return
+        finally:
+            self.info(worker_process_ids=ab_run.workers.pids)  # a test checks none outlives the run
+        found, environment_b = rounds.verdict, ab_run.setup.b.describe()
+        a_round, b_round = statistics.median(rounds.a_seconds), statistics.median(rounds.b_seconds)
+        self.verdicts.ab(self.name, AB_TIME, found, a_round, b_round, plan.min_effect, environment_b)
+        self.verdicts.ab_single(self.name, AB_PEAK, rounds.a_peak, rounds.b_peak, self.gates.peak_memory.rule)
+        try:
+            a_compile, b_compile = self.compile_seconds(ab_run, kind, steps, rounds)
+        except WorkerFailed as error:
+            self.verdicts.failed(self.name, AB_COMPILE, f"{self.name}: A/B compile measured again: {error}")
+            a_compile, b_compile = rounds.a_build["compile_seconds"], rounds.b_build["compile_seconds"]
+        else:
+            self.verdicts.ab_single(self.name, AB_COMPILE, a_compile, b_compile, AB_COMPILE_RULE)
+        self.info(ab_environment_b=environment_b, ab_ratio=found.ratio, ab_ci95=[found.low, found.high],
+                  ab_p_value=found.p_value, ab_pairs=found.pairs, ab_verdict=found.outcome,
+                  ab_steps_per_round=steps,
+                  ab_a_round_seconds=rounds.a_seconds, ab_b_round_seconds=rounds.b_seconds,
+                  ab_a_compile_seconds=a_compile, ab_b_compile_seconds=b_compile,
+                  ab_a_peak_memory_bytes=rounds.a_peak, ab_b_peak_memory_bytes=rounds.b_peak)
+
+    def compile_seconds(self, ab_run: Any, kind: str, steps: int, rounds: Any) -> tuple[float, float]:
+        """A's and B's compile seconds, from the builds made at once; where B looked slower by the
+        rule, each side's fastest of that and one more build made alone (a fail must repeat: on
+        a loaded machine two compiles at once slowed one side 2.2x in an A/A run)."""
+        a_compile, b_compile = rounds.a_build["compile_seconds"], rounds.b_build["compile_seconds"]
+        if AB_COMPILE_RULE.holds(b_compile, a_compile):
+            return a_compile, b_compile
+        self.say("A/B: B compiled slower: measuring both compiles again, one at a time")
+        again = ab_run.compile_again(kind, self.cell, steps)
+        self.info(ab_compile_seconds_at_once=[a_compile, b_compile], ab_compile_seconds_alone=[again["A"], again["B"]])
+        return min(a_compile, again["A"]), min(b_compile, again["B"])
+
+    def time_steady_state(self, benchmark: Any, work: Any, work_kind: str, flops_per_sample: float | None) -> None:
+        """Rounds of a trainer or predictor: samples/s from the median round. No warm-up round:
+        the work comes warm from its build (calibrating, or a round, ran it)."""
+        median = self.time_rounds(benchmark, work.run_round, work.samples_per_round, work_kind, self.preset.rounds,
+                                  warmup_rounds=0)
+        self.info(batch_size=self.cell.batch_size, steps_per_round=work.steps, compile_seconds=work.compile_seconds)
+        if not median:
+            return
+        samples_per_s = work.samples_per_round / median
+        self.info(samples_per_s=samples_per_s)
+        if flops_per_sample:
+            self.info(flops_per_sample=flops_per_sample, achieved_flops=flops_per_sample * samples_per_s)
+
+    def process_backend_info(self) -> None:
+        """The pytest process's own backend, recorded as a worker's is."""
+        backend = BACKENDS[PROCESS_BACKEND]
+        self.info(backend=backend.name, backend_versions=fingerprint.versions(backend.packages),
+                  compiled_with=backend.compiles)
+        self.precision_info()
+
+    def precision_info(self) -> None:
+        """The cell's dtype policy, and on a CPU whether it computes natively in it, and why not."""
+        precision = PRECISIONS[self.cell.precision]
+        arithmetic, note = None, None
+        if not is_accelerator(kind_of(self.cell.device)):
+            arithmetic, note = precision.cpu_arithmetic(fingerprint.cpu_flags(), os.environ,
+                                                        getattr(self.cell, "backend", PROCESS_BACKEND))
+        self.info(precision=precision.name, precision_arithmetic=arithmetic, precision_note=note,
+                  float32_arithmetic=FLOAT32_IEEE)
+
+    def on_other_backend(self) -> bool:
+        return getattr(self.cell, "backend", PROCESS_BACKEND) != PROCESS_BACKEND
+
+    @contextlib.contextmanager
+    def built_in_backend_worker(self, kind: str, steps: int | None = None) -> Iterator[tuple[dict, Callable]]:
+        """A cell on another Keras backend, built and warmed up in that backend's worker
+        (KERAS_BACKEND set; steps None: calibrated there): what it built, and a call of a
+        cellwork function on it. A worker that failed fails the cell in one line; the cell's
+        work is dropped afterwards."""
+        backend = BACKENDS[self.cell.backend]
+        environment, pool = backend.environment(), self.session.backend_workers
+        spec = self.session.cell_spec(kind, self.cell)
+        key = spec["key"]
+
+        def call(function: Cellwork, **kwargs: Any) -> Any:
+            return pool.call(environment, function.target, self.session.run.worker_deadline_s, **kwargs)
+
+        try:
+            self.say(f"building in the {backend.name} worker")
+            built = call(Cellwork.PREPARE, spec=spec, steps=steps)
+            versions = call(Cellwork.DESCRIBE)["versions"]
+            self.info(backend=backend.name, compiled_with=backend.compiles, jit_compile=built["jit_compile"],
+                      backend_versions={name: versions[name] for name in backend.packages if name in versions},
+                      batch_size=self.cell.batch_size, steps_per_round=built["steps"],
+                      compile_seconds=built["compile_seconds"], device=built["device"], worker_process_ids=pool.pids)
+            self.precision_info()
+            yield built, lambda function: call(function, key=key)
+        except WorkerFailed as error:
+            pytest.fail(f"{self.name}: {error}", pytrace=False)
+        finally:
+            if pool.get(environment).process is not None:
+                with contextlib.suppress(WorkerFailed):
+                    call(Cellwork.FORGET, key=key)
+
+    def time_in_backend_worker(self, benchmark: Any, kind: str) -> None:
+        """Rounds of a cell on another backend, timed through pytest-benchmark as calls to its
+        worker, each paired with a round of the same cell on tensorflow (round_for_round).
+        The worker's own clock is kept beside pytest-benchmark's: the difference is the pipe's cost."""
+        inside: list[float] = []
+        with self.built_in_backend_worker(kind) as (built, call):
+            reference = self.process_backend_reference(kind)
+            partner = self.round_for_round(reference) if reference else None
+            median = self.time_rounds(benchmark, lambda: inside.append(call(Cellwork.ONE_ROUND)),
+                                      built["samples_per_round"], kind, self.preset.rounds, BACKEND_WARMUP_ROUNDS,
+                                      setup=partner.setup if partner else None,
+                                      teardown=partner.teardown if partner else None)
+        inside = inside[BACKEND_WARMUP_ROUNDS:BACKEND_WARMUP_ROUNDS + self.preset.rounds]
+        self.info(worker_round_seconds=inside)
+        if median:
+            samples_per_s = built["samples_per_round"] / median
+            self.info(samples_per_s=samples_per_s, pipe_seconds=median - statistics.median(inside))
+            if built["flops_per_sample"]:
+                self.info(flops_per_sample=built["flops_per_sample"],
+                          achieved_flops=built["flops_per_sample"] * samples_per_s)
+        if partner and len(partner.seconds) == len(inside) > 1:
+            self.against_process_backend([s / reference.samples_per_round for s in partner.seconds],
+                                         [s / built["samples_per_round"] for s in inside])
+            self.info(tensorflow_round_seconds=partner.seconds, tensorflow_steps_per_round=reference.steps)
+
+    def process_backend_reference(self, kind: str) -> Any:
+        """The same cell's work on tensorflow, in this process (built once, as its own cell timed
+        it); None under pytest-memray, which would slow only this process's rounds."""
+        if self.session.run.memray_tracking:
+            self.info(time_per_sample_over_tensorflow=f"not measured: {MEMRAY_REASON}")
+            return None
+        self.say(f"timed round for round with {PROCESS_BACKEND}'s work of the same cell, in this process")
+        return self.session.reference_work(kind, self.cell)
+
+    def round_for_round(self, reference: Any) -> measure.Partner:
+        """The reference's rounds around this backend's timed rounds, in seeded A B / B A order,
+        as an A/B run interleaves A and B."""
+        orders = comparison.order(self.preset.rounds, zlib.crc32(self.name.encode()))
+        return measure.Partner(lambda: measure.seconds(reference.run_round), orders, BACKEND_WARMUP_ROUNDS)
+
+    def against_process_backend(self, tensorflow_per_sample: list[float], here_per_sample: list[float]) -> None:
+        """This backend's time per sample over tensorflow's, the median of the pairs' ratios with
+        its 95% interval. Per sample: each backend runs its own calibrated steps a round, the
+        round length the same. Reported, not gated: backends are compared, not regressed."""
+        ratios = comparison.ratios(tensorflow_per_sample, here_per_sample)
+        self.info(time_per_sample_over_tensorflow=statistics.median(ratios),
+                  time_per_sample_over_tensorflow_ci95=analysis.median_interval_or_none(ratios),  # None: too few pairs
+                  time_per_sample_over_tensorflow_pairs=len(ratios))
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A benchmark fixture: the cells it is parameterized over, what it runs on each, and the
+    metrics it judges (a skipped cell gets a skipped verdict for each)."""
+
+    cells: Callable[[Grid], list]
+    bench: type[Bench]
+    judges: tuple[str, ...] = ()
+    ab: bool = False  # judged B against A in an A/B run

@@ -1,0 +1,99 @@
+"""Cells whose work runs in fresh processes (processes/distributed.py owns them): tf.distribute
+across replicas and workers, and one intra-op thread against all."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+
+from accelbench.axes.devices import kind_of
+from accelbench.benches.base import Bench
+from accelbench.grid.cells import Cell, Spread
+from accelbench.judge import comparison
+from accelbench.processes import distributed
+from accelbench.work import measure
+
+
+class ProcessBench(Bench):
+    """A cell whose work runs in fresh processes (distributed.py owns them): TensorFlow fixes
+    its threads, devices and cluster when it starts."""
+
+    def job(self, mode: str, replicas: int = 1, **fields: Any) -> distributed.Job:
+        run = self.session.run
+        return distributed.Job(
+            mode=mode, model=self.cell.model, dataset=run.dataset, data_dir=str(run.data_dir) if run.data_dir else None,
+            per_replica_batch=self.cell.batch_size, replicas=replicas, max_train_samples=self.preset.max_train_samples,
+            seed=run.model_options.seed, deep_layers=run.model_options.deep_layers, device=kind_of(self.cell.device),
+            **{"threads": run.intra_op_threads, **fields})
+
+    def run_job(self, job: distributed.Job) -> distributed.Result:
+        return distributed.run_job(job, PROCESS_TIMEOUT_S, self.watch)
+
+    def watch(self, pids: list[int]) -> None:
+        self.extra_info.setdefault("process_ids", []).extend(pids)  # a test checks none is left
+
+
+THREADS = {"A": 1, "B": 0}  # a threads cell's sides: one intra-op thread, and TensorFlow's default (all)
+PROCESS_TIMEOUT_S = 90.0  # per job: TensorFlow's start in each process, a gRPC cluster, a few rounds
+
+
+class ThreadsBench(ProcessBench):
+    """The slides' 1 vCPU against 8: the cell's model trained with 1 intra-op thread and with
+    TensorFlow's default (all cores), each side in fresh processes, interleaved A B B A; each
+    process times its own rounds."""
+
+    cell: Cell
+
+    def throughputs(self) -> tuple[list[float], list[float]]:
+        one, every = [], []
+        for threads in (THREADS[side] for pair in comparison.order(self.preset.thread_processes) for side in pair):
+            self.say(f"training with {threads or 'all'} intra-op thread(s)")
+            result = self.run_job(self.job("single", check_steps=0, threads=threads))
+            (one if threads == 1 else every).append(result.fastest_samples_per_s)
+        return one, every
+
+    def __call__(self, benchmark: Any) -> None:
+        one, every = benchmark.pedantic(self.throughputs, rounds=1, iterations=1)
+        speedup = measure.best_ratio(one, every)
+        cores = os.cpu_count() or 1
+        self.info(device=self.placement().description, batch_size=self.cell.batch_size, cores=cores,
+                  one_thread_samples_per_s=max(one), all_threads_samples_per_s=max(every),
+                  all_threads_speedup=speedup, parallel_efficiency=speedup / cores,
+                  pair_ratios=[round(r, 4) for r in measure.pair_ratios(one, every)])
+
+
+class SpreadBench(ProcessBench):
+    """One model trained across N replicas (one process) or N worker processes, against the
+    same model on one device: the loss after the same steps from the same seed, and the
+    scaling efficiency, throughput on N / (N x throughput on one) at the same per-replica batch.
+    Each side runs in fresh processes (distributed.py owns them)."""
+
+    cell: Spread
+
+    def run_both(self) -> tuple[distributed.Result, distributed.Result]:
+        reference_job = self.job("single", self.cell.count)
+        reference = self.session.process_results.get(reference_job)
+        if reference is None:  # replicas and workers of one model share the same reference
+            self.say("training on one device (the reference)")
+            reference = self.session.process_results[reference_job] = self.run_job(reference_job)
+        self.say(f"training on {self.cell.count} {self.cell.unit}")
+        return reference, self.run_job(self.job(self.cell.unit, self.cell.count))
+
+    def __call__(self, benchmark: Any) -> None:
+        reference, spread = benchmark.pedantic(self.run_both, rounds=1, iterations=1)
+        if spread.replicas_in_sync != self.cell.count:  # another global batch: the losses do not compare
+            pytest.fail(f"{self.name}: the strategy ran {spread.replicas_in_sync} replicas in sync, not "
+                        f"{self.cell.count} ({', '.join(spread.devices) or 'no devices listed'})", pytrace=False)
+        gap = max(abs(a - b) for a, b in zip(spread.losses, reference.losses))
+        one_device = reference.reference_samples_per_s
+        self.info(**{self.cell.unit: self.cell.count}, device=self.placement().description,
+                  per_replica_batch=self.cell.batch_size, global_batch=self.cell.batch_size * self.cell.count,
+                  replicas_in_sync=spread.replicas_in_sync, replica_devices=spread.devices,
+                  samples_per_s=spread.samples_per_s,
+                  one_device_samples_per_s=one_device,
+                  scaling_efficiency=spread.samples_per_s / (spread.replicas_in_sync * one_device),
+                  losses=spread.losses, reference_losses=reference.losses, loss_gap=gap,
+                  loss_tolerance=distributed.LOSS_TOLERANCE)
+        self.verdicts.within_gap(self.name, "loss_gap", gap, distributed.LOSS_TOLERANCE)

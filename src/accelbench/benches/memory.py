@@ -1,0 +1,193 @@
+"""Memory: host and device peaks of a training step and a predicted batch (gated), leaks under
+pytest-memray's limit_leaks, and peaks against batch size."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from accelbench.axes.models import MODELS
+from accelbench.benches.base import Bench
+from accelbench.grid.cells import Cell, ModelOn
+from accelbench.judge.verdicts import (
+    PEAK_CAP,
+    RelativeGrowth,
+)
+from accelbench.processes.protocol import Cellwork
+from accelbench.processes.workers import WorkerFailed
+from accelbench.work import memory
+
+# A memory cell measured in a backend's worker: pytest-memray's limit_memory cap cannot reach
+# that process, so its peak is held to the same cap here.
+WITHIN_CAP = RelativeGrowth(0.0)
+# limit_leaks: what one allocation site may still hold after the repeated predictions.
+LEAK_LIMIT_PER_LOCATION = 2**20
+MEMORY = ("peak_memory_bytes", PEAK_CAP)
+TRAIN_STEPS_MEASURED = 20  # a training step's host peak is the worst of this many (see TrainMemoryBench)
+
+
+def skip_without_memray(node: pytest.Item) -> None:
+    """Memory and leak cells are measured by pytest-memray, through the markers they add."""
+    if not node.config.pluginmanager.has_plugin("memray_manager"):
+        pytest.skip("pytest-memray is not active (was it disabled with -p no:memray?): "
+                    "it measures host memory and leaks")
+
+
+class StepMemoryBench(Bench):
+    """Host and device peak memory of one step, built and warmed up before the test body.
+
+    pytest-memray tracks the body, because setup gives the cell a limit_memory cap; the
+    plugin hands the host peak it measured to host_peak_measured. The device peak comes from
+    TensorFlow's allocator on accelerators.
+    """
+
+    cell: Cell
+    cap: int = 0
+    estimated: int = 0
+    steps_measured: int = 1  # the peak is the high-water mark over this many steps
+
+    def build(self) -> Any:
+        """(work, estimated bytes): the step to measure, and what the analytic estimate says it needs."""
+        raise NotImplementedError
+
+    @property
+    def tracked_here(self) -> bool:
+        """pytest-memray measures this cell in the pytest process (its body); a cell on another
+        backend is measured by memray inside that backend's worker."""
+        return not self.on_other_backend()
+
+    def setup(self, node: pytest.Item) -> None:
+        if not self.tracked_here:
+            return
+        skip_without_memray(node)
+        self.work, self.estimated = self.build()
+        headroom = MODELS[self.cell.model].memory_headroom
+        self.cap = memory.host_cap(headroom, self.estimated, self.session.run.memory_budget)
+        node.add_marker(pytest.mark.limit_memory(f"{self.cap} B"))
+
+    def steps(self) -> None:
+        for _ in range(self.steps_measured):
+            self.work()
+
+    def __call__(self) -> None:
+        if not self.tracked_here:
+            self.measure_in_backend_worker()
+            return
+        device_peak = memory.device_peak(self.placement(), self.steps)  # the steps measured
+        self.info(device=self.placement().description, batch_size=self.cell.batch_size, steps_measured=self.steps_measured,
+                  estimated_bytes=self.estimated, host_memory_cap_bytes=self.cap)
+        if device_peak is not None:
+            self.peak_against_baseline(self.gates.device_peak_memory, device_peak)
+
+    def host_peak_measured(self, peak: int) -> None:
+        self.peak_against_baseline(self.gates.peak_memory, peak)
+
+    def peak_against_baseline(self, gate: Any, peak: int) -> None:
+        """A peak judged against its baseline; beside it, the smallest growth its gate detects
+        (from the spread recorded with the baseline), which the summary shows."""
+        self.info(**{gate.metric: peak})
+        verdict = self.verdicts.against_baseline(self.name, gate, peak, key=self.baseline_key)
+        growth = dict(verdict.statistic).get("smallest_detectable_growth")
+        if growth is not None:
+            self.info(**{f"{gate.metric}_detectable_growth": growth})
+
+    def measure_in_backend_worker(self) -> None:
+        """The same steps, built and measured in the backend's worker (cellwork.step_memory),
+        judged as here: host peak against its baseline and the estimate's cap, device peak
+        (the backend allocator's) against its baseline."""
+        backend = self.cell.backend
+        self.say(f"measuring in the {backend} worker (memray there)")
+        try:
+            found = self.session.backend_call(backend, Cellwork.STEP_MEMORY, spec=self.session.cell_spec(self.kind, self.cell),
+                                              steps_measured=self.steps_measured)
+        except WorkerFailed as error:
+            pytest.fail(f"{self.name}: {error}", pytrace=False)
+        self.cap = memory.host_cap(MODELS[self.cell.model].memory_headroom, found["estimated_bytes"],
+                                   self.session.run.memory_budget)
+        self.info(device=found["device"], backend=backend, batch_size=self.cell.batch_size,
+                  steps_measured=self.steps_measured, estimated_bytes=found["estimated_bytes"],
+                  host_memory_cap_bytes=self.cap, memory_measured_in=f"the {backend} worker")
+        self.precision_info()
+        self.host_peak_measured(found["host_peak_bytes"])
+        self.verdicts.against_reference(self.name, PEAK_CAP, found["host_peak_bytes"], self.cap, WITHIN_CAP,
+                                        "the estimate's cap")
+        if found["device_peak_bytes"] is not None:
+            self.peak_against_baseline(self.gates.device_peak_memory, found["device_peak_bytes"])
+
+
+class TrainMemoryBench(StepMemoryBench):
+    """Training steps (train_on_batch): gradients, activations and the input batch.
+
+    One step's peak depends on how TensorFlow's executor happens to interleave its ops: single
+    cnn steps at batch 32 peaked at 11.4, 13.3, 14.7 or 19.7 MiB in one process, so a baseline
+    recorded from one step flapped. The worst of 20 steps held within 0.1 MiB (20.79-20.86 MiB,
+    8 repeats); it is also the number that decides whether a batch fits.
+    """
+
+    steps_measured = TRAIN_STEPS_MEASURED
+    kind = "train"
+
+    def build(self) -> Any:
+        step = self.session.one_step(self.cell)
+        return step.run, memory.estimate(step.model).step(self.cell.batch_size)
+
+
+class InferenceMemoryBench(StepMemoryBench):
+    """One batch predicted (predict_on_batch, or the estimator's predict)."""
+
+    kind = "inference"
+
+    def build(self) -> Any:
+        one = self.session.one_batch(self.cell)
+        estimated = memory.estimate(one.model).inference(self.cell.batch_size) if one.model else 0
+        return one.predict, estimated
+
+
+class LeakBench(Bench):
+    """The same batch predicted many times: whatever the predictions leave behind must not grow.
+
+    pytest-memray's limit_leaks fails the cell when any one allocation site still holds more
+    than LEAK_LIMIT_PER_LOCATION at the end; the model and its traced functions are made in
+    setup, so only the predictions are watched.
+    """
+
+    cell: Cell
+
+    def setup(self, node: pytest.Item) -> None:
+        skip_without_memray(node)
+        self.one = self.session.one_batch(self.cell)
+        node.add_marker(pytest.mark.limit_leaks(f"{LEAK_LIMIT_PER_LOCATION} B"))
+
+    def predict_repeatedly(self) -> None:
+        for _ in range(self.preset.leak_predictions):
+            self.one.predict()
+
+    def __call__(self) -> None:
+        self.predict_repeatedly()
+        self.info(device=self.placement().description, batch_size=self.cell.batch_size,
+                  predictions=self.preset.leak_predictions, leak_limit_per_location_bytes=LEAK_LIMIT_PER_LOCATION)
+
+
+class ScalingBench(Bench):
+    """Training-step host peak against batch size: the fit, the analytic estimate, the largest batch.
+
+    The ladder is measured in setup (memray runs one tracker at a time, and pytest-memray may
+    be tracking the body); the body reports it.
+    """
+
+    cell: ModelOn
+
+    def setup(self, node: pytest.Item) -> None:
+        self.scaling = self.session.sizing.scaling(self.cell.device, self.cell.model)
+
+    def __call__(self) -> None:
+        scaling = self.scaling
+        estimate, fit = scaling.estimate, scaling.fit
+        self.info(device=self.placement().description,
+                  ladder_batch_sizes=list(scaling.batch_sizes), ladder_peak_bytes=list(scaling.peaks),
+                  fixed_bytes=fit.fixed, per_sample_bytes=fit.per_sample, fit_max_residual_bytes=fit.max_residual,
+                  estimated_fixed_bytes=estimate.step_fixed, estimated_per_sample_bytes=estimate.step_per_sample,
+                  weight_bytes=estimate.weights, optimizer_slot_bytes=estimate.optimizer_slots,
+                  memory_budget_bytes=scaling.budget, largest_batch=scaling.largest_batch,
+                  largest_batch_search=scaling.searched_by)

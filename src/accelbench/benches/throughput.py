@@ -1,0 +1,114 @@
+"""Steady-state throughput and latency: training and inference rounds of one cell, batch-1
+latency, and the SVM's fit."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+import pytest
+
+from accelbench.axes.data import NUM_CLASSES
+from accelbench.axes.models import MODELS
+from accelbench.benches.base import Bench
+from accelbench.grid.cells import SvmCell
+from accelbench.judge.verdicts import (
+    TIMING,
+)
+from accelbench.processes.protocol import Cellwork
+from accelbench.work import measure
+
+SVM_FIT_ROUNDS = 10  # fits take milliseconds; a comparison ranks the fast half of the rounds
+class TrainBench(Bench):
+    """Steady-state training throughput of one cell."""
+
+    def __call__(self, benchmark: Any) -> None:
+        if self.on_other_backend():
+            self.time_in_backend_worker(benchmark, "train")
+        else:
+            trainer = self.session.trainer(self.cell)
+            self.process_backend_info()
+            self.time_steady_state(benchmark, trainer, "train", trainer.flops_per_sample())
+            for seconds_per_sample in self.extra_info.get(TIMING, ()):  # the speedups that follow use them
+                trainer.saw(seconds_per_sample * trainer.samples_per_round)
+            self.info(jit_compile=bool(trainer.model.jit_compile))
+            self.against_b("train", trainer.steps)
+        self.trace("train", lambda: self.session.one_step(self.cell).run)
+
+
+class InferenceBench(Bench):
+    """Inference throughput of one cell: full batches of test images, no training."""
+
+    def build(self):
+        return self.session.predictor(self.cell)
+
+    def __call__(self, benchmark: Any) -> None:
+        if self.on_other_backend():
+            self.time_in_backend_worker(benchmark, "inference")
+        else:
+            predictor = self.build()
+            self.process_backend_info()
+            self.info(jit_compile=bool(getattr(getattr(predictor, "model", None), "jit_compile", False)))
+            self.time_steady_state(benchmark, predictor, "inference", predictor.flops_per_sample())
+            self.against_b("inference", predictor.steps)
+        self.trace("predict", lambda: self.session.one_batch(self.cell).predict)
+
+
+class LatencyBench(InferenceBench):
+    """Batch-1 latency: every prediction waits for its result, as a serving caller does."""
+
+    warmup_rounds = 10
+
+    def __call__(self, benchmark: Any) -> None:
+        if self.on_other_backend():
+            self.latency_in_backend_worker(benchmark)
+        else:
+            predictor = self.build()
+            median = self.time_rounds(benchmark, predictor.predict_one, 1, "latency", self.preset.latency_rounds,
+                                      warmup_rounds=self.warmup_rounds)
+            self.info(compile_seconds=predictor.compile_seconds)
+            if median:
+                percentiles = measure.percentiles(self.extra_info[TIMING])
+                self.info(**{f"latency_{k}_ms": v * 1e3 for k, v in percentiles.items()})
+        self.trace("predict", lambda: self.session.one_batch(self.cell).predict)
+
+    def latency_in_backend_worker(self, benchmark: Any) -> None:
+        """Predictions on another backend, timed through pytest-benchmark as calls to its worker;
+        the percentiles are the worker's own clock's, as a pipe's tenth of a millisecond is not
+        small beside one prediction (pipe_seconds: what it added at the median)."""
+        inside: list[float] = []
+        with self.built_in_backend_worker("inference", steps=1) as (_, call):
+            median = self.time_rounds(benchmark, lambda: inside.append(call(Cellwork.ONE_PREDICTION)), 1, "latency",
+                                      self.preset.latency_rounds, warmup_rounds=self.warmup_rounds)
+        inside = inside[self.warmup_rounds:]
+        if median:
+            self.info(worker_latency_seconds=inside, pipe_seconds=median - statistics.median(inside),
+                      **{f"latency_{k}_ms": v * 1e3 for k, v in measure.percentiles(inside).items()})
+
+
+class SvmBench(Bench):
+    """RBF SVM fit time on an n-image subset, grayscale or binarized; accuracy gated."""
+
+    cell: SvmCell
+
+    def __call__(self, benchmark: Any) -> None:
+        dataset = self.session.dataset
+        if self.cell.subset > len(dataset.x_train):
+            pytest.skip(f"{dataset.key} has only {len(dataset.x_train)} training images, "
+                        f"fewer than the subset of {self.cell.subset}")
+        if self.cell.pixels == "binarized":
+            dataset = dataset.binarized()
+        n = self.cell.subset
+        x, y = dataset.x_train[:n].reshape(n, -1), dataset.y_train[:n]
+        make = lambda: MODELS["svm"].build(dataset.input_shape, NUM_CLASSES, self.session.run.model_options)
+        fitted = []
+        self.time_rounds(benchmark, lambda svm: fitted.append(svm.fit(x, y)), n, "svm_fit", SVM_FIT_ROUNDS,
+                         warmup_rounds=0, setup=lambda: ((make(),), {}))
+        x_test = dataset.x_test.reshape(len(dataset.x_test), -1)
+        predict_seconds = measure.seconds(lambda: fitted[-1].predict(x_test))
+        self.info(subset=n, pixels=self.cell.pixels, predict_seconds=predict_seconds,
+                  support_vectors=int(fitted[-1].support_vectors_.shape[0]))
+        if dataset.labelled:  # synthetic labels are noise: their accuracy means nothing
+            accuracy = float((fitted[-1].predict(x_test) == dataset.y_test).mean())
+            self.info(accuracy=accuracy)
+            self.verdicts.against_baseline(self.name, self.gates.accuracy, accuracy)
