@@ -378,7 +378,8 @@ def test_compare_judges_timings_and_names_a_planted_slowdown(suite, monkeypatch)
                                  "of saved run of *, tolerance 40% slower and Mann-Whitney p < 0.05 (p = *)"])
     (bench,) = json.loads(saved.read_text())["benchmarks"]
     (verdict,) = bench["extra_info"]["verdicts"]
-    assert verdict["outcome"] == "fail" and verdict["statistic"]["ratio"] > 2.0
+    # 3x planted; the two runs are minutes apart, and tests run two at a time (pytest-xdist): above 1.5
+    assert verdict["outcome"] == "fail" and verdict["statistic"]["ratio"] > 1.5
     stored = sorted((suite.path / "storage").rglob("*.json"))[0]
     assert bench["extra_info"]["steps_per_round"] == json.loads(stored.read_text())["benchmarks"][0]["extra_info"]["steps_per_round"]
 
@@ -569,26 +570,26 @@ def test_a_crash_and_a_hang_in_b_fail_their_cells_in_one_line_and_the_run_goes_o
     import os
 
     saved = suite.path / "run.json"
-    result = run(suite, *AB_CELLS, "--models", "mlp,mlp_wide", "--batch-sizes", "32",
-                 "--ab-env", plant_in_b(suite, PLANTED_FAULTS), "--worker-deadline", "40",
+    result = run(suite, *AB_CELLS, "--models", "mlp,mlp_deep", "--batch-sizes", "32",
+                 "--ab-env", plant_in_b(suite, PLANTED_FAULTS), "--worker-deadline", "20",
                  f"--benchmark-json={saved}")
     result.assert_outcomes(passed=2, failed=2)
     result.stdout.fnmatch_lines([
         "*test_train[[]cpu-bs32-mlp[]]: A/B: worker B (PYTHONPATH=*), one_round: the worker died (exit status 7); "
         "restarted for the next cell*",
-        "*test_inference[[]cpu-bs32-mlp[]]: A/B: worker B (PYTHONPATH=*), one_round: no answer within its 40 s deadline; "
+        "*test_inference[[]cpu-bs32-mlp[]]: A/B: worker B (PYTHONPATH=*), one_round: no answer within its 20 s deadline; "
         "killed (it is restarted for the next cell)*"])
     assert "Traceback" not in result.stdout.str()
     cells = {bench["name"]: bench["extra_info"] for bench in json.loads(saved.read_text())["benchmarks"]}
-    for cell in ("test_train[cpu-bs32-mlp_wide]", "test_inference[cpu-bs32-mlp_wide]"):  # B restarted, and judged
+    for cell in ("test_train[cpu-bs32-mlp_deep]", "test_inference[cpu-bs32-mlp_deep]"):  # B restarted, and judged
         assert cells[cell]["ab_pairs"] >= PRESETS["smoke"].ab_pairs[0]
     pids = {pid for info in cells.values() for pid in info["worker_process_ids"]}
     # A once; B three times (after the crash, after the hang); and a fresh pair of A and B for each
-    # confirmation an mlp_wide cell asked for (CI saw one): a cell's first looks take at most
+    # confirmation an mlp_deep cell asked for (CI saw one): a cell's first looks take at most
     # `most` pairs, each confirmation `most` more.
     most = PRESETS["smoke"].ab_pairs[2]
     confirmations = sum((int(cells[cell]["ab_pairs"]) - 1) // most
-                        for cell in ("test_train[cpu-bs32-mlp_wide]", "test_inference[cpu-bs32-mlp_wide]"))
+                        for cell in ("test_train[cpu-bs32-mlp_deep]", "test_inference[cpu-bs32-mlp_deep]"))
     assert len(pids) == 4 + 2 * confirmations
     for pid in pids:
         with pytest.raises(ProcessLookupError):

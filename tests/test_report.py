@@ -10,7 +10,7 @@ import pytest
 
 from accelbench.judge import analysis
 from accelbench.results import summary
-from accelbench.results.report import cli, markdown
+from accelbench.results.report import cli, markdown, plots
 from accelbench.results.report.runs import ReportError, load_runs
 
 CELL = summary.CELL_KEY
@@ -46,10 +46,11 @@ def run_document(machine_class="x86_64-2cpu", speed=1.0, tensorflow="2.21.0", mo
                                            "metric": "peak_memory_bytes", "outcome": "pass"}]))
         benchmarks.append(timed(cell(f"test_batch_speedup[cpu-bs1024-over-bs32-{model}]", "batch_speedup", "cpu",
                                      model, "bs1024/bs32", 1024, speedup=2.9,
-                                     verdicts=[{"cell": "x", "metric": "speedup", "outcome": "fail",
+                                     verdicts=[{"cell": f"test_batch_speedup[cpu-bs1024-over-bs32-{model}]",
+                                                "metric": "speedup", "outcome": "fail",
                                                 "measured": 2.9, "baseline": 4.5, "against": "baseline",
                                                 "tolerance": "30% relative",
-                                                "message": "speedup regression in x"}])))
+                                                "message": f"speedup regression in x of {model}"}])))
         benchmarks.append(timed(cell(f"test_time_to_accuracy[cpu-bs100-{model}]", "accuracy_bench", "cpu", model,
                                      "bs100", 100, accuracy=0.95, target_accuracy=0.95,
                                      accuracy_per_epoch=[0.8, 0.9, 0.95],
@@ -104,7 +105,7 @@ def test_report_of_one_run_has_every_cell_and_a_plot_of_each_kind(tmp_path, two_
                        page)
     assert {"throughput", "speedup", "memory", "data size", "accuracy"} <= set(kinds)
     assert not re.search(r"(src|href)=['\"]https?:", page)  # opens with no network
-    assert "speedup regression in x" in page and "Some CPU, 2 logical cores" in page
+    assert "speedup regression in x of mlp" in page and "Some CPU, 2 logical cores" in page
     assert "flags" not in page and "sse, sse" not in page and "'sse'" not in page  # the CPU's flags: no description
 
 
@@ -115,7 +116,8 @@ def test_two_machine_classes_merge_and_nothing_of_either_is_lost(tmp_path, two_r
     for tag, path in zip("AB", two_runs):
         for name in names_of(path):
             assert re.search(rf"<td>{tag}</td><td>{re.escape(name)}</td>", page), (tag, name)
-    assert "x86_64-2cpu · tensorflow 2.21.0" in page and "x86_64-64cpu-1-x-H100 · tensorflow 2.20.0" in page
+    assert "<td>x86_64-2cpu</td><td>tensorflow 2.21.0" in page  # a run saved without a fingerprint: its class
+    assert "<td>x86_64-64cpu-1-x-H100</td><td>tensorflow 2.20.0" in page
     runs = load_runs(two_runs)
     tables = {t.title: t for t in summary.tables([(r.tag, list(r.cells)) for r in runs])}
     training = tables["training throughput (samples/s), median round"]
@@ -125,9 +127,11 @@ def test_two_machine_classes_merge_and_nothing_of_either_is_lost(tmp_path, two_r
     for run in runs:  # every number of every cell of both runs is in some table of the summary
         for record in run.cells_of("train_bench", "inference_bench"):
             assert summary.rate(record.info["samples_per_s"]) in str(tables), record.name
-    assert "- **A**: x86_64-2cpu · tensorflow 2.21.0" in text and "- **B**: x86_64-64cpu-1-x-H100 · tensorflow 2.20.0" in text
-    assert "| A | x | speedup | fail |" in text and "| B | x | speedup | fail |" in text  # each run's verdicts, tagged
-    assert "speedup regression in x" in text
+    assert "- **A**: `x86_64-2cpu` · tensorflow 2.21.0" in text
+    assert "- **B**: `x86_64-64cpu-1-x-H100` · tensorflow 2.20.0" in text
+    for tag in "AB":  # each run's verdicts, tagged
+        assert f"| {tag} | test_batch_speedup[cpu-bs1024-over-bs32-mlp] | speedup | fail |" in text
+    assert "speedup regression in x of mlp" in text
 
 
 def test_markdown_stays_under_60_kb_for_a_big_grid(tmp_path):
@@ -198,3 +202,49 @@ def test_crossover_is_found_between_the_batch_sizes_around_it():
     assert analysis.crossover(sizes, [0.2, 0.5, 0.8, 1.6, 3.0]) == pytest.approx(128 * 2 ** (0.2 / 0.8))
     assert analysis.crossover(sizes, [1.2, 2, 3, 4, 5]) == 32  # leads from the start
     assert analysis.crossover(sizes, [0.1, 0.2, 0.3, 0.4, 0.5]) is None
+
+
+FINGERPRINT = ("arch=x86_64; cpu=AMD EPYC; caches=L1d 32K, L1i 32K, L2 512K, L3 32768K; isa=avx; onednn=on; cpus=2; "
+               "accelerators=none")
+NO_BASELINES = ("no peak_memory_bytes baselines for this machine's fingerprint and digits in memory.json; nearest "
+                "recorded machine differs in isa: avx2 there, avx here")
+
+
+@pytest.fixture
+def unrecorded_machine(tmp_path):
+    """A run on a fingerprint with no baselines: 22 ungated peaks that share one reason."""
+    document = run_document(models=("mlp",))
+    document["machine_info"]["accelbench_fingerprint"] = FINGERPRINT
+    document["accelbench"]["verdicts"] += [
+        {"cell": f"test_train_memory[cpu-bs{b}-m{i}]", "metric": "peak_memory_bytes", "outcome": "ungated",
+         "measured": 3.717e6 + i * 2**20, "baseline": None, "against": None, "tolerance": "", "message": NO_BASELINES}
+        for i in range(11) for b in (32, 256)]
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
+def test_verdicts_that_share_a_reason_share_one_row_with_units_and_the_fingerprint(tmp_path, unrecorded_machine):
+    out, md = tmp_path / "report.html", tmp_path / "summary.md"
+    assert cli.main(["report", str(unrecorded_machine), "-o", str(out), "--markdown", str(md)]) == 0
+    page, text = out.read_text(), md.read_text()
+    for shown in (page, text):
+        assert shown.count(NO_BASELINES.replace("'", "&#x27;") if shown is page else NO_BASELINES) == (
+            2 if shown is page else 1)  # the page: its attention table and its full list, one row each
+        assert "22 cells: test_train_memory[cpu-bs32-m0], test_train_memory[cpu-bs256-m0]" in shown
+        assert "3.5 MiB to 13.5 MiB" in shown  # bytes in units, never 3.717e+06
+        assert not re.search(r"\b\d+(\.\d+)?e[+-]\d+\b", re.sub(r"data:image/png;base64,[^'\"]+", "", shown))
+    assert f"<td>{FINGERPRINT}</td>" in page and f"`{FINGERPRINT}`" in text
+
+
+def test_two_batch_sizes_are_points_not_a_line(monkeypatch):
+    """The quick preset measures two batch sizes: a line through two points says nothing."""
+    drawn = []
+
+    class Axes:
+        def plot(self, xs, ys, **style):
+            drawn.append((len(xs), style.get("linestyle")))
+
+    plots._measured(Axes(), [32, 256], [1.0, 2.0], marker="o")
+    plots._measured(Axes(), [32, 64, 128], [1.0, 2.0, 3.0], marker="o")
+    assert drawn == [(2, ""), (3, None)]

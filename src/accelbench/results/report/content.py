@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from accelbench.judge.verdicts import FAIL, NEW, OUTCOMES, UNGATED, UNKNOWN
+from accelbench.judge.verdicts import AB_COMPILE, AB_PEAK, FAIL, LEAKS, NEW, OUTCOMES, PEAK_CAP, TIMING, UNGATED, UNKNOWN
 from accelbench.results import summary
 from accelbench.results.report.runs import Run
-from accelbench.units import format_number, format_seconds
+from accelbench.units import format_bytes, format_number, format_seconds
 
 MACHINE_KEYS = ("accelbench_machine_class", "accelbench_fingerprint", "node", "cpu", "system", "release", "python_version", "tensorflow",
                 "keras", "scikit-learn", "numpy", "accelbench_devices", "accelbench_host_allocator",
@@ -25,14 +25,56 @@ def verdict_counts(run: Run) -> str:
 
 
 VERDICT_HEADER = ("run", "cell", "metric", "outcome", "measured", "held against", "tolerance", "message")
+SHOWN_CELLS = 3  # of a reason that many cells share, the cells named in its row
+
+
+def _shown(metric: str, value: object) -> str:
+    """A verdict's number in its unit: bytes as KiB/MiB, seconds as ms/µs, anything else plain."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return format_number(value)
+    return METRIC_UNITS.get(metric, format_number)(value)
+
+
+# How a metric's measured and baseline values read (summary.py's tables show the same units).
+METRIC_UNITS = {TIMING: format_seconds, AB_COMPILE: format_seconds, AB_PEAK: format_bytes, PEAK_CAP: format_bytes,
+                LEAKS: format_bytes, "peak_memory_bytes": format_bytes, "device_peak_memory_bytes": format_bytes}
+
+
+def _verdict_row(tag: str, v: dict) -> tuple[str, ...]:
+    metric = v.get("metric", "")
+    baseline = _shown(metric, v.get("baseline"))
+    return (tag, v.get("cell", ""), metric, v.get("outcome", ""), _shown(metric, v.get("measured")),
+            f"{baseline} ({v.get('against')})" if v.get("against") else baseline, str(v.get("tolerance", "")),
+            str(v.get("message", "")))
+
+
+def _group_row(tag: str, group: list[dict]) -> tuple[str, ...]:
+    """One row for the verdicts that share a reason (a machine with no baselines: every speedup
+    and peak), as the terminal's verdict block gives them one line: how many, the first cells,
+    the range of what they measured."""
+    cells = [v.get("cell", "") for v in group]
+    named = ", ".join(cells[:SHOWN_CELLS]) + (f" and {len(cells) - SHOWN_CELLS} more" if len(cells) > SHOWN_CELLS else "")
+    metrics = list(dict.fromkeys(v.get("metric", "") for v in group))
+    values = [v.get("measured") for v in group if isinstance(v.get("measured"), (int, float))]
+    measured = ""
+    if values and len(metrics) == 1:
+        low, high = min(values), max(values)
+        measured = _shown(metrics[0], low) if low == high else f"{_shown(metrics[0], low)} to {_shown(metrics[0], high)}"
+    return (tag, f"{len(group)} cells: {named}", ", ".join(metrics), group[0].get("outcome", ""), measured, "", "",
+            str(group[0].get("message", "")))
 
 
 def verdict_rows(runs: Sequence[Run], outcomes: Sequence[str] = OUTCOMES) -> list[tuple[str, ...]]:
-    """Every verdict of these outcomes, the worst first."""
-    rows = [(run.tag, v.get("cell", ""), v.get("metric", ""), v.get("outcome", ""), format_number(v.get("measured")),
-             f"{format_number(v.get('baseline'))} ({v.get('against')})" if v.get("against") else format_number(v.get("baseline")),
-             str(v.get("tolerance", "")), str(v.get("message", "")))
-            for run in runs for v in run.verdicts if v.get("outcome") in outcomes]
+    """The verdicts of these outcomes, the worst first: one row per verdict, except that verdicts
+    of one run and outcome that share their message (their reason) share one row."""
+    rows = []
+    for run in runs:
+        groups: dict[tuple[str, str], list[dict]] = {}
+        for v in run.verdicts:
+            if v.get("outcome") in outcomes:
+                groups.setdefault((v.get("outcome", ""), str(v.get("message", ""))), []).append(v)
+        rows += [_verdict_row(run.tag, group[0]) if len(group) == 1 else _group_row(run.tag, group)
+                 for group in groups.values()]
     return sorted(rows, key=lambda row: OUTCOMES.index(row[3]) if row[3] in OUTCOMES else 0)
 
 
@@ -57,7 +99,7 @@ PROJECTION_HEADER = ("run", "model", "phase", "device", "basis", "images", "hour
 
 def projection_rows(runs: Sequence[Run]) -> list[tuple[str, ...]]:
     return [(run.tag, p.get("model", ""), p.get("phase", ""), p.get("device", ""), p.get("basis", ""),
-             f"{p.get('target_n', 0):.3g}", format_number(p.get("hours")),
+             format_number(p.get('target_n')), format_number(p.get("hours")),
              " – ".join(format_number(x) for x in p.get("hours_ci95") or ()), format_number(p.get("dollars")),
              p.get("projection_verdict", ""))
             for run in runs for p in run.projections]

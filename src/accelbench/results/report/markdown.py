@@ -28,7 +28,8 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 def _parts(runs: Sequence[Run]) -> list[tuple[str, str]]:
     """(name, text) in the order they matter to a reviewer."""
-    runs_text = "".join(f"- **{run.tag}**: {run.label} — {content.verdict_counts(run)}\n" for run in runs)
+    runs_text = "".join(f"- **{run.tag}**: `{run.fingerprint}` · {run.label} — {content.verdict_counts(run)}\n"
+                        for run in runs)
     attention = content.verdict_rows(runs, content.ATTENTION)
     shown = attention[:MAX_VERDICT_ROWS]
     verdicts = (_table(content.VERDICT_HEADER, shown) if shown else "Every judged number passed.\n")

@@ -32,8 +32,8 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], outcome_column:
 
 
 def _runs(runs: Sequence[Run]) -> str:
-    rows = [(run.tag, run.label, content.verdict_counts(run), str(run.path)) for run in runs]
-    return _table(("run", "machine · libraries · date", "verdicts", "file"), rows)
+    rows = [(run.tag, run.fingerprint, run.label, content.verdict_counts(run), str(run.path)) for run in runs]
+    return _table(("run", "machine (fingerprint)", "libraries · date", "verdicts", "file"), rows)
 
 
 def _verdicts(runs: Sequence[Run]) -> str:
@@ -41,7 +41,7 @@ def _verdicts(runs: Sequence[Run]) -> str:
     parts = [_table(content.VERDICT_HEADER, attention, outcome_column=3) if attention
              else "<p>Every judged number passed or was deliberately skipped.</p>"]
     everything = content.verdict_rows(runs)
-    parts.append(f"<details><summary>All {len(everything)} verdicts</summary>"
+    parts.append(f"<details><summary>Every verdict ({len(everything)} rows; verdicts that share a reason share a row)</summary>"
                  f"{_table(content.VERDICT_HEADER, everything, outcome_column=3)}</details>")
     return "".join(parts)
 

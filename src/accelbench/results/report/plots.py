@@ -19,6 +19,9 @@ from accelbench.results.summary import CellRecord
 
 PANEL = (4.6, 3.4)  # inches per subplot
 DPI = 80
+# A line through two points is straight on any axes and says nothing the points do not (the
+# quick preset measures two batch sizes): fewer points than this are drawn as points alone.
+MIN_POINTS_FOR_A_LINE = 3
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,13 @@ def _encode(figure) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
+def _measured(ax, xs, ys, **style) -> None:
+    """Measured points of one series, joined by a line only where there are enough of them."""
+    if len(xs) < MIN_POINTS_FOR_A_LINE:
+        style = {**style, "linestyle": "", "markersize": style.get("markersize", 8)}
+    ax.plot(xs, ys, **style)
+
+
 def _series_label(run: Run, device: str, several: bool) -> str:
     return f"{run.tag} {device}" if several else device
 
@@ -97,8 +107,8 @@ def throughput(runs: Sequence[Run]) -> list[Plot]:
         for ax, (model, by_run) in zip(axes, models.items()):
             for run in runs:
                 for device, mine in _per_device(by_run.get(run.tag, [])).items():
-                    ax.plot(*_curve(mine, "samples_per_s"), marker="o",
-                            label=_series_label(run, device, len(runs) > 1))
+                    _measured(ax, *_curve(mine, "samples_per_s"), marker="o",
+                              label=_series_label(run, device, len(runs) > 1))
             _style(ax, f"{model}: {phase}", "batch size", "samples/s", xbase=2, ylog=True)
         plots.append(Plot("throughput", f"{phase.capitalize()} throughput against batch size", _encode(figure)))
     return plots
@@ -133,8 +143,8 @@ def speedup(runs: Sequence[Run]) -> list[Plot]:
             several = len(runs) > 1
             curves = {d: _curve(mine, "samples_per_s") for d, mine in _per_device(by_run.get(run.tag, [])).items()}
             for device, (sizes, rates) in curves.items():
-                ax.plot(sizes, np.array(rates) / rates[0], marker="o",
-                        label=f"{_series_label(run, device, several)} throughput over bs{sizes[0]} (timed apart)")
+                _measured(ax, sizes, np.array(rates) / rates[0], marker="o",
+                          label=f"{_series_label(run, device, several)} throughput over bs{sizes[0]} (timed apart)")
             for pair in run.cells_of("batch_speedup"):
                 if pair.model == model and pair.batch_size:
                     ax.plot([pair.batch_size], [pair.info["speedup"]], marker="*", markersize=12, linestyle="",
@@ -159,7 +169,7 @@ def _overtakes(ax, run: Run, model: str, curves: dict, several: bool) -> list[st
             continue
         xs, ratios = zip(*shared)
         label = _series_label(run, device, several)
-        ax.plot(xs, ratios, linestyle="--", marker="s", label=f"{label} over cpu")
+        _measured(ax, xs, ratios, linestyle="--", marker="s", label=f"{label} over cpu")
         batch = analysis.crossover(xs, ratios)
         if batch is None:
             notes.append(f"{label} never overtakes the cpu on {model} up to bs{max(xs)}")

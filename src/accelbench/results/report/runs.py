@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from accelbench.judge.fingerprint import FINGERPRINT_KEY
 from accelbench.results.summary import CELL_KEY, CellRecord
 
 
@@ -33,11 +34,17 @@ class Run:
 
     @property
     def label(self) -> str:
-        """Machine class, library versions and date: what tells runs apart."""
+        """Library versions and date: what tells runs of one machine apart (the machine is
+        `fingerprint`)."""
         versions = " ".join(f"{name} {self.machine[name]}" for name in ("tensorflow", "keras", "scikit-learn")
                             if self.machine.get(name))
-        when = self.datetime[:16].replace("T", " ")
-        return f"{self.machine.get('accelbench_machine_class', 'unknown machine')} · {versions} · {when}"
+        return f"{versions} · {self.datetime[:16].replace('T', ' ')}"
+
+    @property
+    def fingerprint(self) -> str:
+        """The machine as baselines key it (cpu, caches, ISA, accelerators); a run saved before
+        fingerprints has only its machine class."""
+        return str(self.machine.get(FINGERPRINT_KEY) or self.machine.get("accelbench_machine_class", "unknown machine"))
 
     def cells_of(self, *benchmarks: str) -> list[CellRecord]:
         return [cell for cell in self.cells if cell.benchmark in benchmarks]
