@@ -240,6 +240,18 @@ def _tpu_placements(tf: Any, tpu_timeout_s: float) -> dict[str, Placement]:
     return {"tpu": tpu} if tpu is not None else {}
 
 
+def _cpu_replicas(tf: Any, count: int) -> Any:
+    """`count` logical CPU devices under one MirroredStrategy (set before TensorFlow uses any)."""
+    cpus = tf.config.list_physical_devices("CPU")
+    tf.config.set_logical_device_configuration(cpus[0], [tf.config.LogicalDeviceConfiguration() for _ in range(count)])
+    return tf.distribute.MirroredStrategy([d.name for d in tf.config.list_logical_devices("CPU")])
+
+
+def _gpu_replicas(tf: Any, count: int) -> Any:
+    """The first `count` GPUs under one MirroredStrategy, not every GPU the host has."""
+    return tf.distribute.MirroredStrategy([d.name for d in tf.config.list_logical_devices("GPU")][:count])
+
+
 @dataclass(frozen=True)
 class DeviceKind:
     """A kind of device, as --devices names it and as TensorFlow finds it."""
@@ -248,7 +260,13 @@ class DeviceKind:
     accelerator: bool  # memory from its own allocator, XLA as Keras chooses, largest batch probed
     discover: Callable[[Any, float], dict[str, Placement]]  # (tf, tpu timeout) -> placements found
     numbered: bool = False  # also names one device of several: gpu:0, gpu:1
-    replicas: bool = False  # hosts the multi-device cells (several logical CPUs, several GPUs)
+    # (tf, count) -> a strategy over `count` replicas of this kind in one fresh process (the
+    # multi-device cells, processes/job_main.py); None: the kind hosts none.
+    replica_strategy: Callable[[Any, int], Any] | None = None
+
+    @property
+    def replicas(self) -> bool:
+        return self.replica_strategy is not None
 
     @property
     def usage(self) -> str:
@@ -258,9 +276,10 @@ class DeviceKind:
 # Device kinds in the order --devices all lists them; the first is the reference every
 # device's speedup and parity are measured against.
 DEVICE_KINDS: Registry[DeviceKind] = Registry("device kind")
-DEVICE_KINDS.register("cpu", DeviceKind("cpu", accelerator=False, discover=_cpu_placements, replicas=True))
+DEVICE_KINDS.register("cpu", DeviceKind("cpu", accelerator=False, discover=_cpu_placements,
+                                        replica_strategy=_cpu_replicas))
 DEVICE_KINDS.register("gpu", DeviceKind("gpu", accelerator=True, discover=lambda tf, _: _gpu_placements(tf),
-                                        numbered=True, replicas=True))
+                                        numbered=True, replica_strategy=_gpu_replicas))
 DEVICE_KINDS.register("tpu", DeviceKind("tpu", accelerator=True, discover=_tpu_placements))
 REFERENCE_DEVICE = next(iter(DEVICE_KINDS))  # "cpu"
 

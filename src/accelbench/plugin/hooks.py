@@ -15,11 +15,11 @@ from accelbench.benches.catalog import BENCHMARKS
 from accelbench.judge import fingerprint, peak_history
 from accelbench.judge.baselines import BaselineError
 from accelbench.judge.verdicts import FINGERPRINT_KEY, LEAKS, PEAK_CAP, SavedRun
-from accelbench.plugin import options
+from accelbench.plugin import options, terminal
 from accelbench.plugin.state import BODY_PASSED, SESSION, session_of
 from accelbench.processes.workers import WorkerFailed
 from accelbench.progress import Progress
-from accelbench.results import costs, summary
+from accelbench.results import summary
 from accelbench.run.session import Session
 from accelbench.units import parse_bytes
 from accelbench.work.memory import is_out_of_memory
@@ -285,34 +285,7 @@ def _save_baselines(session: pytest.Session, state: Session) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    state = session_of(terminalreporter.config)
-    records = [summary.CellRecord.from_extra_info(name, info) for name, info in state.cells.items()]
-    tables = summary.tables([("", [record for record in records if record])])
-    if tables:
-        terminalreporter.section("accelbench summary")
-        for table in tables:
-            for line in summary.text_lines(table):
-                terminalreporter.write_line(line)
-            terminalreporter.write_line("")
-        terminalreporter.write_line(summary.LEGEND)
-    if state.ab_run is not None:
-        terminalreporter.section("accelbench A/B")
-        for line in summary.ab_lines(state.ab_run.setup.b.describe(), state.ab_run.described, state.verdicts.all()):
-            terminalreporter.write_line(line)
-    if state.verdicts.by_cell:
-        terminalreporter.section("accelbench verdicts")
-        for line in state.verdicts.lines():
-            terminalreporter.write_line(line)
-    if state.projections:
-        terminalreporter.section("accelbench projections")
-        for line in costs.lines(device_costs(state)):
-            terminalreporter.write_line(line)
-    for note in state.notes:
-        terminalreporter.write_line(f"accelbench: {note}")
-
-
-def device_costs(state: Session) -> list[costs.DeviceCost]:
-    return costs.device_costs(state.projections, state.run.assumed_speedups, state.run.device_prices)
+    terminal.write_summary(terminalreporter, session_of(terminalreporter.config))
 
 
 @pytest.hookimpl(optionalhook=True, wrapper=True)
@@ -347,7 +320,7 @@ def pytest_benchmark_update_json(config: pytest.Config, benchmarks: list, output
     output_json["accelbench"] = {
         "verdicts": [verdict.as_json() for verdict in state.verdicts.all()],
         "untimed_cells": [{"name": name, "extra_info": info} for name, info in state.cells.items() if name not in timed],
-        "projections": [cost.as_json() for cost in device_costs(state)],
+        "projections": [cost.as_json() for cost in terminal.device_costs(state)],
     }
 
 

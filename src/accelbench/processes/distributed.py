@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 
+from accelbench.axes.devices import is_accelerator
 from accelbench.processes import workers
 from accelbench.processes.protocol import Job, Result
 
@@ -132,7 +133,7 @@ def _run_once(job: Job, timeout_s: float, on_start) -> Result:
             results = []
             for index in range(processes):
                 env = {"TF_CONFIG": tf_config(ports, index)} if job.mode == "workers" else {}
-                if job.device == "cpu":
+                if not is_accelerator(job.device):
                     env["CUDA_VISIBLE_DEVICES"] = "-1"  # a CPU job: a GPU host's cards stay out of it
                 results.append(group.start(replace(job, threads=job.threads or threads), index, env))
             if on_start:

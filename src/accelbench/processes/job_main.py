@@ -20,12 +20,9 @@ def _strategy(job: Job, tf: Any) -> Any:
     if job.mode == "workers":
         return tf.distribute.MultiWorkerMirroredStrategy()  # first: before any other TF op
     if job.mode == "replicas":
-        if job.device == "gpu":  # the first N GPUs, not every GPU the host has
-            return tf.distribute.MirroredStrategy([d.name for d in tf.config.list_logical_devices("GPU")][:job.replicas])
-        cpus = tf.config.list_physical_devices("CPU")
-        tf.config.set_logical_device_configuration(
-            cpus[0], [tf.config.LogicalDeviceConfiguration() for _ in range(job.replicas)])
-        return tf.distribute.MirroredStrategy([d.name for d in tf.config.list_logical_devices("CPU")])
+        from accelbench.axes.devices import DEVICE_KINDS
+
+        return DEVICE_KINDS[job.device].replica_strategy(tf, job.replicas)
     return tf.distribute.get_strategy()  # the default: one device
 
 

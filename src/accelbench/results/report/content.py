@@ -6,7 +6,18 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from accelbench.judge.verdicts import AB_COMPILE, AB_PEAK, FAIL, LEAKS, NEW, OUTCOMES, PEAK_CAP, TIMING, UNGATED, UNKNOWN
+from accelbench.judge.verdicts import (
+    AB_COMPILE,
+    AB_PEAK,
+    FAIL,
+    LEAKS,
+    NEW,
+    OUTCOMES,
+    PEAK_CAP,
+    TIMING,
+    UNGATED,
+    UNKNOWN,
+)
 from accelbench.results import summary
 from accelbench.results.report.runs import Run
 from accelbench.units import format_bytes, format_number, format_seconds

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from accelbench.axes.devices import REFERENCE_DEVICE
 from accelbench.judge import analysis
 from accelbench.results.report.runs import Run
 from accelbench.results.summary import CellRecord
@@ -159,12 +160,12 @@ def speedup(runs: Sequence[Run]) -> list[Plot]:
 
 def _overtakes(ax, run: Run, model: str, curves: dict, several: bool) -> list[str]:
     """Plot each device's throughput over the cpu's at shared batch sizes; mark the crossover."""
-    if "cpu" not in curves:
+    if REFERENCE_DEVICE not in curves:
         return []
-    reference = dict(zip(*curves["cpu"]))
+    reference = dict(zip(*curves[REFERENCE_DEVICE]))
     notes = []
     for device, (sizes, rates) in curves.items():
-        shared = [(b, r / reference[b]) for b, r in zip(sizes, rates) if b in reference and device != "cpu"]
+        shared = [(b, r / reference[b]) for b, r in zip(sizes, rates) if b in reference and device != REFERENCE_DEVICE]
         if not shared:
             continue
         xs, ratios = zip(*shared)
