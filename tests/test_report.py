@@ -233,7 +233,7 @@ def test_verdicts_that_share_a_reason_share_one_row_with_units_and_the_fingerpri
             2 if shown is page else 1)  # the page: its attention table and its full list, one row each
         assert "22 cells: test_train_memory[cpu-bs32-m0], test_train_memory[cpu-bs256-m0]" in shown
         assert "3.5 MiB to 13.5 MiB" in shown  # bytes in units, never 3.717e+06
-        assert not re.search(r"\b\d+(\.\d+)?e[+-]\d+\b", re.sub(r"data:image/png;base64,[^'\"]+", "", shown))
+        assert not re.search(r"(?<![\w.])\d+(\.\d+)?e[+-]\d+", re.sub(r"data:image/png;base64,[^'\"]+", "", shown))
     assert f"<td>{FINGERPRINT}</td>" in page and f"`{FINGERPRINT}`" in text
 
 

@@ -84,8 +84,8 @@ def test_a_loss_gap_between_workers_and_one_process_reads_in_its_own_precision()
     assert judged.within_gap("w", "loss_gap", 2.4e-07, 1e-5).outcome == "pass"
     failed = judged.within_gap("test_multi_worker[cpu-bs256-mlp-2workers]", "loss_gap", 0.0342, 1e-5)
     assert failed.outcome == "fail"
-    assert failed.message == ("loss_gap regression in test_multi_worker[cpu-bs256-mlp-2workers]: measured 3.42e-02, "
-                              "parity 0.00e+00, tolerance 1e-05 absolute (must be within +/- 1.00e-05)")
+    assert failed.message == ("loss_gap regression in test_multi_worker[cpu-bs256-mlp-2workers]: measured 0.0342, "
+                              "parity 0, tolerance 0.00001 absolute (must be within +/- 0.00001)")
 
 
 def test_loss_parity_is_judged_in_significant_digits_and_a_planted_difference_fails_clearly():

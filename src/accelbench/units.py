@@ -4,6 +4,7 @@ disks and clouds sell."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 
@@ -53,10 +54,13 @@ def format_seconds(value: float) -> str:
 
 
 def readable(value: float, small: str) -> str:
-    """Thousands separators from 100 to a billion, three significant digits beyond, `small` below."""
+    """Thousands separators from 100 to a billion, three significant digits written out up to
+    10^15 (6,080,000,000), e-notation only beyond (where 18 digits would read worse), `small` below."""
     if 100 <= value < 1e9:
         return f"{value:,.0f}"
-    return f"{value:.3g}" if value >= 1e9 else format(value, small)
+    if 1e9 <= value < 1e15:
+        return format_factor(value).removesuffix("x")
+    return f"{value:.3g}" if value >= 1e15 else format(value, small)
 
 
 def format_hours(hours: float) -> str:
@@ -65,6 +69,24 @@ def format_hours(hours: float) -> str:
 
 def format_dollars(dollars: float) -> str:
     return f"${readable(dollars, '.2f')}"
+
+
+def format_small(value: float, digits: int = 2) -> str:
+    """0.000038 -> '0.000038': `digits` significant digits, written out, never e-notation
+    (p-values, significance levels, loss gaps)."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    places = max(0, digits - 1 - math.floor(math.log10(abs(value))))
+    written = f"{value:.{places}f}"
+    return written.rstrip("0").rstrip(".") if "." in written else written
+
+
+def format_factor(value: float) -> str:
+    """44512345.6 -> '44,500,000x': how many times, three significant digits, written out."""
+    if value < 1000:
+        return f"{value:.3g}x"
+    magnitude = 10 ** (math.floor(math.log10(value)) - 2)
+    return f"{round(value / magnitude) * magnitude:,.0f}x"
 
 
 def format_number(value: object) -> str:

@@ -50,6 +50,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from accelbench.judge import analysis
+from accelbench.units import format_small
 
 PASS, FAIL, UNKNOWN = "pass", "fail", "unknown"
 FAMILY_ALPHA = 0.01  # of a whole A/A run falsely failing any cell
@@ -134,13 +135,13 @@ def judge(pair_ratios: Sequence[float], plan: Plan, last: bool) -> Comparison:
         outcome, reason = PASS, (f"a slowdown of {plan.min_effect:.0%} is excluded (B/A at most {upper:.3f}, "
                                  f"{1 - plan.pass_error:.1%} bound)")
     elif last and p_value < plan.alpha and ratio >= bound:
-        outcome, reason = FAIL, (f"B slower (one-sided Wilcoxon p = {p_value:.2g} < {plan.alpha:.2g}, "
+        outcome, reason = FAIL, (f"B slower (one-sided Wilcoxon p = {format_small(p_value)} < {format_small(plan.alpha)}, "
                                  f"{len(pair_ratios)} pairs)")
     elif last:
         lower = effect_bound(pair_ratios)
         outcome, reason = UNKNOWN, (f"after {len(pair_ratios)} pairs B/A lies between {lower:.3f} and {upper:.3f}: "
                                     f"a slowdown of {plan.min_effect:.0%} is neither excluded nor shown "
-                                    f"(p = {p_value:.2g}, needs < {plan.alpha:.2g}); more pairs "
+                                    f"(p = {format_small(p_value)}, needs < {format_small(plan.alpha)}); more pairs "
                                     "(a larger preset) would tell")
     else:
         outcome, reason = "", "undecided"
@@ -201,10 +202,10 @@ def repeated(first: Comparison, first_ratios: Sequence[float], again: Sequence[f
     low, high = analysis.median_interval(pooled)
     if p_again < CONFIRM_ALPHA and ratio_again > 1.0:
         return Comparison(statistics.median(pooled), low, high, first.p_value, len(pooled), FAIL,
-                          f"{first.reason}; and again in fresh processes (B/A = {ratio_again:.3f}, p = {p_again:.2g})")
+                          f"{first.reason}; and again in fresh processes (B/A = {ratio_again:.3f}, p = {format_small(p_again)})")
     return Comparison(statistics.median(pooled), low, high, first.p_value, len(pooled), UNKNOWN,
                       f"B was slower (B/A = {first.ratio:.3f}, {first.reason}) but not again "
-                      f"in fresh ones (B/A = {ratio_again:.3f}, p = {p_again:.2g}, needs < {CONFIRM_ALPHA:g}): a "
+                      f"in fresh ones (B/A = {ratio_again:.3f}, p = {format_small(p_again)}, needs < {format_small(CONFIRM_ALPHA)}): a "
                       f"difference between two processes, not shown to be one between the environments")
 
 

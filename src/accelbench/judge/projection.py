@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from accelbench.units import format_factor
+
 MAX_EXPONENT = 4.0  # nothing here grows faster than n^4; the search for k stays within [0, 4]
 SAFE_FACTOR = 10.0  # a projection within 10x of the largest measured size may be called extrapolated
 MIN_SIZES = 4  # three parameters and one degree of freedom
@@ -260,7 +262,7 @@ def beyond_data(projection: Projection) -> list[str]:
     """Why the target lies too far beyond the data for any fit to be leaned on."""
     if projection.factor <= SAFE_FACTOR:
         return []
-    return [f"the target is {projection.factor:.3g}x the largest measured size "
+    return [f"the target is {format_factor(projection.factor)} the largest measured size "
             f"(extrapolated only within {SAFE_FACTOR:g}x)"]
 
 

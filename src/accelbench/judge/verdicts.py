@@ -29,7 +29,7 @@ from typing import Any
 from accelbench.judge import analysis, comparison, fingerprint
 from accelbench.judge.baselines import BaselineFile, save_all
 from accelbench.judge.fingerprint import FINGERPRINT_KEY
-from accelbench.units import format_bytes, format_seconds
+from accelbench.units import format_bytes, format_seconds, format_small
 
 # Python's allocator takes memory from the system in 1 MiB arenas: a step that happens to
 # open one shows 1 MiB more. Memory gates allow this much on top of their relative tolerance.
@@ -120,7 +120,10 @@ class WithinGap(AbsoluteDrop):
 
     def show(self, value: float) -> str:
         """Four places for accuracy gaps (0.0200); a loss gap of 1e-05 would read 0.0000."""
-        return super().show(value) if self.tolerance >= 1e-3 else f"{value:.2e}"
+        return super().show(value) if self.tolerance >= 1e-3 else format_small(value, 3)
+
+    def describe(self) -> str:
+        return f"{format_small(self.tolerance)} absolute"
 
     def holds(self, measured: float, reference: float) -> bool:
         return abs(measured - reference) <= self.tolerance
@@ -433,7 +436,7 @@ class Verdicts:
             # A shortfall of one best-of ratio may be noise: it fails only if the pairs agree.
             below, p_value = analysis.significantly_below(ratios, rule.bound(reference))
             statistic["wilcoxon_p"] = round(p_value, 4)
-            message = f"{message}, Wilcoxon p = {p_value:.3g} < 0.05" if below else None
+            message = f"{message}, Wilcoxon p = {format_small(p_value, 3)} < 0.05" if below else None
         return self.add(Verdict(outcome=FAIL if message else PASS, baseline=float(reference), against=against,
                                 statistic=tuple(statistic.items()), message=message or "", **base))
 
@@ -458,7 +461,7 @@ class Verdicts:
             message = (f"timing regression in {cell}: {found.ratio:.2f}x the time per sample of saved run "
                        f"{saved.name} ({format_seconds(analysis.typical_fast(rounds))} -> "
                        f"{format_seconds(base['measured'])} per sample, fast rounds), tolerance {tolerance} "
-                       f"(p = {found.p_value:.3g})")
+                       f"(p = {format_small(found.p_value, 3)})")
         return self.add(Verdict(outcome=FAIL if message else PASS, baseline=analysis.typical_fast(rounds),
                                 statistic=statistic, message=message, **base))
 

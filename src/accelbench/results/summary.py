@@ -30,7 +30,18 @@ from accelbench.judge.verdicts import (
     UNGATED,
     UNKNOWN,
 )
-from accelbench.units import count, format_bytes, milliseconds, percent, plain, points, rate, times, two_places
+from accelbench.units import (
+    count,
+    format_bytes,
+    format_small,
+    milliseconds,
+    percent,
+    plain,
+    points,
+    rate,
+    times,
+    two_places,
+)
 
 CELL_KEY = "accelbench_cell"  # extra_info key: which benchmark, device, model and column a cell is
 # Beside a number: how its verdict came out (the worst, if several judged it). None: no verdict.
@@ -139,7 +150,7 @@ SECTIONS = (
     Section("scaling efficiency: throughput on N / (N x on one device)",
             {"multi_device": "{column}", "multi_worker": "{column}"}, "scaling_efficiency", plain),
     Section("loss gap to one device after the same steps", {"multi_device": "{column}", "multi_worker": "{column}"},
-            "loss_gap", lambda value: f"{value:.1e}", ("loss_gap",)),
+            "loss_gap", lambda value: format_small(value), ("loss_gap",)),
     Section("saturation: the batch size from which throughput grows less than 5% per doubling",
             {CURVE: "{column}"}, "saturation", plain),
     Section("throughput over the smallest batch's, median rounds of cells timed apart; "
