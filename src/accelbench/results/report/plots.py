@@ -117,17 +117,31 @@ def throughput(runs: Sequence[Run]) -> list[Plot]:
 
 def _style(ax, title: str, xlabel: str, ylabel: str, *, xbase: int | None = None, ylog: bool = False,
            legend: str = "small") -> None:
-    """Titles, labels, grid and legend of a panel; log axes where asked (batch sizes: base 2)."""
+    """Titles, labels, grid and legend of a panel; log axes where asked (batch sizes: base 2),
+    their ticks written as numbers (32, 256; 15.6k, 2), not as powers."""
+    from matplotlib.ticker import FuncFormatter
+
     if xbase:
         ax.set_xscale("log", base=xbase)
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}" if xbase == 2 else _short(value)))
     if ylog:
         ax.set_yscale("log")
+        for axis in (ax.yaxis.set_major_formatter, ax.yaxis.set_minor_formatter):
+            axis(FuncFormatter(lambda value, _: _short(value)))
     if title:
         ax.set_title(title, fontsize="medium")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=legend)
+
+
+def _short(value: float) -> str:
+    """A tick of a log axis: 15600 -> 15.6k, 2.0 -> 2, 6e10 -> 60G (SI prefixes, never e-notation)."""
+    for scale, suffix in ((1e24, "Y"), (1e21, "Z"), (1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g}{suffix}"
+    return f"{value:.3g}"
 
 
 def speedup(runs: Sequence[Run]) -> list[Plot]:
@@ -248,7 +262,7 @@ def _projection_panel(ax, cell: CellRecord, key: str, prefix: str, unit: str) ->
         projected, ci95 = info.get(f"projected_{key}"), info.get(f"projected_{key}_ci95")
         if projected and ci95:
             ax.errorbar([target], [projected], yerr=[[projected - ci95[0]], [ci95[1] - projected]], marker="D",
-                        color="red", capsize=4, label=f"n={target:.3g}: {projected:.3g} {unit}")
+                        color="red", capsize=4, label=f"n={_short(target)}: {_short(projected)} {unit}")
     backtest = info.get(f"{prefix}backtest")
     if backtest:
         ok = info.get(f"{prefix}backtest_ok")
