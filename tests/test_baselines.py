@@ -7,7 +7,7 @@ import stat
 import pytest
 
 from accelbench.judge.baselines import BaselineError, BaselineFile
-from accelbench.judge.verdicts import AbsoluteDrop, RelativeDrop, regression
+from accelbench.judge.rules import AbsoluteDrop, RelativeDrop, regression
 
 GOLDEN = """{
   "digits-n1347": {

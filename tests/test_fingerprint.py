@@ -4,7 +4,9 @@ nearest recorded machine is found. No TensorFlow."""
 from accelbench.judge import fingerprint
 from accelbench.judge.baselines import BaselineFile
 from accelbench.judge.fingerprint import Fingerprint, make, nearest, onednn_isa
-from accelbench.judge.verdicts import RECORD_HERE, Gate, RelativeGrowth, Verdicts
+from accelbench.judge.gates import Gate
+from accelbench.judge.rules import RelativeGrowth
+from accelbench.judge.verdicts import RECORD_HERE, Verdicts
 
 EPYC_FLAGS = "fpu sse sse2 sse4_1 sse4_2 avx f16c fma avx2 bmi2 sha_ni vaes".split()
 XEON_FLAGS = EPYC_FLAGS + "avx512f avx512dq avx512bw avx512vl avx512_vnni".split()

@@ -4,7 +4,9 @@ import json
 
 from accelbench.judge import peak_history
 from accelbench.judge.baselines import BaselineFile
-from accelbench.judge.verdicts import PEAK_GRANULE, SPREAD_FACTOR, SPREAD_FLOOR, Gate, RelativeGrowth, Verdicts
+from accelbench.judge.gates import Gate
+from accelbench.judge.rules import PEAK_GRANULE, SPREAD_FACTOR, SPREAD_FLOOR, RelativeGrowth
+from accelbench.judge.verdicts import Verdicts
 
 CELL = "test_inference_memory[cpu-bs256-mlp]"
 SCOPE = ("hw", "sw", "digits")

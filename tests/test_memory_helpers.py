@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from accelbench import units
-from accelbench.judge.verdicts import RelativeGrowth, regression
+from accelbench.judge.rules import RelativeGrowth, regression
 from accelbench.work import memory
 
 

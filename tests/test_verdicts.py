@@ -4,7 +4,9 @@ import pytest
 
 from accelbench.judge import comparison
 from accelbench.judge.baselines import BaselineFile
-from accelbench.judge.verdicts import AB_TIME, AbsoluteDrop, Gate, RelativeDrop, SavedRun, Verdicts
+from accelbench.judge.gates import Gate
+from accelbench.judge.rules import AbsoluteDrop, RelativeDrop
+from accelbench.judge.verdicts import AB_TIME, SavedRun, Verdicts
 
 CELL = "test_svm[cpu-n500-grayscale]"
 
@@ -183,7 +185,8 @@ def test_an_ab_failure_names_the_cell_b_the_ratio_its_interval_and_the_round_tim
 
 
 def test_the_ab_table_puts_the_largest_slowdown_first_with_peaks_and_compile_times():
-    from accelbench.judge.verdicts import AB_COMPILE, AB_COMPILE_RULE, AB_PEAK, RelativeGrowth
+    from accelbench.judge.rules import AB_COMPILE_RULE, RelativeGrowth
+    from accelbench.judge.verdicts import AB_COMPILE, AB_PEAK
     from accelbench.results import summary
 
     verdicts = Verdicts(update=False, require_baselines=False, memray_tracking=False, timing_threshold=0.4)

@@ -14,10 +14,8 @@ from accelbench.axes.precisions import REFERENCE_PRECISION
 from accelbench.benches.base import Bench
 from accelbench.grid.cells import Pair
 from accelbench.judge import analysis
-from accelbench.judge.verdicts import (
-    PRECISION_ACCURACY,
-    PRECISION_ACCURACY_RULE,
-)
+from accelbench.judge.rules import PRECISION_ACCURACY_RULE
+from accelbench.judge.verdicts import PRECISION_ACCURACY
 from accelbench.processes.protocol import Cellwork
 from accelbench.processes.workers import WorkerFailed
 
@@ -41,7 +39,7 @@ class AccuracyBench(Bench):
                   published_accuracy=MODELS[self.cell.model].published_accuracy.get(
                       self.session.dataset.name),
                   accuracy_per_epoch=run.history, cumulative_train_seconds=run.clock, loss_per_epoch=run.losses)
-        self.verdicts.against_baseline(self.name, self.gates.accuracy, run.accuracy, key=self.baseline_key)
+        self.verdicts.against_baseline(self.name, self.gates["accuracy"], run.accuracy, key=self.baseline_key)
         if self.cell.precision != REFERENCE_PRECISION:
             self.against_float32(run.accuracy)
         if self.cell.backend != PROCESS_BACKEND:

@@ -21,14 +21,8 @@ from accelbench.axes.models import MODELS
 from accelbench.axes.precisions import PRECISIONS, REFERENCE_PRECISION
 from accelbench.grid.cells import Grid
 from accelbench.judge import analysis, comparison, fingerprint
-from accelbench.judge.verdicts import (
-    AB_COMPILE,
-    AB_COMPILE_RULE,
-    AB_PEAK,
-    AB_TIME,
-    MEMRAY_REASON,
-    TIMING,
-)
+from accelbench.judge.rules import AB_COMPILE_RULE
+from accelbench.judge.verdicts import AB_COMPILE, AB_PEAK, AB_TIME, MEMRAY_REASON, TIMING
 from accelbench.processes.protocol import Cellwork
 from accelbench.processes.workers import WorkerFailed
 from accelbench.run.session import Session
@@ -137,7 +131,7 @@ class Bench:
         found, environment_b = rounds.verdict, ab_run.setup.b.describe()
         a_round, b_round = statistics.median(rounds.a_seconds), statistics.median(rounds.b_seconds)
         self.verdicts.ab(self.name, AB_TIME, found, a_round, b_round, plan.min_effect, environment_b)
-        self.verdicts.ab_single(self.name, AB_PEAK, rounds.a_peak, rounds.b_peak, self.gates.peak_memory.rule)
+        self.verdicts.ab_single(self.name, AB_PEAK, rounds.a_peak, rounds.b_peak, self.gates["peak_memory_bytes"].rule)
         try:
             a_compile, b_compile = self.compile_seconds(ab_run, kind, steps, rounds)
         except WorkerFailed as error:

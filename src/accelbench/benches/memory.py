@@ -10,10 +10,8 @@ import pytest
 from accelbench.axes.models import MODELS
 from accelbench.benches.base import Bench
 from accelbench.grid.cells import Cell, ModelOn
-from accelbench.judge.verdicts import (
-    PEAK_CAP,
-    RelativeGrowth,
-)
+from accelbench.judge.rules import RelativeGrowth
+from accelbench.judge.verdicts import PEAK_CAP
 from accelbench.processes.protocol import Cellwork
 from accelbench.processes.workers import WorkerFailed
 from accelbench.work import memory
@@ -78,10 +76,10 @@ class StepMemoryBench(Bench):
         self.info(device=self.placement().description, batch_size=self.cell.batch_size, steps_measured=self.steps_measured,
                   estimated_bytes=self.estimated, host_memory_cap_bytes=self.cap)
         if device_peak is not None:
-            self.peak_against_baseline(self.gates.device_peak_memory, device_peak)
+            self.peak_against_baseline(self.gates["device_peak_memory_bytes"], device_peak)
 
     def host_peak_measured(self, peak: int) -> None:
-        self.peak_against_baseline(self.gates.peak_memory, peak)
+        self.peak_against_baseline(self.gates["peak_memory_bytes"], peak)
 
     def peak_against_baseline(self, gate: Any, peak: int) -> None:
         """A peak judged against its baseline; beside it, the smallest growth its gate detects
@@ -113,7 +111,7 @@ class StepMemoryBench(Bench):
         self.verdicts.against_reference(self.name, PEAK_CAP, found["host_peak_bytes"], self.cap, WITHIN_CAP,
                                         "the estimate's cap")
         if found["device_peak_bytes"] is not None:
-            self.peak_against_baseline(self.gates.device_peak_memory, found["device_peak_bytes"])
+            self.peak_against_baseline(self.gates["device_peak_memory_bytes"], found["device_peak_bytes"])
 
 
 class TrainMemoryBench(StepMemoryBench):

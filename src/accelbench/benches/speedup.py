@@ -39,7 +39,7 @@ class SpeedupBench(Bench):
                   reference=self.cell.reference.id, candidate=self.cell.candidate.id,
                   reference_samples_per_s=fastest[0], candidate_samples_per_s=fastest[1],
                   pair_ratios=[round(r, 4) for r in ratios])
-        self.verdicts.against_baseline(self.name, self.gates.speedup, speedup, ratios)
+        self.verdicts.against_baseline(self.name, self.gates["speedup"], speedup, ratios)
 
 
 class OverheadBench(Bench):

@@ -111,4 +111,4 @@ class SvmBench(Bench):
         if dataset.labelled:  # synthetic labels are noise: their accuracy means nothing
             accuracy = float((fitted[-1].predict(x_test) == dataset.y_test).mean())
             self.info(accuracy=accuracy)
-            self.verdicts.against_baseline(self.name, self.gates.accuracy, accuracy)
+            self.verdicts.against_baseline(self.name, self.gates["accuracy"], accuracy)

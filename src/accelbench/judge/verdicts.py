@@ -23,18 +23,23 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from accelbench.judge import analysis, comparison, fingerprint
-from accelbench.judge.baselines import BaselineFile, save_all
+from accelbench.judge.baselines import save_all
 from accelbench.judge.fingerprint import FINGERPRINT_KEY
-from accelbench.units import format_bytes, format_seconds, format_small
-
-# Python's allocator takes memory from the system in 1 MiB arenas: a step that happens to
-# open one shows 1 MiB more. Memory gates allow this much on top of their relative tolerance.
-PYMALLOC_ARENA_BYTES = 2**20
-ALLOCATOR_SLACK_BYTES = 2 * PYMALLOC_ARENA_BYTES
+from accelbench.judge.gates import Gate
+from accelbench.judge.rules import (
+    MIN_SPREAD_RUNS,
+    RUNS_SUFFIX,
+    SPREAD_SUFFIX,
+    AtLeastDigits,
+    SpreadGrowth,
+    WithinGap,
+    detectable_growth,
+    regression,
+)
+from accelbench.units import format_seconds, format_small
 
 PASS, FAIL, NEW, UNGATED, SKIPPED, UNKNOWN = "pass", "fail", "new", "ungated", "skipped", "unknown"
 REPORTED = "reported"
@@ -52,162 +57,6 @@ RECORD_HINT = "record with: pytest benchmarks --update-baselines"
 RECORD_HERE = ("record this machine's baselines with: pytest benchmarks --update-baselines "
                "(adds or replaces this fingerprint's entries only; review git diff benchmarks/baselines)")
 MEMRAY_REASON = "--memray slows TensorFlow down unevenly: judge speed in a run without --memray"
-
-
-# --- rules: how far a number may move from what it is held against -------------------------
-
-@dataclass(frozen=True)
-class AbsoluteDrop:
-    """Holds when measured >= reference - tolerance (accuracy: points of accuracy)."""
-
-    tolerance: float
-    relation = ">="
-
-    def bound(self, reference: float) -> float:
-        return reference - self.tolerance
-
-    def describe(self) -> str:
-        return f"{self.tolerance:g} absolute"
-
-    def show(self, value: float) -> str:
-        return f"{value:.4f}"
-
-    def holds(self, measured: float, reference: float) -> bool:
-        bound = self.bound(reference)
-        return measured >= bound if self.relation == ">=" else measured <= bound
-
-
-@dataclass(frozen=True)
-class RelativeDrop(AbsoluteDrop):
-    """Holds when measured >= reference x (1 - tolerance) (speedups: ratios)."""
-
-    def bound(self, reference: float) -> float:
-        return reference * (1.0 - self.tolerance)
-
-    def describe(self) -> str:
-        return f"{self.tolerance:.0%} relative"
-
-
-@dataclass(frozen=True)
-class AtLeast(AbsoluteDrop):
-    """Holds when measured >= a fixed floor (the reference): no baseline involved."""
-
-    tolerance: float = 0.0
-
-    def describe(self) -> str:
-        return "fixed floor"
-
-
-@dataclass(frozen=True)
-class AtLeastDigits(AtLeast):
-    """Holds when two numbers share at least the floor's count of significant digits."""
-
-    def describe(self) -> str:
-        return "matching significant digits"
-
-    def show(self, value: float) -> str:
-        return f"{value:.0f} digits"
-
-
-@dataclass(frozen=True)
-class WithinGap(AbsoluteDrop):
-    """Holds when |measured - reference| <= tolerance (accuracy parity: the gap between devices)."""
-
-    relation = "within +/-"  # shown only: holds() compares the size of the gap
-
-    def bound(self, reference: float) -> float:
-        return self.tolerance
-
-    def show(self, value: float) -> str:
-        """Four places for accuracy gaps (0.0200); a loss gap of 1e-05 would read 0.0000."""
-        return super().show(value) if self.tolerance >= 1e-3 else format_small(value, 3)
-
-    def describe(self) -> str:
-        return f"{format_small(self.tolerance)} absolute"
-
-    def holds(self, measured: float, reference: float) -> bool:
-        return abs(measured - reference) <= self.tolerance
-
-
-@dataclass(frozen=True)
-class RelativeGrowth(AbsoluteDrop):
-    """Holds when measured <= reference x (1 + tolerance) + slack (memory: bytes).
-
-    The slack absorbs allocator granularity, which a relative tolerance cannot for small peaks.
-    """
-
-    slack: float = 0.0
-    relation = "<="
-
-    def bound(self, reference: float) -> float:
-        return reference * (1.0 + self.tolerance) + self.slack
-
-    def describe(self) -> str:
-        return f"{self.tolerance:.0%} relative + {self.show(self.slack)}"
-
-    def show(self, value: float) -> str:
-        return f"{format_bytes(value)} ({value:,.0f} B)" if value >= 1024 else f"{value:,.0f} B"
-
-
-# A memory peak's gate from its cell's own noise: the baseline is the median peak of at least
-# MIN_SPREAD_RUNS unchanged runs, recorded with their spread (largest minus smallest), and a peak
-# fails above baseline + max(SPREAD_FACTOR x spread, SPREAD_FLOOR x baseline) + PEAK_GRANULE.
-# The factor and the floor cover a later run landing beyond the few runs recorded (four runs
-# saw 20.80-20.85 MiB for a step that earlier sessions saw at 19.8-20.9 MiB); the granule is
-# one pymalloc arena (1 MiB): a step that happens to open one more shows 1 MiB more, which six
-# runs may never see (an inference peak of 1.77 MiB, 16 KiB apart over six runs, read 2.77 MiB
-# in an unchanged eighth). A cell whose peak does not repeat (a spread near its size) gets a wide margin, and
-# the terminal says so; so does a peak of a few MiB, for which the arena is a large share.
-SPREAD_SUFFIX, RUNS_SUFFIX = "_spread", "_runs"  # stored beside the peak in memory.json
-SPREAD_FACTOR = 2.0
-SPREAD_FLOOR = 0.03
-PEAK_GRANULE = PYMALLOC_ARENA_BYTES
-MIN_SPREAD_RUNS = 5
-
-
-@dataclass(frozen=True)
-class SpreadGrowth(RelativeGrowth):
-    """Holds when measured <= reference + slack, the slack the larger of SPREAD_FACTOR x the
-    cell's recorded spread over `runs` runs and SPREAD_FLOOR x the baseline, + PEAK_GRANULE."""
-
-    runs: int = 0
-
-    @classmethod
-    def of(cls, spread: float, runs: int, baseline: float) -> SpreadGrowth:
-        return cls(0.0, slack=max(SPREAD_FACTOR * spread, SPREAD_FLOOR * baseline) + PEAK_GRANULE, runs=runs)
-
-    def describe(self) -> str:
-        return (f"+{format_bytes(self.slack)} ({SPREAD_FACTOR:g} x the peak's spread over {self.runs} runs, at "
-                f"least {SPREAD_FLOOR:.0%} of the baseline, + {format_bytes(PEAK_GRANULE)})")
-
-
-def detectable_growth(rule: Any, baseline: float) -> float | None:
-    """The smallest growth over the baseline a growth rule fails, as a fraction of it."""
-    return rule.bound(baseline) / baseline - 1.0 if baseline > 0 else None
-
-
-@dataclass(frozen=True)
-class SlowerBy(RelativeGrowth):
-    """Holds when measured <= reference x (1 + tolerance) + slack, in seconds (compile time)."""
-
-    def show(self, value: float) -> str:
-        return format_seconds(value)
-
-
-# One compile per side: the first call's seconds moved 0.67-1.43x between A/A workers (at most
-# 0.43 s apart), so only a change far beyond that fails (XLA turned on, a retrace per step).
-AB_COMPILE_RULE = SlowerBy(0.5, slack=0.5)
-# MLPerf Inference's rule for a lower precision: at least 99% of float32's accuracy.
-PRECISION_ACCURACY_RULE = RelativeDrop(0.01)
-
-
-def regression(metric: str, cell: str, reference: float, measured: float, rule: Any,
-               against: str = "baseline") -> str | None:
-    """The failure message when measured breaks the rule, else None."""
-    if rule.holds(measured, reference):
-        return None
-    return (f"{metric} regression in {cell}: measured {rule.show(measured)}, {against} {rule.show(reference)}, "
-            f"tolerance {rule.describe()} (must be {rule.relation} {rule.show(rule.bound(reference))})")
 
 
 # --- the verdict --------------------------------------------------------------------------
@@ -228,78 +77,6 @@ class Verdict:
         return {"cell": self.cell, "metric": self.metric, "outcome": self.outcome,
                 "measured": self.measured, "baseline": self.baseline, "against": self.against,
                 "tolerance": self.tolerance, "statistic": dict(self.statistic), "message": self.message}
-
-
-@dataclass(frozen=True)
-class Gate:
-    """A metric judged against stored baselines: the file, what the numbers depend on, the rule."""
-
-    metric: str
-    store: BaselineFile
-    scope: tuple[str, ...]
-    rule: Any
-    timed: bool = False  # derived from timings: neither judged nor recorded under --memray
-    significance: bool = False  # a ratio of interleaved pairs: fails only if the shortfall is significant
-    fingerprints: int = 0  # leading scope keys that are machine fingerprints (hardware, software)
-    spread: bool = False  # a memory peak: its baseline is stored with its spread (SpreadGrowth)
-
-    def rule_for(self, stored: str) -> Any:
-        """The rule for one cell: from its recorded spread where there is one; the gate's fixed
-        rule for a baseline recorded without (one run, or an older accelbench)."""
-        spread = self.store.get(self.scope, stored, self.metric + SPREAD_SUFFIX) if self.spread else None
-        if spread is None:
-            return self.rule
-        return SpreadGrowth.of(spread, int(self.store.get(self.scope, stored, self.metric + RUNS_SUFFIX) or 0),
-                               self.store.get(self.scope, stored, self.metric) or 0.0)
-
-    def missing_machine(self) -> str:
-        """Why a number of this machine is ungated: what it is, and the nearest recorded
-        machine for the same data with what differs."""
-        if not self.fingerprints:
-            present = ", ".join(self.store.scopes()) or "none"
-            return f"no {self.metric} baselines for {'/'.join(self.scope)} in {self.store.path.name} (it has: {present})"
-        mine = _fingerprint(self.scope[:self.fingerprints])
-        rest = self.scope[self.fingerprints:]
-        recorded = [_fingerprint(path[:self.fingerprints]) for path in self.store.scope_paths()
-                    if path[self.fingerprints:] == rest]
-        found = fingerprint.nearest(mine, recorded)
-        text = f"no {self.metric} baselines for this machine's fingerprint and {'/'.join(rest)} in {self.store.path.name}"
-        if found is None:
-            return f"{text} (none recorded for {'/'.join(rest)})"
-        _, differences = found
-        return f"{text}; nearest recorded machine differs in {'; '.join(differences)}"
-
-
-@dataclass(frozen=True)
-class Gates:
-    """The metrics judged against baselines stored in the repository."""
-
-    accuracy: Gate
-    speedup: Gate
-    peak_memory: Gate
-    device_peak_memory: Gate
-
-    @classmethod
-    def load(cls, directory: Path, hardware: str, software: str, dataset: Any,
-             accuracy_tolerance: float, speedup_tolerance: float, memory_tolerance: float) -> Gates:
-        """hardware, software: fingerprint keys. Speedups depend on the hardware; allocation
-        patterns on the library versions as well. Accuracy from a fixed seed holds across machines
-        within its tolerance, so it is keyed by the data alone."""
-        memory_store = BaselineFile.load(directory / "memory.json", 3)
-        memory_scope = (hardware, software, dataset.name)
-        growth = RelativeGrowth(memory_tolerance, slack=ALLOCATOR_SLACK_BYTES)
-        return cls(
-            accuracy=Gate("accuracy", BaselineFile.load(directory / "accuracy.json", 1), (dataset.key,),
-                          AbsoluteDrop(accuracy_tolerance)),
-            speedup=Gate("speedup", BaselineFile.load(directory / "speedup.json", 2), (hardware, dataset.name),
-                         RelativeDrop(speedup_tolerance), timed=True, significance=True, fingerprints=1),
-            peak_memory=Gate("peak_memory_bytes", memory_store, memory_scope, growth, fingerprints=2, spread=True),
-            device_peak_memory=Gate("device_peak_memory_bytes", memory_store, memory_scope, growth, fingerprints=2,
-                                    spread=True),
-        )
-
-    def all(self) -> list[Gate]:
-        return [self.accuracy, self.speedup, self.peak_memory, self.device_peak_memory]
 
 
 @dataclass(frozen=True)
@@ -584,9 +361,3 @@ def _grouped(outcome: str, verdicts: Sequence[Verdict]) -> list[str]:
             lines.append(f"{outcome.upper():8} {len(group)} numbers: {reason}")
             lines += [f"{'':8}   {v.cell} {v.metric}" for v in group]
     return lines
-
-
-def _fingerprint(keys: tuple[str, ...]) -> fingerprint.Fingerprint:
-    """The fingerprint of a scope's leading keys (hardware, then software for memory)."""
-    parsed = [fingerprint.Fingerprint.parse(key) for key in keys]
-    return sum(parsed[1:], parsed[0])

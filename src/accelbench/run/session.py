@@ -19,7 +19,8 @@ from accelbench.axes.models import MODELS, ModelOptions
 from accelbench.axes.precisions import REFERENCE_PRECISION
 from accelbench.grid.cells import Cell, Grid
 from accelbench.judge import fingerprint
-from accelbench.judge.verdicts import Gates, Verdicts
+from accelbench.judge.gates import Gates, Scope
+from accelbench.judge.verdicts import Verdicts
 from accelbench.processes import ab, workers
 from accelbench.processes.protocol import CellSpec, Cellwork
 from accelbench.results.costs import Projected
@@ -76,11 +77,10 @@ class Session:
 
     @functools.cached_property
     def gates(self) -> Gates:
-        return Gates.load(self.run.baselines, hardware=self.inventory.fingerprint().key,
-                          software=fingerprint.software().key, dataset=self.dataset,
-                          accuracy_tolerance=self.run.accuracy_tolerance,
-                          speedup_tolerance=self.run.speedup_tolerance,
-                          memory_tolerance=self.run.memory_tolerance)
+        scope = Scope(self.inventory.fingerprint().key, fingerprint.software().key, self.dataset)
+        tolerances = {"accuracy": self.run.accuracy_tolerance, "speedup": self.run.speedup_tolerance,
+                      "memory": self.run.memory_tolerance}
+        return Gates.load(self.run.baselines, scope, tolerances)
 
     @functools.cached_property
     def ab_run(self) -> ab.ABRun | None:
