@@ -13,7 +13,8 @@ import accelbench
 PACKAGE = Path(accelbench.__file__).parent
 # Lowest first: a module may import its own layer and those below it.
 LAYERS = (
-    ("accelbench", "accelbench.units", "accelbench.registry", "accelbench.environments", "accelbench.progress"),
+    ("accelbench.units", "accelbench.registry", "accelbench.environments", "accelbench.progress",
+     "accelbench.user_modules"),
     ("accelbench.judge",),
     ("accelbench.axes",),
     ("accelbench.grid",),
@@ -22,7 +23,8 @@ LAYERS = (
     ("accelbench.processes",),
     ("accelbench.run",),
     ("accelbench.benches",),
-    ("accelbench.plugin", "accelbench.cli"),
+    # the public API (accelbench/__init__.py) re-exports what a user declares with; the plugin
+    ("accelbench", "accelbench.plugin", "accelbench.cli"),
 )
 
 

@@ -777,3 +777,54 @@ def test_a_lower_precision_is_held_to_99_percent_of_float32_and_a_planted_loss_f
     planted.assert_outcomes(passed=1, failed=1)
     planted.stdout.re_match_lines([r".*accuracy_against_float32 regression in test_time_to_accuracy\[cpu-bs100-mlp-bf16\]: "
                                    r"measured 0\.\d{4}, float32 0\.9\d{3}, tolerance 1% relative"])
+
+
+USER_MODEL = '''
+import accelbench
+
+
+def build(input_shape, outputs, options):
+    import keras
+
+    return keras.Sequential([keras.Input(input_shape), keras.layers.Flatten(),
+                             keras.layers.Dense(32, activation="relu"), keras.layers.Dense(outputs)])
+
+
+def optimizer():
+    import keras
+
+    return keras.optimizers.Adam()
+
+
+accelbench.register_model(accelbench.ModelSpec("tiny_user_mlp", "a user's MLP 784-32-10", build, optimizer=optimizer,
+                                               recipe_epochs=2))
+'''
+
+
+@pytest.mark.slow
+def test_a_users_model_named_in_accelbench_modules_runs_in_every_process(suite):
+    """Declared through the public API in the user's own module and named once (ini
+    accelbench_modules): the pytest process, A/B workers and a backend's worker all build it."""
+    suite.makepyfile(my_models=USER_MODEL)
+    suite.makeini("[pytest]\naccelbench_modules = my_models\n")
+    cells = ("test_training.py::test_train",)
+    saved = suite.path / "run.json"
+    result = run(suite, *cells, "--models", "tiny_user_mlp", "--batch-sizes", "32", "--ab-env", "ACCELBENCH_AA=1",
+                 f"--benchmark-json={saved}")
+    result.assert_outcomes(passed=1)
+    (bench,) = json.loads(saved.read_text())["benchmarks"]
+    assert bench["name"] == "test_train[cpu-bs32-tiny_user_mlp]" and bench["extra_info"]["ab_pairs"] > 0
+    if importlib.util.find_spec("jax") is not None:
+        result = run(suite, *cells, "--models", "tiny_user_mlp", "--batch-sizes", "32", "--backends", "jax")
+        result.assert_outcomes(passed=1)
+
+
+def test_a_module_that_does_not_import_and_a_model_no_module_declares_are_one_line_each(suite):
+    suite.makeini("[pytest]\naccelbench_modules = no_such_module\n")
+    assert_one_clear_line(run(suite), "accelbench_modules: no_such_module could not be imported: "
+                                      "ModuleNotFoundError: No module named 'no_such_module'")
+    suite.makepyfile(my_models=USER_MODEL)
+    suite.makeini("[pytest]\naccelbench_modules = my_models\n")
+    assert_one_clear_line(run(suite, "--models", "resnet"),
+                          "argument --models: unknown model 'resnet'; choose from: mlp, mlp_wide, mlp_deep, cnn, svm, "
+                          "tiny_user_mlp")

@@ -1,1 +1,38 @@
-"""accelbench: a pytest-benchmark suite for training and inference speed, accuracy and memory."""
+"""accelbench: how fast, how accurately and with how much memory your models train and infer on
+each device, batch size, Keras backend and precision, as pytest benchmarks that gate CI.
+
+The public API declares your own models and datasets, as the built-in zoo is declared. Put the
+declarations in a module of your own and name it once, in the ini key `accelbench_modules` (or
+--modules): the pytest process and every process it starts import it.
+
+    import accelbench
+
+    def build(input_shape, outputs, options):
+        import keras
+        return keras.Sequential([keras.Input(input_shape), keras.layers.Flatten(), keras.layers.Dense(outputs)])
+
+    accelbench.register_model(accelbench.ModelSpec("tiny", "a linear classifier", build))
+"""
+
+from accelbench.axes.data import DATASETS, Dataset
+from accelbench.axes.models import MODELS, ModelOptions, ModelSpec
+
+__all__ = ["DATASETS", "MODELS", "Dataset", "ModelOptions", "ModelSpec", "register_dataset", "register_model"]
+
+
+def register_model(spec: ModelSpec) -> ModelSpec:
+    """Declare a model under spec.name, as the zoo's are: --models then takes its name. A name
+    another module declared is refused; the same module declaring it again replaces it."""
+    existing = MODELS.get(spec.name)
+    if existing is not None and existing.build.__module__ == spec.build.__module__:
+        return MODELS.redeclare(spec.name, spec)
+    return MODELS.register(spec.name, spec)
+
+
+def register_dataset(name: str, loader) -> None:
+    """Declare a dataset: `loader(data_dir)` returns a Dataset of NumPy arrays (--dataset NAME)."""
+    existing = DATASETS.get(name)
+    if existing is not None and existing.__module__ == loader.__module__:
+        DATASETS.redeclare(name, loader)
+    else:
+        DATASETS.register(name, loader)

@@ -28,6 +28,12 @@ class Registry(Generic[T]):
         self._entries[name] = entry
         return entry
 
+    def redeclare(self, name: str, entry: T) -> T:
+        """Replace an entry with one its own module declares again (the module imported anew:
+        pytester's runs, importlib.reload); a name taken by another module stays refused."""
+        self._entries[name] = entry
+        return entry
+
     def __getitem__(self, name: str) -> T:
         try:
             return self._entries[name]

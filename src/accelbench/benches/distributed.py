@@ -26,7 +26,7 @@ class ProcessBench(Bench):
             mode=mode, model=self.cell.model, dataset=run.dataset, data_dir=str(run.data_dir) if run.data_dir else None,
             per_replica_batch=self.cell.batch_size, replicas=replicas, max_train_samples=self.preset.max_train_samples,
             seed=run.model_options.seed, deep_layers=run.model_options.deep_layers, device=kind_of(self.cell.device),
-            **{"threads": run.intra_op_threads, **fields})
+            modules=run.modules, module_roots=run.module_roots, **{"threads": run.intra_op_threads, **fields})
 
     def run_job(self, job: distributed.Job) -> distributed.Result:
         return distributed.run_job(job, PROCESS_TIMEOUT_S, self.watch)

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from accelbench import user_modules
 from accelbench.axes.backends import BACKENDS
 from accelbench.axes.data import DATASETS
 from accelbench.axes.devices import parse_devices
@@ -167,6 +168,29 @@ def _names_in(registry: Registry) -> Callable[[str], tuple[str, ...]]:
     return names
 
 
+def _names(text: str) -> tuple[str, ...]:
+    """Names of registry entries, checked once the user's modules are imported (run_config)."""
+    names = tuple(dict.fromkeys(_words(text)))
+    if not names:
+        raise ValueError("an empty list")
+    return names
+
+
+def _name(text: str) -> str:
+    if not text.strip():
+        raise ValueError("an empty name")
+    return text.strip()
+
+
+def module_names(text: str) -> tuple[str, ...]:
+    """'mypkg.benchmarks, other' -> ('mypkg.benchmarks', 'other'): dotted Python names."""
+    names = tuple(dict.fromkeys(_words(text)))
+    bad = [name for name in names if not all(part.isidentifier() for part in name.split("."))]
+    if bad or not names:
+        raise ValueError(f"{bad[0] if bad else text!r} is not a Python module name, e.g. mypkg.benchmarks")
+    return names
+
+
 def _name_in(registry: Registry) -> Callable[[str], str]:
     def name(text: str) -> str:
         registry[text.strip()]
@@ -193,7 +217,8 @@ OPTIONS = (
     Option("--devices", parse_devices, "LIST",
            "Comma list of cpu, gpu, gpu:N, tpu, or all (every device present).", "all"),
     Option("--batch-sizes", positive_ints, "LIST", "Comma list of positive batch sizes.", None),
-    Option("--models", _names_in(MODELS), "LIST", f"Comma list from: {', '.join(MODELS)}.", None),
+    Option("--models", _names, "LIST", f"Comma list from: {', '.join(MODELS)}, and the models your "
+           "--modules declare.", None),
     Option("--backends", _names_in(BACKENDS), "LIST",
            f"Comma list of Keras 3 backends the training, inference, latency, memory and recipe cells run on, "
            f"from: {', '.join(BACKENDS)}. "
@@ -202,7 +227,11 @@ OPTIONS = (
     Option("--precisions", _names_in(PRECISIONS), "LIST",
            f"Comma list of Keras dtype policies the training and inference cells run under, from: "
            f"{', '.join(PRECISIONS)}; with several, cell ids end with the precision (fp32, bf16, fp16).", "float32"),
-    Option("--dataset", _name_in(DATASETS), "NAME", f"One of: {', '.join(DATASETS)}.", "digits"),
+    Option("--dataset", _name, "NAME", f"One of: {', '.join(DATASETS)}, or one your --modules declare.", "digits"),
+    Option("--modules", module_names, "LIST",
+           "Comma list of your Python modules that declare models and datasets (accelbench.register_model, "
+           "accelbench.register_dataset). They are imported here and in every process the run starts (A/B and "
+           "backend workers, tf.distribute jobs), so every cell sees the same models.", None),
     Option("--data-dir", Path, "PATH",
            "Directory holding the dataset files. Without it: the Keras cache, then a download.", None),
     Option("--preset", _name_in(PRESETS), "NAME",
@@ -323,9 +352,24 @@ def value(config: Any, option: Option) -> Any:
         raise pytest.UsageError(f"{source}: {error}") from None
 
 
+def _check_names(flag: str, registry: Registry, names: tuple[str, ...]) -> None:
+    for name in names:
+        try:
+            registry[name]
+        except UnknownName as error:
+            raise pytest.UsageError(f"argument {flag}: {error}") from None
+
+
 def run_config(config: Any) -> RunConfig:
     """The run's configuration from pytest's options and ini keys."""
     given = {option.flag: value(config, option) for option in OPTIONS}
+    modules = given["--modules"] or ()
+    try:
+        user_modules.import_modules(modules, (str(config.rootpath),))
+    except user_modules.UserModuleError as error:
+        raise pytest.UsageError(str(error)) from None
+    _check_names("--models", MODELS, given["--models"] or ())  # now that the user's modules declared theirs
+    _check_names("--dataset", DATASETS, (given["--dataset"],))
     preset = PRESETS[given["--preset"]]
     baselines = given["--baselines"]
     baselines = baselines if baselines.is_absolute() else Path(config.rootpath, baselines)
@@ -359,5 +403,7 @@ def run_config(config: Any) -> RunConfig:
         backends=given["--backends"],
         precisions=given["--precisions"],
         worker_deadline_s=given["--worker-deadline"],
+        modules=modules,
+        module_roots=user_modules.roots_of(modules),
     )
 

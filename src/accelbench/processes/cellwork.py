@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from accelbench import user_modules
 from accelbench.axes import backends
 from accelbench.axes.backends import PROCESS_BACKEND
 from accelbench.processes.protocol import CellSpec, RunFields
@@ -73,6 +74,7 @@ class _Built:
         from accelbench.axes.models import MODELS, ModelOptions
 
         spec = CellSpec.from_wire(wire)
+        user_modules.import_modules(spec.run.modules, spec.run.module_roots)  # the user's models, as the pytest process has them
         options = ModelOptions(deep_layers=spec.run.deep_layers, seed=spec.run.seed, precision=spec.precision)
         return cls(spec, MODELS[spec.model], _dataset(spec.run), _placement(spec.device, spec.run.intra_op_threads),
                    options)

@@ -13,6 +13,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from accelbench import user_modules
 from accelbench.processes.protocol import Job, Result
 
 
@@ -137,7 +138,9 @@ def run_in_process(job: Job) -> Result:
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m accelbench.processes.job_main JOB_JSON RESULT_JSON`: run one job, write its result."""
     job_path, result_path = (argv if argv is not None else sys.argv[1:])
-    job = Job(**json.loads(Path(job_path).read_text()))
+    fields = json.loads(Path(job_path).read_text())
+    job = Job(**{**fields, "modules": tuple(fields.get("modules", ())), "module_roots": tuple(fields.get("module_roots", ()))})
+    user_modules.import_modules(job.modules, job.module_roots)  # the user's models, as the pytest process has them
     result = run_in_process(job)
     Path(result_path).write_text(json.dumps(asdict(result)))
     return 0

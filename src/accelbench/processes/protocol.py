@@ -50,6 +50,8 @@ class RunFields:
     intra_op_threads: int
     round_seconds: float
     predict_round_seconds: float
+    modules: tuple[str, ...] = ()  # the user's modules (--modules), imported before a cell is built
+    module_roots: tuple[str, ...] = ()  # where the pytest process found them
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,9 @@ class CellSpec:
 
     @classmethod
     def from_wire(cls, wire: dict[str, Any]) -> CellSpec:
-        return cls(**{**wire, "run": RunFields(**wire["run"])})
+        run = wire["run"]
+        return cls(**{**wire, "run": RunFields(**{**run, "modules": tuple(run.get("modules", ())),
+                                                   "module_roots": tuple(run.get("module_roots", ()))})})
 
 
 @dataclass(frozen=True)
@@ -99,6 +103,8 @@ class Job:
     device: str = "cpu"  # replicas: cpu (logical CPU devices) or gpu (the GPUs)
     threads: int = 0  # intra-op threads; 0: TensorFlow's choice
     use_fit: bool = False  # train with Keras fit() instead of the custom loop (the xfail check)
+    modules: tuple[str, ...] = ()  # the user's modules (--modules), imported before the model is built
+    module_roots: tuple[str, ...] = ()
 
     @property
     def global_batch(self) -> int:

@@ -43,6 +43,8 @@ class RunConfig:
     backends: tuple[str, ...] = (PROCESS_BACKEND,)  # Keras backends of the training and inference cells
     precisions: tuple[str, ...] = (REFERENCE_PRECISION,)  # their Keras dtype policies
     worker_deadline_s: float = 300.0  # of one call to a worker
+    modules: tuple[str, ...] = ()  # --modules: the user's modules, imported in every process
+    module_roots: tuple[str, ...] = ()  # the folders they were found in, for another interpreter's path
 
     def worker_fields(self) -> RunFields:
         """What a worker needs to build a cell as this run does (processes.protocol.CellSpec)."""
@@ -50,4 +52,5 @@ class RunConfig:
                          max_train_samples=self.preset.max_train_samples, deep_layers=self.model_options.deep_layers,
                          seed=self.model_options.seed, intra_op_threads=self.intra_op_threads,
                          round_seconds=self.preset.round_seconds,
-                         predict_round_seconds=self.preset.predict_round_seconds)
+                         predict_round_seconds=self.preset.predict_round_seconds, modules=self.modules,
+                         module_roots=self.module_roots)
