@@ -828,3 +828,62 @@ def test_a_module_that_does_not_import_and_a_model_no_module_declares_are_one_li
     assert_one_clear_line(run(suite, "--models", "resnet"),
                           "argument --models: unknown model 'resnet'; choose from: mlp, mlp_wide, mlp_deep, cnn, svm, "
                           "tiny_user_mlp")
+
+
+WIDTH_MODEL = '''
+import accelbench
+
+WIDTH = {width}
+
+
+def build(input_shape, outputs, options):
+    import keras
+
+    return keras.Sequential([keras.Input(input_shape), keras.layers.Flatten(),
+                             keras.layers.Dense(WIDTH, activation="relu"), keras.layers.Dense(outputs)])
+
+
+accelbench.register_model(accelbench.ModelSpec("user_mlp", "a user's MLP", build))
+'''
+
+
+def commit(repository, message):
+    import subprocess
+
+    git = ["git", "-C", str(repository), "-c", "user.name=accelbench", "-c", "user.email=accelbench@example.invalid"]
+    subprocess.run([*git, "add", "-A"], check=True, capture_output=True)
+    subprocess.run([*git, "commit", "-q", "-m", message], check=True, capture_output=True)
+
+
+@pytest.mark.slow
+def test_ab_ref_catches_a_commit_that_doubles_the_model_and_passes_unchanged_code(suite):
+    """A throwaway repository of a user's project: --ab-ref HEAD~1 runs the parent's model in A
+    (a worktree) against the working tree's in B, round for round; the worktree is gone after."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(suite.path)], check=True)
+    suite.makeini("[pytest]\naccelbench_modules = my_models\n")
+    suite.makepyfile(my_models=WIDTH_MODEL.format(width=256))
+    commit(suite.path, "a model")
+    suite.makepyfile(my_models=WIDTH_MODEL.format(width=512))
+    commit(suite.path, "the model twice as wide")
+    cells = ("test_training.py::test_train", "--models", "user_mlp", "--batch-sizes", "32")
+    result = run(suite, *cells, "--ab-ref", "HEAD~1")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*B (this interpreter) against A (git HEAD~1 = *): B/A above 1 is B slower*",
+                                 "*A/B regression in test_train[[]cpu-bs32-user_mlp[]]: B (this interpreter) is slower*"])
+    result = run(suite, *cells, "--ab-ref", "HEAD")
+    result.assert_outcomes(passed=1)
+    worktrees = subprocess.run(["git", "-C", str(suite.path), "worktree", "list"], capture_output=True, text=True)
+    assert len(worktrees.stdout.strip().splitlines()) == 1  # the working tree alone: the run removed its own
+
+
+def test_ab_ref_outside_a_repository_or_to_no_commit_is_one_line(suite):
+    import subprocess
+
+    assert_one_clear_line(run(suite, "test_training.py::test_train", "--models", "mlp", "--ab-ref", "HEAD"),
+                          "--ab-ref: git rev-parse --show-toplevel: fatal: not a git repository*")
+    subprocess.run(["git", "init", "-q", str(suite.path)], check=True)
+    commit(suite.path, "the suite")
+    assert_one_clear_line(run(suite, "test_training.py::test_train", "--models", "mlp", "--ab-ref", "no-such-branch"),
+                          "--ab-ref: 'no-such-branch' names no commit in *")

@@ -15,8 +15,11 @@ class Environment:
     name: str  # "A", "B"
     python: str = sys.executable
     variables: tuple[tuple[str, str], ...] = ()
+    label: str = ""  # what it is, where its variables would say it badly (--ab-ref: "git main = 1a2b3c4d5e")
 
     def describe(self) -> str:
+        if self.label:
+            return f"{self.name} ({self.label})"
         parts = [] if self.python == sys.executable else [self.python]
         parts += [f"{key}={value}" for key, value in self.variables]
         return f"{self.name} ({', '.join(parts) or 'this interpreter'})"

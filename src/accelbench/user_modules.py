@@ -6,9 +6,14 @@ jobs) imports them before it builds a cell, so every kind of cell sees the same 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+
+# Set in an environment that imports the project from elsewhere (--ab-ref's worktree): "FROM<sep>TO",
+# folders under FROM are imported from the same place under TO.
+ROOT_MAP_VARIABLE = "ACCELBENCH_ROOT_MAP"
 
 
 class UserModuleError(ImportError):
@@ -19,9 +24,10 @@ def import_modules(names: Iterable[str], roots: Iterable[str] = ()) -> None:
     """Import each named module, with `roots` (the folders the pytest process found them in)
     first on sys.path: a worker starts in a fresh interpreter, which has neither pytest's
     rootdir nor a conftest's folder on its path."""
-    for root in reversed(tuple(roots)):
-        if root not in sys.path:
-            sys.path.insert(0, root)
+    for root in reversed([_mapped(root) for root in roots]):
+        if root in sys.path:  # first, before the working directory a worker starts in ('' or its path)
+            sys.path.remove(root)
+        sys.path.insert(0, root)
     for name in names:
         try:
             importlib.import_module(name)
@@ -29,6 +35,14 @@ def import_modules(names: Iterable[str], roots: Iterable[str] = ()) -> None:
             first_line = next(iter(str(error).splitlines()), "")
             raise UserModuleError(f"accelbench_modules: {name} could not be imported: "
                                   f"{type(error).__name__}: {first_line}") from None
+
+
+def _mapped(root: str) -> str:
+    """The root where this process imports the project from (ROOT_MAP_VARIABLE), else itself."""
+    source, _, target = os.environ.get(ROOT_MAP_VARIABLE, "").partition(os.pathsep)
+    if source and target and (root == source or root.startswith(source + os.sep)):
+        return target + root[len(source):]
+    return root
 
 
 def roots_of(names: Iterable[str]) -> tuple[str, ...]:

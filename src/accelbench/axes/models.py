@@ -27,7 +27,7 @@ class ModelSpec:
     name: str
     summary: str
     build: Callable[[tuple[int, ...], int, ModelOptions], Any]
-    optimizer: Callable[[], Any] | None = None  # a fresh Keras optimizer per compiled model
+    optimizer: Callable[[], Any] | None = None  # a fresh Keras optimizer per compiled model; None: Adam
     framework: str = "keras"  # picks the predictor that runs its inference
     batch_trained: bool = True  # False: fits the whole subset at once (scikit-learn)
     device_kinds: frozenset[str] = ANY_DEVICE

@@ -18,6 +18,7 @@ from accelbench.judge.verdicts import FINGERPRINT_KEY, LEAKS, PEAK_CAP, SavedRun
 from accelbench.plugin import options, terminal
 from accelbench.plugin.state import BODY_PASSED, SESSION, session_of
 from accelbench.processes.workers import WorkerFailed
+from accelbench.processes.worktree import WorktreeError
 from accelbench.progress import Progress
 from accelbench.results import summary
 from accelbench.run.session import Session
@@ -107,9 +108,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             raise pytest.UsageError(str(error)) from None
         if state.run.update_baselines:
             _read_peak_history(session.config, state)
-        if state.ab_run is not None:  # the multiple-testing correction counts the cells an A/B run judges
-            state.ab_run.cells_judged = sum(BENCHMARKS[benchmark_of(item)].ab for item in session.items if is_cell(item))
-            if state.ab_run.cells_judged:
+        try:
+            ab_run = state.ab_run  # --ab-ref checks out its worktree here (its ref was resolved at start)
+        except WorktreeError as error:
+            pytest.exit(f"ERROR: {error}", returncode=pytest.ExitCode.USAGE_ERROR)
+        if ab_run is not None:  # the multiple-testing correction counts the cells an A/B run judges
+            ab_run.cells_judged = sum(BENCHMARKS[benchmark_of(item)].ab for item in session.items if is_cell(item))
+            if ab_run.cells_judged:
                 _start_workers(state)
 
 

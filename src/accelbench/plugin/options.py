@@ -23,6 +23,7 @@ from accelbench.axes.models import MODELS, ModelOptions
 from accelbench.axes.precisions import PRECISIONS
 from accelbench.judge.analysis import MAX_DIGITS
 from accelbench.processes import ab
+from accelbench.processes.worktree import Worktree, WorktreeError
 from accelbench.registry import Registry, UnknownName
 from accelbench.run.config import RunConfig
 from accelbench.run.presets import PRESETS
@@ -182,6 +183,14 @@ def _name(text: str) -> str:
     return text.strip()
 
 
+def git_ref(text: str) -> str:
+    """A git ref or commit as `git rev-parse` takes it; whether it exists is git's to say."""
+    ref = text.strip()
+    if not ref or ref.startswith("-") or any(c.isspace() for c in ref):
+        raise ValueError(f"{text!r} is not a git ref, e.g. main, origin/main, HEAD~1 or a commit")
+    return ref
+
+
 def module_names(text: str) -> tuple[str, ...]:
     """'mypkg.benchmarks, other' -> ('mypkg.benchmarks', 'other'): dotted Python names."""
     names = tuple(dict.fromkeys(_words(text)))
@@ -275,6 +284,11 @@ OPTIONS = (
            "Every training and inference cell then also times its rounds in worker A (this interpreter) "
            "and worker B, interleaved, and judges B against A. Default: this interpreter, if --ab-env is given.",
            None),
+    Option("--ab-ref", git_ref, "REF",
+           "A/B run of your code at a git ref against your working tree: environment A imports the project "
+           "from a worktree of REF (made for the run and removed after it), B from the working tree, both with "
+           "this interpreter and its packages; each training and inference cell is judged B against A, "
+           "e.g. --ab-ref origin/main in a pull request.", None),
     Option("--ab-env", variables, "KEY=VALUE,...",
            "A/B run: variables set in environment B only, e.g. ONEDNN_MAX_CPU_ISA=AVX2 or TF_ENABLE_ONEDNN_OPTS=0.",
            None),
@@ -370,6 +384,11 @@ def run_config(config: Any) -> RunConfig:
         raise pytest.UsageError(str(error)) from None
     _check_names("--models", MODELS, given["--models"] or ())  # now that the user's modules declared theirs
     _check_names("--dataset", DATASETS, (given["--dataset"],))
+    if given["--ab-ref"] is not None:  # a ref that names no commit is one line now, not when A starts
+        try:
+            Worktree.resolve(given["--ab-ref"], Path(config.rootpath))
+        except WorktreeError as error:
+            raise pytest.UsageError(str(error)) from None
     preset = PRESETS[given["--preset"]]
     baselines = given["--baselines"]
     baselines = baselines if baselines.is_absolute() else Path(config.rootpath, baselines)
@@ -399,7 +418,8 @@ def run_config(config: Any) -> RunConfig:
         device_prices=given["--device-prices"] or {},
         trace_dir=given["--trace-dir"],
         ab_setup=ab.Setup.from_options(given["--ab-python"], given["--ab-env"], given["--ab-min-effect"],
-                                 ab_strict(config), given["--ab-seed"], given["--worker-deadline"]),
+                                       ab_strict(config), given["--ab-seed"], given["--worker-deadline"],
+                                       ref=given["--ab-ref"], repository=str(config.rootpath)),
         backends=given["--backends"],
         precisions=given["--precisions"],
         worker_deadline_s=given["--worker-deadline"],

@@ -22,7 +22,9 @@ def write_summary(terminalreporter: Any, state: Session) -> None:
         terminalreporter.write_line(summary.LEGEND)
     if state.ab_run is not None:
         terminalreporter.section("accelbench A/B")
-        for line in summary.ab_lines(state.ab_run.setup.b.describe(), state.ab_run.described, state.verdicts.all()):
+        environments = state.ab_run.environments
+        for line in summary.ab_lines(environments["B"].describe(), state.ab_run.described, state.verdicts.all(),
+                                     environments["A"].describe()):
             terminalreporter.write_line(line)
     if state.verdicts.by_cell:
         terminalreporter.section("accelbench verdicts")

@@ -1,6 +1,7 @@
 """Two environments, one run: a cell's rounds timed in worker A and worker B, interleaved.
 
-A is this interpreter with this environment; B is `--ab-python` and/or `--ab-env`. Both run
+A is this interpreter with this environment, or with --ab-ref the project at a git ref (a
+worktree, worktree.py), and B is `--ab-python` and/or `--ab-env`, or the working tree. Both run
 in worker processes of their own (workers.py), started once and reused across cells, so
 neither side has the pytest process's state (memray, the other cells' models) and both
 start alike. B builds the cell's work with A's steps per round, and the two then take turns
@@ -18,12 +19,14 @@ import sys
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from accelbench.environments import Environment
 from accelbench.judge import comparison
 from accelbench.processes.protocol import CellSpec, Cellwork, RunFields
 from accelbench.processes.workers import WorkerFailed, Workers
+from accelbench.processes.worktree import Worktree
 
 A_ENVIRONMENT = Environment("A")
 
@@ -38,13 +41,17 @@ class Setup:
     seed: int
     deadline_s: float  # of one call to a worker (a build, a round)
     confirmations: int = comparison.CONFIRMATIONS  # fresh pairs of processes a fail must repeat in
+    ref: str | None = None  # --ab-ref: A is the project at this git ref (a worktree), B the working tree
+    repository: str = "."  # a folder inside the project's git repository (pytest's rootdir)
 
     @classmethod
     def from_options(cls, python: str | None, variables: tuple[tuple[str, str], ...] | None, min_effect: float,
-                     strict: bool, seed: int, deadline_s: float) -> Setup | None:
-        if python is None and variables is None:
+                     strict: bool, seed: int, deadline_s: float, ref: str | None = None,
+                     repository: str = ".") -> Setup | None:
+        if python is None and variables is None and ref is None:
             return None
-        return cls(Environment("B", python or sys.executable, variables or ()), min_effect, strict, seed, deadline_s)
+        return cls(Environment("B", python or sys.executable, variables or ()), min_effect, strict, seed, deadline_s,
+                   ref=ref, repository=repository)
 
 
 @dataclass(frozen=True)
@@ -68,10 +75,16 @@ class ABRun:
     cells_judged: int = 1
     workers: Workers = field(default_factory=Workers)
     described: dict[str, dict[str, Any]] = field(default_factory=dict)
+    worktree: Worktree | None = None  # --ab-ref: where A imports the project from
+
+    def __post_init__(self) -> None:
+        if self.setup.ref is not None:  # raises WorktreeError in one line: no repository, no such ref
+            self.worktree = Worktree.checkout(self.setup.ref, Path(self.setup.repository))
 
     @property
     def environments(self) -> dict[str, Environment]:
-        return {"A": A_ENVIRONMENT, "B": self.setup.b}
+        a = self.worktree.environment("A") if self.worktree else A_ENVIRONMENT
+        return {"A": a, "B": self.setup.b}
 
     def call(self, side: str, call: Cellwork, **kwargs: Any) -> Any:
         return self.workers.call(self.environments[side], call.target, self.setup.deadline_s, **kwargs)
@@ -159,3 +172,5 @@ class ABRun:
 
     def end(self) -> None:
         self.workers.end()
+        if self.worktree is not None:
+            self.worktree.remove()

@@ -345,9 +345,10 @@ def ab_rows(verdicts: Sequence[Any]) -> list[tuple[str, ...]]:
     return [row for _, row in sorted(keyed, key=lambda pair: pair[0])]
 
 
-def ab_lines(environment_b: str, described: Mapping[str, Mapping[str, Any]], verdicts: Sequence[Any]) -> list[str]:
-    """The terminal's A/B section: what B is, then the table."""
-    lines = [f"{environment_b} against A (this interpreter): B/A above 1 is B slower"]
+def ab_lines(environment_b: str, described: Mapping[str, Mapping[str, Any]], verdicts: Sequence[Any],
+             environment_a: str = "A (this interpreter)") -> list[str]:
+    """The terminal's A/B section: what B and A are, then the table."""
+    lines = [f"{environment_b} against {environment_a}: B/A above 1 is B slower"]
     for side, about in described.items():
         versions = ", ".join(f"{k} {v}" for k, v in about.get("versions", {}).items())
         lines.append(f"{side}: {versions}; {about.get('fingerprint', '')}")

@@ -30,7 +30,8 @@ def build_model(spec: ModelSpec, input_shape: tuple[int, ...], options: ModelOpt
     with precisions.policy(options.precision), scope:
         model = spec.build(input_shape, NUM_CLASSES, options)
         if train:
-            model.compile(optimizer=spec.optimizer(), jit_compile=jit_compile,
+            optimizer = spec.optimizer() if spec.optimizer else keras.optimizers.Adam()  # a spec may leave it to us
+            model.compile(optimizer=optimizer, jit_compile=jit_compile,
                           loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
             model.optimizer.build(model.trainable_variables)
     if not train and jit_compile is False:
