@@ -279,5 +279,7 @@ class Benchmark:
 
     cells: Callable[[Grid], list]
     bench: type[Bench]
+    test: str  # the test function that asks for this fixture (scaffold.py writes it)
     judges: tuple[str, ...] = ()
     ab: bool = False  # judged B against A in an A/B run
+    timed: bool = True  # its test hands pytest-benchmark's `benchmark` fixture over (memory cells: not timed)

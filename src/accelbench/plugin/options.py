@@ -25,6 +25,7 @@ from accelbench.judge.analysis import MAX_DIGITS
 from accelbench.processes import ab
 from accelbench.processes.worktree import Worktree, WorktreeError
 from accelbench.registry import Registry, UnknownName
+from accelbench.run import presets
 from accelbench.run.config import RunConfig
 from accelbench.run.presets import PRESETS
 from accelbench.units import parse_bytes
@@ -396,7 +397,7 @@ def run_config(config: Any) -> RunConfig:
     return RunConfig(
         devices=given["--devices"],
         batch_sizes=given["--batch-sizes"] or preset.batch_sizes,
-        models=given["--models"] or preset.models,
+        models=given["--models"] or presets.chosen(preset.models),
         dataset=given["--dataset"],
         data_dir=given["--data-dir"],
         preset=preset,

@@ -13,7 +13,7 @@ from accelbench.registry import Registry
 class Preset:
     name: str
     batch_sizes: tuple[int, ...]
-    models: tuple[str, ...]
+    models: tuple[str, ...]  # ALL_MODELS (): every registered model
     # Timed rounds per cell: a comparison with a saved run ranks the fast half of each, so
     # fewer than 8 rounds (4 a side, p >= 0.014) can hardly be significant.
     rounds: int
@@ -38,7 +38,7 @@ class Preset:
     # loaded; with one peak per size the interval comes from the fit's residuals); a size
     # slower than growth_slowest_seconds is the last.
     growth_smallest: tuple[int, int]
-    growth_models: tuple[str, ...]  # quick scales the SVM's data alone (seconds); full scales every model
+    growth_models: tuple[str, ...]  # quick scales the SVM's data alone (seconds); full (ALL_MODELS) every model
     growth_rounds: int
     growth_memory_repeats: int
     growth_slowest_seconds: float
@@ -58,7 +58,8 @@ class Preset:
 
 
 PRESETS: Registry[Preset] = Registry("preset")
-ALL_MODELS = tuple(MODELS)  # every registered model, in registration order
+# Every model registered when the run starts, the user's (--modules) included, in registration order.
+ALL_MODELS: tuple[str, ...] = ()
 
 # Slow and never decisive in a quick run: neither is gated (see docs/measured.md).
 QUICK_LEAVES_OUT = {
@@ -87,3 +88,8 @@ PRESETS.register("smoke", Preset(
     memory_ladder=(256, 512, 1024), leak_predictions=20, sweep_to_largest=False,
     growth_smallest=(100, 32), growth_models=("mlp", "svm"), growth_rounds=1, growth_memory_repeats=1, growth_slowest_seconds=10.0,
     spread=2, thread_processes=1, ab_pairs=(6, 6, 12)))
+
+
+def chosen(models: tuple[str, ...]) -> tuple[str, ...]:
+    """A preset's models as the run takes them: ALL_MODELS is every model registered by now."""
+    return models or tuple(MODELS)

@@ -24,6 +24,7 @@ from accelbench.judge.verdicts import Verdicts
 from accelbench.processes import ab, workers
 from accelbench.processes.protocol import CellSpec, Cellwork
 from accelbench.results.costs import Projected
+from accelbench.run import presets
 from accelbench.run.config import RunConfig
 from accelbench.run.sizing import Sizing
 from accelbench.work.inference import PREDICTORS, OneBatch
@@ -67,7 +68,7 @@ class Session:
                     svm_subsets=self.run.preset.svm_subsets,
                     labelled=self.run.dataset not in data.UNLABELLED, inventory=self.inventory,
                     sweep=self.sizing.sweep if sweeps else None,
-                    data_scaling_models=self.run.preset.growth_models, spread=self.run.preset.spread,
+                    data_scaling_models=presets.chosen(self.run.preset.growth_models), spread=self.run.preset.spread,
                     thread_processes=self.run.preset.thread_processes, left_out=self.run.preset.left_out,
                     backends=self.run.backends, precisions=self.run.precisions)
 

@@ -1,4 +1,4 @@
-"""The `accelbench` command: `accelbench report RUN.json [RUN.json | STORAGE_DIR ...]`."""
+"""`accelbench report RUN.json [RUN.json | STORAGE_DIR ...]`: JSON in, HTML and Markdown out."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from accelbench.results.report import markdown, page, plots
 from accelbench.results.report.runs import ReportError, load_runs
 
 
-def parser() -> argparse.ArgumentParser:
-    command = argparse.ArgumentParser(prog="accelbench", description="accelbench: read saved benchmark runs.")
-    commands = command.add_subparsers(dest="command", required=True)
+def add_to(commands: Any) -> None:
+    """The `report` subcommand, on the `accelbench` command's subparsers (accelbench/cli.py)."""
     report = commands.add_parser(
         "report", help="write an HTML report and a Markdown summary of saved runs",
         description="Merge saved pytest-benchmark runs of `pytest benchmarks` (--benchmark-json files, "
@@ -25,7 +25,7 @@ def parser() -> argparse.ArgumentParser:
                         help="the HTML file to write (default: %(default)s)")
     report.add_argument("--markdown", metavar="FILE",
                         help="also write the Markdown summary (under 60 kB) to FILE; '-' prints it")
-    return command
+    report.set_defaults(run=run)
 
 
 def report(runs_given: Sequence[str], output: Path, markdown_to: str | None) -> list[str]:
@@ -52,8 +52,7 @@ def _write(path: Path, text: str) -> None:
         raise ReportError(f"{path}: cannot be written ({error.strerror or error})") from None
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    arguments = parser().parse_args(argv)
+def run(arguments: argparse.Namespace) -> int:
     try:
         for line in report(arguments.runs, arguments.output, arguments.markdown):
             print(line, file=sys.stderr if arguments.markdown == "-" else sys.stdout)
@@ -63,5 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+def main(argv: Sequence[str] | None = None) -> int:
+    """`accelbench report ...` alone (the `accelbench` command is accelbench/cli.py)."""
+    command = argparse.ArgumentParser(prog="accelbench")
+    add_to(command.add_subparsers(dest="command", required=True))
+    arguments = command.parse_args(argv)
+    return arguments.run(arguments)

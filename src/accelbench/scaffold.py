@@ -1,0 +1,126 @@
+"""`accelbench init [DIR]`: a project of your own gets what this repository has: benchmarks/ (a
+two-line test per benchmark kind, generated from the catalog, and baselines/), the pytest ini
+lines that load the plugin and name your models' module, a module that declares one model as a
+start, and a CI workflow that runs the quick suite and, on a pull request, the A/B of its code
+against its base (--ab-ref).
+
+Nothing is overwritten: a file that is already there stops init, named, before anything is
+written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from accelbench.benches.catalog import BENCHMARKS
+
+# Each test file of benchmarks/: its docstring and the benchmark kinds (fixtures) it asks for.
+FILES = (
+    ("test_training.py", "Training: steady-state throughput, time to accuracy, and the harness's own overhead.",
+     ("train_bench", "accuracy_bench", "overhead_bench", "threads_bench")),
+    ("test_inference.py", "Inference: throughput per batch size and batch-1 latency percentiles.",
+     ("inference_bench", "latency_bench")),
+    ("test_memory.py", "Memory: host and device peaks of one step, their growth with batch size, and leaks.\n\n"
+                       "pytest-memray measures these; they are not timings, so pytest-benchmark does not time them.\n",
+     ("train_memory", "inference_memory", "memory_scaling", "inference_leaks")),
+    ("test_speedup.py", "Speedups of a larger batch and of an accelerator, and accuracy parity across devices.",
+     ("batch_speedup", "device_speedup", "accuracy_parity")),
+    ("test_svm.py", "The RBF SVM study: fit time and accuracy on n-image subsets, grayscale vs binarized.",
+     ("svm_bench",)),
+    ("test_data_scaling.py", "Time and memory as the data grows, fitted and projected to sizes far beyond the data.",
+     ("train_data_scaling", "predict_data_scaling")),
+    ("test_distributed.py", "Beyond one device and one process: tf.distribute over several replicas and several workers.",
+     ("multi_device", "multi_worker")),
+)
+MODELS_MODULE = "benchmark_models"
+
+INI = f"""[pytest]
+# accelbench: the benchmarks, the plugin, every run saved for --benchmark-compare, your models.
+testpaths = benchmarks
+addopts = -p accelbench.plugin --benchmark-autosave
+accelbench_modules = {MODELS_MODULE}
+"""
+
+MODELS = '''"""The models and datasets this project benchmarks, declared as accelbench declares its own.
+
+accelbench imports this module (pytest.ini: accelbench_modules) in the pytest process and in every
+process a run starts, so A/B runs, other Keras backends and tf.distribute jobs see these too.
+Import Keras inside the functions: TensorFlow must start after accelbench has set it up.
+"""
+
+import accelbench
+
+
+def build(input_shape, outputs, options):
+    import keras
+
+    return keras.Sequential([keras.Input(input_shape), keras.layers.Flatten(),
+                             keras.layers.Dense(128, activation="relu"), keras.layers.Dense(outputs)],
+                            name="my_mlp")
+
+
+accelbench.register_model(accelbench.ModelSpec("my_mlp", "my MLP 784-128-10 (Adam)", build, recipe_epochs=5))
+'''
+
+WORKFLOW = """name: accelbench
+# The quick benchmark suite on every push; on a pull request, also each training and inference
+# cell of its code (B) against its base branch (A), interleaved in one run (--ab-ref).
+on: [push, pull_request]
+jobs:
+  benchmarks:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+        with:
+          fetch-depth: 0  # --ab-ref needs the base branch's commits
+      - uses: actions/setup-python@v5
+        with:
+          python-version: "3.11"
+      - run: python -m pip install accelbench  # or however this project installs itself and accelbench
+      - run: python -m pytest benchmarks --benchmark-json=run.json
+      - if: github.event_name == 'pull_request'
+        run: python -m pytest benchmarks -k "test_train or test_inference" --ab-ref "origin/${{ github.base_ref }}" --benchmark-json=ab.json
+      - if: always()
+        run: |
+          accelbench report run.json $(test -f ab.json && echo ab.json) -o report.html --markdown summary.md
+          cat summary.md >> "$GITHUB_STEP_SUMMARY"
+"""
+
+
+class ScaffoldError(RuntimeError):
+    """init would overwrite something: nothing was written."""
+
+
+def benchmark_files() -> dict[str, str]:
+    """benchmarks/test_*.py, one two-line test per benchmark kind, as this repository has them."""
+    files = {}
+    for name, doc, fixtures in FILES:
+        tests = []
+        for fixture in fixtures:
+            benchmark = BENCHMARKS[fixture]
+            given = "benchmark, " if benchmark.timed else ""
+            tests.append(f"def {benchmark.test}({given}{fixture}):\n    {fixture}({'benchmark' if benchmark.timed else ''})\n")
+        files[name] = f'"""{doc}"""\n\n\n' + "\n\n".join(tests)
+    return files
+
+
+def project_files() -> dict[str, str]:
+    """Every file init writes, by path under the project's folder."""
+    return {**{f"benchmarks/{name}": text for name, text in benchmark_files().items()},
+            "benchmarks/baselines/README.md": "Baselines: `pytest benchmarks --update-baselines` records them here, "
+                                              "keyed by this machine's fingerprint. Review the diff and commit it.\n",
+            "pytest.ini": INI, f"{MODELS_MODULE}.py": MODELS, ".github/workflows/accelbench.yml": WORKFLOW}
+
+
+def init(directory: Path) -> list[str]:
+    """Write the project's files under `directory`; returns what was written."""
+    files = project_files()
+    taken = [path for path in files if (directory / path).exists()]
+    if taken:
+        raise ScaffoldError(f"{directory}: {', '.join(taken)} already there; nothing was written "
+                            "(add what you need from `accelbench init` in an empty folder by hand)")
+    for path, text in files.items():
+        target = directory / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    return list(files)

@@ -1,0 +1,44 @@
+"""`accelbench init`: a project of your own gets this repository's benchmarks, ini lines, a
+models module and a CI workflow; a scaffolded project runs green."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from accelbench import cli, scaffold
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_repositorys_benchmarks_are_what_init_writes():
+    """One source for the test files: the catalog. Add a benchmark kind there and to scaffold.FILES."""
+    generated = scaffold.benchmark_files()
+    assert sorted(generated) == sorted(path.name for path in (ROOT / "benchmarks").glob("test_*.py"))
+    for name, text in generated.items():
+        assert (ROOT / "benchmarks" / name).read_text() == text, name
+
+
+def test_init_writes_nothing_over_a_file_that_is_there(tmp_path, capsys):
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    assert cli.main(["init", str(tmp_path)]) == 2
+    assert "pytest.ini already there; nothing was written" in capsys.readouterr().err
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["pytest.ini"]
+
+
+@pytest.mark.slow
+def test_a_project_made_by_init_runs_green(pytester, heavy_imports):
+    assert cli.main(["init", str(pytester.path)]) == 0
+    for made in ("benchmarks/test_training.py", "benchmarks/baselines/README.md", "pytest.ini",
+                 "benchmark_models.py", ".github/workflows/accelbench.yml"):
+        assert (pytester.path / made).is_file(), made
+    saved = pytester.path / "run.json"
+    # The smoke preset on the model the scaffold declares: every benchmark kind, briefly.
+    result = pytester.runpytest("-p", "no:cacheprovider", "--preset", "smoke", "--models", "my_mlp",
+                                f"--benchmark-json={saved}")
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("failed", 0) == 0 and outcomes.get("errors", 0) == 0 and outcomes["passed"] >= 10
+    names = {bench["name"] for bench in json.loads(saved.read_text())["benchmarks"]}
+    assert {"test_train[cpu-bs32-my_mlp]", "test_inference[cpu-bs256-my_mlp]"} <= names
