@@ -57,3 +57,16 @@ def test_every_benchmark_kind_has_a_plain_fixture_of_its_name(pytester):
 
     listed = pytester.runpytest("-p", "accelbench.plugin", "-p", "no:cacheprovider", "--fixtures").stdout.str()
     assert [name for name in BENCHMARKS if f"{name} -- " not in listed and f"{name} [" not in listed] == []
+
+
+def test_flops_are_counted_for_dense_and_conv_layers_and_unknown_for_any_other_with_weights(heavy_imports):
+    import keras
+
+    from accelbench.axes.models import forward_flops_per_sample
+
+    dense = keras.Sequential([keras.Input((20,)), keras.layers.Embedding(100, 8), keras.layers.Flatten(),
+                              keras.layers.Dense(4)])
+    assert forward_flops_per_sample(dense) == 2 * 160 * 4  # the lookup holds weights but does no multiply-adds
+    recurrent = keras.Sequential([keras.Input((20,)), keras.layers.Embedding(100, 8), keras.layers.GRU(8),
+                                  keras.layers.Dense(4)])
+    assert forward_flops_per_sample(recurrent) is None  # unknown, not the Dense layer's 64 alone

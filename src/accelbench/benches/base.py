@@ -17,7 +17,7 @@ import pytest
 
 from accelbench.axes.backends import BACKENDS, FLOAT32_IEEE, PROCESS_BACKEND
 from accelbench.axes.devices import is_accelerator, kind_of
-from accelbench.axes.models import MODELS
+from accelbench.axes.models import MODELS, UNKNOWN_FLOPS
 from accelbench.axes.precisions import PRECISIONS, REFERENCE_PRECISION
 from accelbench.grid.cells import Grid
 from accelbench.judge import analysis, comparison, fingerprint
@@ -168,7 +168,14 @@ class Bench:
             return
         samples_per_s = work.samples_per_round / median
         self.info(samples_per_s=samples_per_s)
-        if flops_per_sample:
+        self.flops_info(flops_per_sample, samples_per_s)
+
+    def flops_info(self, flops_per_sample: float | None, samples_per_s: float) -> None:
+        """FLOPs per sample and achieved FLOP/s where the model's work is counted; "unknown" where
+        it is not (models.forward_flops_per_sample), never a silent 0."""
+        if flops_per_sample is None:
+            self.info(flops_per_sample=UNKNOWN_FLOPS)
+        else:
             self.info(flops_per_sample=flops_per_sample, achieved_flops=flops_per_sample * samples_per_s)
 
     def process_backend_info(self) -> None:
@@ -239,9 +246,7 @@ class Bench:
         if median:
             samples_per_s = built["samples_per_round"] / median
             self.info(samples_per_s=samples_per_s, pipe_seconds=median - statistics.median(inside))
-            if built["flops_per_sample"]:
-                self.info(flops_per_sample=built["flops_per_sample"],
-                          achieved_flops=built["flops_per_sample"] * samples_per_s)
+            self.flops_info(built["flops_per_sample"], samples_per_s)
         if partner and len(partner.seconds) == len(inside) > 1:
             self.against_process_backend([s / reference.samples_per_round for s in partner.seconds],
                                          [s / built["samples_per_round"] for s in inside])

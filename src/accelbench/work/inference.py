@@ -45,7 +45,7 @@ class KerasRounds(BatchRounds):
 
     model: Any
 
-    def flops_per_sample(self) -> float:
+    def flops_per_sample(self) -> float | None:
         return forward_flops_per_sample(self.model)
 
 
@@ -184,7 +184,7 @@ class SklearnPredictor(BatchRounds):
         return float(labels[0])
 
     def flops_per_sample(self) -> None:
-        return None  # kernel evaluations, not the dense/conv work the FLOP count covers
+        return None  # unknown: kernel evaluations, not the dense/conv work the FLOP count covers
 
 
 PREDICTORS = {"keras": Predictor, "sklearn": SklearnPredictor}

@@ -173,8 +173,9 @@ class Trainer:
     def samples_per_round(self) -> int:
         return self.steps * self.batch_size
 
-    def flops_per_sample(self) -> float:
-        return forward_flops_per_sample(self.model) * TRAIN_FLOPS_PER_FORWARD
+    def flops_per_sample(self) -> float | None:
+        forward = forward_flops_per_sample(self.model)
+        return None if forward is None else forward * TRAIN_FLOPS_PER_FORWARD
 
     def throughput(self) -> float:
         """Samples per second of one freshly timed round."""
