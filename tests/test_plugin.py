@@ -601,10 +601,10 @@ import time
 import accelbench.work.measure as measure
 
 def slower(work):
-    """The real work, then a real sleep of half of it: B is 1.5x slower, measured by the clock."""
+    """The real work, then a real sleep as long: B is 2x slower, measured by the clock."""
     start = time.perf_counter()
     work()
-    time.sleep(0.5 * (time.perf_counter() - start))
+    time.sleep(time.perf_counter() - start)
     return time.perf_counter() - start
 
 measure.seconds = slower
@@ -617,22 +617,23 @@ def test_ab_fails_a_planted_slowdown_in_b_naming_cell_ratio_and_interval(suite):
     result = run(suite, *AB_CELLS, "--models", "mlp", "--batch-sizes", "32",
                  "--ab-env", plant_in_b(suite, PLANTED_SLOWDOWN), f"--benchmark-json={saved}")
     result.assert_outcomes(failed=2)
-    # A 1.5x slowdown is beyond any difference between two processes: it fails without the
+    # A 2x slowdown is beyond any difference between two processes: it fails without the
     # confirmation in fresh processes that a smaller one needs (comparison.BEYOND_PROCESS_SPREAD),
-    # unless a loaded machine widens its first interval below that.
+    # unless a loaded machine widens its first interval below that. (A planted 1.5x ended
+    # `unknown` on one cell, 1.428 [1.057, 1.663], with three test processes on two cores.)
     result.stdout.re_match_lines([r".*A/B regression in test_train\[cpu-bs32-mlp\]: B \(PYTHONPATH=.*\) is slower, "
                                   r"B slower \(one-sided Wilcoxon p = [^)]*\)(; and again in fresh processes \([^)]*\))*"
                                   # where load made the first looks' interval reach below 1.15, the
                                   # confirmations ran, and rule 2's bound is named
-                                  r"(; B/A at least [12]\.\d+ over every pair \(95% bound\))?: "
-                                  r"B/A = [12]\.\d\d\d \[95% 1\.\d+, [12]\.\d+\] over (12|24|36) pairs"])
+                                  r"(; B/A at least \d\.\d+ over every pair \(95% bound\))?: "
+                                  r"B/A = \d\.\d\d\d \[95% \d\.\d+, \d\.\d+\] over (12|24|36) pairs"])
     result.stdout.re_match_lines([r"cell +A round +B round +B/A \[95% interval\] +pairs +verdict",
-                                  r"test_\w+\[cpu-bs32-mlp\] .* [12]\.\d\d\d \[1\.\d+, [12]\.\d+\] +(12|24|36) +FAIL"])
+                                  r"test_\w+\[cpu-bs32-mlp\] .* \d\.\d\d\d \[\d\.\d+, \d\.\d+\] +(12|24|36) +FAIL"])
     output = json.loads(saved.read_text())
     verdicts = [v for v in output["accelbench"]["verdicts"] if v["metric"] == "ab_round_seconds"]
     assert {v["outcome"] for v in verdicts} == {"fail"}
     for verdict in verdicts:
-        assert verdict["measured"] > 1.3 and verdict["statistic"]["ci95"][0] > 1.0  # 1.5x, give or take the load
+        assert verdict["measured"] > 1.3 and verdict["statistic"]["ci95"][0] > 1.0  # 2x, give or take the load
 
 
 def test_a_bad_b_interpreter_is_a_usage_error(suite):
@@ -802,21 +803,20 @@ accelbench.register_model(accelbench.ModelSpec("tiny_user_mlp", "a user's MLP 78
 
 
 @pytest.mark.slow
-def test_a_users_model_named_in_accelbench_modules_runs_in_every_process(suite):
+def test_a_users_model_named_in_accelbench_modules_runs_in_a_worker(suite):
     """Declared through the public API in the user's own module and named once (ini
-    accelbench_modules): the pytest process, A/B workers and a backend's worker all build it."""
+    accelbench_modules): a backend's worker builds it as the pytest process does (where JAX is not
+    installed, an A/B run's workers do; --ab-ref's test covers those with a worktree)."""
     suite.makepyfile(my_models=USER_MODEL)
     suite.makeini("[pytest]\naccelbench_modules = my_models\n")
-    cells = ("test_training.py::test_train",)
+    in_a_worker = (("--backends", "jax") if importlib.util.find_spec("jax") is not None
+                   else ("--ab-env", "ACCELBENCH_AA=1"))
     saved = suite.path / "run.json"
-    result = run(suite, *cells, "--models", "tiny_user_mlp", "--batch-sizes", "32", "--ab-env", "ACCELBENCH_AA=1",
-                 f"--benchmark-json={saved}")
+    result = run(suite, "test_training.py::test_train", "--models", "tiny_user_mlp", "--batch-sizes", "32",
+                 *in_a_worker, f"--benchmark-json={saved}")
     result.assert_outcomes(passed=1)
     (bench,) = json.loads(saved.read_text())["benchmarks"]
-    assert bench["name"] == "test_train[cpu-bs32-tiny_user_mlp]" and bench["extra_info"]["ab_pairs"] > 0
-    if importlib.util.find_spec("jax") is not None:
-        result = run(suite, *cells, "--models", "tiny_user_mlp", "--batch-sizes", "32", "--backends", "jax")
-        result.assert_outcomes(passed=1)
+    assert bench["name"].endswith("cpu-bs32-tiny_user_mlp]") and bench["extra_info"]["worker_process_ids"]
 
 
 def test_a_module_that_does_not_import_and_a_model_no_module_declares_are_one_line_each(suite):
