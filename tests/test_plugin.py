@@ -840,7 +840,8 @@ def build(input_shape, outputs, options):
     import keras
 
     return keras.Sequential([keras.Input(input_shape), keras.layers.Flatten(),
-                             keras.layers.Dense(WIDTH, activation="relu"), keras.layers.Dense(outputs)])
+                             keras.layers.Dense(WIDTH, activation="relu"), keras.layers.Dense(WIDTH, activation="relu"),
+                             keras.layers.Dense(outputs)])
 
 
 accelbench.register_model(accelbench.ModelSpec("user_mlp", "a user's MLP", build))
@@ -863,9 +864,11 @@ def test_ab_ref_catches_a_commit_that_doubles_the_model_and_passes_unchanged_cod
 
     subprocess.run(["git", "init", "-q", str(suite.path)], check=True)
     suite.makeini("[pytest]\naccelbench_modules = my_models\n")
-    suite.makepyfile(my_models=WIDTH_MODEL.format(width=256))
-    commit(suite.path, "a model")
     suite.makepyfile(my_models=WIDTH_MODEL.format(width=512))
+    commit(suite.path, "a model")
+    # twice as wide: 2.8x the multiply-adds (784·W + W·W); 256 -> 512 with one layer read 1.27x
+    # [0.988, 1.334] under three test processes, mostly per-step overhead
+    suite.makepyfile(my_models=WIDTH_MODEL.format(width=1024))
     commit(suite.path, "the model twice as wide")
     cells = ("test_training.py::test_train", "--models", "user_mlp", "--batch-sizes", "32")
     result = run(suite, *cells, "--ab-ref", "HEAD~1")
