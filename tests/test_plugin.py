@@ -864,11 +864,11 @@ def test_ab_ref_catches_a_commit_that_doubles_the_model_and_passes_unchanged_cod
 
     subprocess.run(["git", "init", "-q", str(suite.path)], check=True)
     suite.makeini("[pytest]\naccelbench_modules = my_models\n")
-    suite.makepyfile(my_models=WIDTH_MODEL.format(width=512))
+    suite.makepyfile(my_models=WIDTH_MODEL.format(width=256))
     commit(suite.path, "a model")
-    # twice as wide: 2.8x the multiply-adds (784·W + W·W); 256 -> 512 with one layer read 1.27x
+    # twice as wide: 2.5x the multiply-adds (784·W + W·W), read 2.15x alone; one hidden layer 256 -> 512 read 1.27x
     # [0.988, 1.334] under three test processes, mostly per-step overhead
-    suite.makepyfile(my_models=WIDTH_MODEL.format(width=1024))
+    suite.makepyfile(my_models=WIDTH_MODEL.format(width=512))
     commit(suite.path, "the model twice as wide")
     cells = ("test_training.py::test_train", "--models", "user_mlp", "--batch-sizes", "32")
     result = run(suite, *cells, "--ab-ref", "HEAD~1")
