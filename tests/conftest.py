@@ -16,8 +16,9 @@ HEAVY_MODULES = ("tensorflow", "keras", "sklearn.svm", "sklearn.datasets", "skle
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: takes over 5 s (worker processes, a recipe, tf.distribute jobs); "
-                                       "runs first, so that pytest-xdist's workers finish together")
+    config.addinivalue_line("markers", "slow(seconds): takes over 5 s (worker processes, a recipe, tf.distribute "
+                                       "jobs); dealt out first, longest first, so that pytest-xdist's workers "
+                                       "finish together")
 
 
 def pytest_xdist_auto_num_workers(config):
@@ -29,8 +30,29 @@ def pytest_xdist_auto_num_workers(config):
 
 
 def pytest_collection_modifyitems(items):
-    """The slow tests first (a stable sort): handed out one by one while the fast ones fill the gaps."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    """Under pytest-xdist's work stealing, which hands each worker one contiguous share of this
+    order: the slow tests dealt out across the shares, longest first (a snake order), each share
+    then filled with fast tests, so that no worker starts with all the long ones."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    slow = sorted((item for item in items if item.get_closest_marker("slow")), key=lambda item: -_seconds(item))
+    fast = [item for item in items if not item.get_closest_marker("slow")]
+    shares: list[list] = [[] for _ in range(workers)]
+    for index, item in enumerate(slow):
+        lap, place = divmod(index, workers)
+        shares[place if lap % 2 == 0 else workers - 1 - place].append(item)
+    remaining = len(items)
+    for index, share in enumerate(shares):  # the sizes xdist's worksteal scheduler hands out, in order
+        size = remaining // (workers - index)
+        remaining -= size
+        while len(share) < size and fast:
+            share.append(fast.pop(0))
+    items[:] = [item for share in shares for item in share] + fast
+
+
+def _seconds(item) -> float:
+    """A slow test's rough duration (its marker's argument, seen with --durations), for the order."""
+    marker = item.get_closest_marker("slow")
+    return float(marker.args[0]) if marker.args else 10.0
 
 
 @pytest.fixture(scope="session")

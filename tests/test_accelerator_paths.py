@@ -97,7 +97,7 @@ def test_the_replica_count_and_global_batch_come_from_the_strategy():
     assert job_main.replicated(single, Strategy(1)) == single
 
 
-@pytest.mark.slow
+@pytest.mark.slow(16)
 def test_three_logical_cpu_devices_train_to_the_loss_of_one_device():
     small = dict(model="mlp", dataset="digits", data_dir=None, per_replica_batch=32, check_steps=3, rounds=1,
                  steps_per_round=2)

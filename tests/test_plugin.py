@@ -236,7 +236,7 @@ def test_nan_loss_fails_clearly_and_blocks_update(suite):
 
 
 @pytest.mark.skipif(not SHARED_MNIST.is_dir(), reason=f"real MNIST data not found at {SHARED_MNIST}")
-@pytest.mark.slow
+@pytest.mark.slow(26)
 def test_published_mnist_mlp_meets_its_committed_baseline(suite):
     """The published MLP, 20 epochs at batch 100 on real MNIST, against the repo's baseline."""
     result = run(suite, "-k", "test_time_to_accuracy", "--dataset", "mnist", "--data-dir", str(SHARED_MNIST),
@@ -500,7 +500,7 @@ def test_trace_dir_writes_a_tensorboard_profile_and_a_chrome_trace_of_the_same_s
     assert sorted(markers) == list(range(traced))  # the same steps, marked for TensorBoard
 
 
-@pytest.mark.slow
+@pytest.mark.slow(45)
 def test_multi_worker_and_multi_device_cells_match_one_process_loss_and_leave_no_process(suite):
     """Two local worker processes (MultiWorkerMirroredStrategy, TF_CONFIG each), and two replicas
     in one process (MirroredStrategy over 2 logical CPUs), each against one process."""
@@ -525,7 +525,7 @@ def test_multi_worker_and_multi_device_cells_match_one_process_loss_and_leave_no
                 os.kill(pid, 0)
 
 
-@pytest.mark.slow
+@pytest.mark.slow(16)
 def test_threads_cell_compares_one_intra_op_thread_with_all_in_fresh_processes(suite):
     saved = suite.path / "run.json"
     result = run(suite, "-k", "test_threads", "--models", "mlp", "--batch-sizes", "32",
@@ -565,7 +565,7 @@ cellwork.one_round = faulty
 '''
 
 
-@pytest.mark.slow
+@pytest.mark.slow(55)
 def test_a_crash_and_a_hang_in_b_fail_their_cells_in_one_line_and_the_run_goes_on(suite):
     import os
 
@@ -611,7 +611,7 @@ measure.seconds = slower
 '''
 
 
-@pytest.mark.slow
+@pytest.mark.slow(21)
 def test_ab_fails_a_planted_slowdown_in_b_naming_cell_ratio_and_interval(suite):
     saved = suite.path / "run.json"
     result = run(suite, *AB_CELLS, "--models", "mlp", "--batch-sizes", "32",
@@ -656,7 +656,7 @@ def test_a_backend_not_installed_skips_its_cells_with_how_to_install_it(suite):
                                  "pip install 'accelbench[[]torch[]]'*"])
 
 
-@pytest.mark.slow
+@pytest.mark.slow(18)
 def test_jax_cells_run_in_a_worker_of_their_own_beside_tensorflow_s(suite):
     pytest.importorskip("jax", reason="the jax extra is not installed: pip install 'accelbench[jax]'")
     import os
@@ -733,7 +733,7 @@ if os.environ.get("KERAS_BACKEND") == "jax":  # the jax worker only: its test la
 '''
 
 
-@pytest.mark.slow
+@pytest.mark.slow(25)
 def test_backend_parity_gates_jax_against_tensorflow_and_catches_a_planted_label_swap(suite, monkeypatch):
     pytest.importorskip("jax", reason="the jax extra is not installed: pip install 'accelbench[jax]'")
     import os
@@ -856,7 +856,7 @@ def commit(repository, message):
     subprocess.run([*git, "commit", "-q", "-m", message], check=True, capture_output=True)
 
 
-@pytest.mark.slow
+@pytest.mark.slow(22)
 def test_ab_ref_catches_a_commit_that_doubles_the_model_and_passes_unchanged_code(suite):
     """A throwaway repository of a user's project: --ab-ref HEAD~1 runs the parent's model in A
     (a worktree) against the working tree's in B, round for round; the worktree is gone after."""

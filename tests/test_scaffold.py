@@ -28,7 +28,7 @@ def test_init_writes_nothing_over_a_file_that_is_there(tmp_path, capsys):
     assert sorted(path.name for path in tmp_path.iterdir()) == ["pytest.ini"]
 
 
-@pytest.mark.slow
+@pytest.mark.slow(30)
 def test_a_project_made_by_init_runs_green(pytester, heavy_imports):
     assert cli.main(["init", str(pytester.path)]) == 0
     for made in ("benchmarks/test_training.py", "benchmarks/baselines/README.md", "pytest.ini",
