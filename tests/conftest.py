@@ -62,6 +62,20 @@ def heavy_imports():
 
 
 @pytest.fixture(autouse=True)
+def registries_as_they_were():
+    """A user's module that a pytester run imports declares its models in this process's
+    registries, which outlive the run: the next test must see the zoo alone."""
+    from accelbench.axes.data import DATASETS
+    from accelbench.axes.models import MODELS
+
+    saved = [(registry, dict(registry._entries)) for registry in (MODELS, DATASETS)]
+    yield
+    for registry, entries in saved:
+        registry._entries.clear()
+        registry._entries.update(entries)
+
+
+@pytest.fixture(autouse=True)
 def not_an_xdist_worker_inside(monkeypatch):
     """The tests run in pytest-xdist workers (tox -e tests: -n auto), and pytest-benchmark
     disables itself in any process that has PYTEST_XDIST_WORKER set, which the suites that

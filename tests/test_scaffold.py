@@ -35,10 +35,11 @@ def test_a_project_made_by_init_runs_green(pytester, heavy_imports):
                  "benchmark_models.py", ".github/workflows/accelbench.yml"):
         assert (pytester.path / made).is_file(), made
     saved = pytester.path / "run.json"
-    # The smoke preset on the model the scaffold declares: its training, inference and memory cells.
-    result = pytester.runpytest("-p", "no:cacheprovider", "--preset", "smoke", "--models", "my_mlp",
-                                "--batch-sizes", "32", "-k", "test_train or test_inference", f"--benchmark-json={saved}")
-    outcomes = result.parseoutcomes()
-    assert outcomes.get("failed", 0) == 0 and outcomes.get("errors", 0) == 0 and outcomes["passed"] >= 5
+    # The smoke preset on the model the scaffold declares: its training, inference and latency cells
+    # (the memory cells are tested on the zoo's models; memray makes them the slow part here).
+    result = pytester.runpytest("benchmarks/test_training.py::test_train", "benchmarks/test_inference.py",
+                                "-p", "no:cacheprovider", "--preset", "smoke", "--models", "my_mlp",
+                                "--batch-sizes", "32", f"--benchmark-json={saved}")
+    result.assert_outcomes(passed=3)
     names = {bench["name"] for bench in json.loads(saved.read_text())["benchmarks"]}
     assert {"test_train[cpu-bs32-my_mlp]", "test_inference[cpu-bs32-my_mlp]"} <= names
