@@ -857,7 +857,7 @@ def commit(repository, message):
 
 
 @pytest.mark.slow(22)
-def test_ab_ref_catches_a_commit_that_doubles_the_model_and_passes_unchanged_code(suite):
+def test_ab_ref_catches_a_commit_that_widens_the_model_and_passes_unchanged_code(suite):
     """A throwaway repository of a user's project: --ab-ref HEAD~1 runs the parent's model in A
     (a worktree) against the working tree's in B, round for round; the worktree is gone after."""
     import subprocess
@@ -866,10 +866,11 @@ def test_ab_ref_catches_a_commit_that_doubles_the_model_and_passes_unchanged_cod
     suite.makeini("[pytest]\naccelbench_modules = my_models\n")
     suite.makepyfile(my_models=WIDTH_MODEL.format(width=256))
     commit(suite.path, "a model")
-    # twice as wide: 2.5x the multiply-adds (784·W + W·W), read 2.15x alone; one hidden layer 256 -> 512 read 1.27x
-    # [0.988, 1.334] under three test processes, mostly per-step overhead
-    suite.makepyfile(my_models=WIDTH_MODEL.format(width=512))
-    commit(suite.path, "the model twice as wide")
+    # Four times as wide: 7x the multiply-adds (784·W + W·W). Twice as wide (2.5x) was caught at
+    # 2.15x run alone, but ended unknown once, 2.425 [0.557, 2.701] over the smoke plan's 12 pairs,
+    # with three test processes on two cores.
+    suite.makepyfile(my_models=WIDTH_MODEL.format(width=1024))
+    commit(suite.path, "the model four times as wide")
     cells = ("test_training.py::test_train", "--models", "user_mlp", "--batch-sizes", "32")
     result = run(suite, *cells, "--ab-ref", "HEAD~1")
     result.assert_outcomes(failed=1)
