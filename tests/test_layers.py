@@ -24,7 +24,7 @@ LAYERS = (
     ("accelbench.run",),
     ("accelbench.benches",),
     # the public API (accelbench/__init__.py) re-exports what a user declares with; the plugin
-    ("accelbench", "accelbench.plugin", "accelbench.cli"),
+    ("accelbench", "accelbench.plugin", "accelbench.cli", "accelbench.scaffold"),
 )
 
 
