@@ -378,8 +378,9 @@ def test_compare_judges_timings_and_names_a_planted_slowdown(suite, monkeypatch)
                                  "of saved run of *, tolerance 40% slower and Mann-Whitney p < 0.05 (p = *)"])
     (bench,) = json.loads(saved.read_text())["benchmarks"]
     (verdict,) = bench["extra_info"]["verdicts"]
-    # 3x planted; the two runs are minutes apart, and tests run two at a time (pytest-xdist): above 1.5
-    assert verdict["outcome"] == "fail" and verdict["statistic"]["ratio"] > 1.5
+    # 3x planted; the two runs are minutes apart, and three tests run at a time on two cores
+    # (pytest-xdist): 1.47x was seen so. The verdict is the claim: failed, above the 40% threshold.
+    assert verdict["outcome"] == "fail" and verdict["statistic"]["ratio"] > 1.4
     stored = sorted((suite.path / "storage").rglob("*.json"))[0]
     assert bench["extra_info"]["steps_per_round"] == json.loads(stored.read_text())["benchmarks"][0]["extra_info"]["steps_per_round"]
 
