@@ -605,10 +605,10 @@ import time
 import accelbench.work.measure as measure
 
 def slower(work):
-    """The real work, then a real sleep as long: B is 2x slower, measured by the clock."""
+    """The real work, then a real sleep twice as long: B is 3x slower, measured by the clock."""
     start = time.perf_counter()
     work()
-    time.sleep(time.perf_counter() - start)
+    time.sleep(2 * (time.perf_counter() - start))
     return time.perf_counter() - start
 
 measure.seconds = slower
@@ -621,10 +621,11 @@ def test_ab_fails_a_planted_slowdown_in_b_naming_cell_ratio_and_interval(suite):
     result = run(suite, *AB_CELLS, "--models", "mlp", "--batch-sizes", "32",
                  "--ab-env", plant_in_b(suite, PLANTED_SLOWDOWN), f"--benchmark-json={saved}")
     result.assert_outcomes(failed=2)
-    # A 2x slowdown is beyond any difference between two processes: it fails without the
+    # A 3x slowdown is beyond any difference between two processes: it fails without the
     # confirmation in fresh processes that a smaller one needs (comparison.BEYOND_PROCESS_SPREAD),
-    # unless a loaded machine widens its first interval below that. (A planted 1.5x ended
-    # `unknown` on one cell, 1.428 [1.057, 1.663], with three test processes on two cores.)
+    # unless a loaded machine widens its first interval below that. With three test processes on
+    # two cores, a planted 1.5x ended `unknown` on one cell (1.428 [1.057, 1.663]), and a 2x once
+    # too (2.019 [1.910, 2.061], Wilcoxon p = 0.017 over 12 pairs: preempted A rounds).
     result.stdout.re_match_lines([r".*A/B regression in test_train\[cpu-bs32-mlp\]: B \(PYTHONPATH=.*\) is slower, "
                                   r"B slower \(one-sided Wilcoxon p = [^)]*\)(; and again in fresh processes \([^)]*\))*"
                                   # where load made the first looks' interval reach below 1.15, the
@@ -637,7 +638,7 @@ def test_ab_fails_a_planted_slowdown_in_b_naming_cell_ratio_and_interval(suite):
     verdicts = [v for v in output["accelbench"]["verdicts"] if v["metric"] == "ab_round_seconds"]
     assert {v["outcome"] for v in verdicts} == {"fail"}
     for verdict in verdicts:
-        assert verdict["measured"] > 1.3 and verdict["statistic"]["ci95"][0] > 1.0  # 2x, give or take the load
+        assert verdict["measured"] > 1.5 and verdict["statistic"]["ci95"][0] > 1.0  # 3x, give or take the load
 
 
 def test_a_bad_b_interpreter_is_a_usage_error(suite):
