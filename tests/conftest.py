@@ -16,6 +16,8 @@ HEAVY_MODULES = ("tensorflow", "keras", "sklearn.svm", "sklearn.datasets", "skle
 
 
 def pytest_configure(config):
+    config.addinivalue_line("markers", "timing: asserts on measured times or ratios; run alone, after the "
+                                       "parallel tests (tox -e tests), as other tests' load would bend them")
     config.addinivalue_line("markers", "slow(seconds): takes over 5 s (worker processes, a recipe, tf.distribute "
                                        "jobs); dealt out first, longest first, so that pytest-xdist's workers "
                                        "finish together")

@@ -351,6 +351,7 @@ def test_every_judged_number_carries_its_verdict_in_the_json(suite):
     assert len(report["accelbench"]["verdicts"]) == 6  # 2 svm, 2 memory, 2 skipped for the svm memory cell
 
 
+@pytest.mark.timing
 def test_compare_judges_timings_and_names_a_planted_slowdown(suite, monkeypatch):
     """--benchmark-compare: the same work per round as the saved run, and a 3x slower predictor fails."""
     import time
@@ -378,9 +379,7 @@ def test_compare_judges_timings_and_names_a_planted_slowdown(suite, monkeypatch)
                                  "of saved run of *, tolerance 40% slower and Mann-Whitney p < 0.05 (p = *)"])
     (bench,) = json.loads(saved.read_text())["benchmarks"]
     (verdict,) = bench["extra_info"]["verdicts"]
-    # 3x planted; the two runs are minutes apart, and three tests run at a time on two cores
-    # (pytest-xdist): 1.47x was seen so. The verdict is the claim: failed, above the 40% threshold.
-    assert verdict["outcome"] == "fail" and verdict["statistic"]["ratio"] > 1.4
+    assert verdict["outcome"] == "fail" and verdict["statistic"]["ratio"] > 2.0
     stored = sorted((suite.path / "storage").rglob("*.json"))[0]
     assert bench["extra_info"]["steps_per_round"] == json.loads(stored.read_text())["benchmarks"][0]["extra_info"]["steps_per_round"]
 
@@ -605,27 +604,26 @@ import time
 import accelbench.work.measure as measure
 
 def slower(work):
-    """The real work, then a real sleep twice as long: B is 3x slower, measured by the clock."""
+    """The real work, then a real sleep of half of it: B is 1.5x slower, measured by the clock."""
     start = time.perf_counter()
     work()
-    time.sleep(2 * (time.perf_counter() - start))
+    time.sleep(0.5 * (time.perf_counter() - start))
     return time.perf_counter() - start
 
 measure.seconds = slower
 '''
 
 
+@pytest.mark.timing
 @pytest.mark.slow(21)
 def test_ab_fails_a_planted_slowdown_in_b_naming_cell_ratio_and_interval(suite):
     saved = suite.path / "run.json"
     result = run(suite, *AB_CELLS, "--models", "mlp", "--batch-sizes", "32",
                  "--ab-env", plant_in_b(suite, PLANTED_SLOWDOWN), f"--benchmark-json={saved}")
     result.assert_outcomes(failed=2)
-    # A 3x slowdown is beyond any difference between two processes: it fails without the
+    # A 1.5x slowdown is beyond any difference between two processes: it fails without the
     # confirmation in fresh processes that a smaller one needs (comparison.BEYOND_PROCESS_SPREAD),
-    # unless a loaded machine widens its first interval below that. With three test processes on
-    # two cores, a planted 1.5x ended `unknown` on one cell (1.428 [1.057, 1.663]), and a 2x once
-    # too (2.019 [1.910, 2.061], Wilcoxon p = 0.017 over 12 pairs: preempted A rounds).
+    # unless a loaded machine widens its first interval below that.
     result.stdout.re_match_lines([r".*A/B regression in test_train\[cpu-bs32-mlp\]: B \(PYTHONPATH=.*\) is slower, "
                                   r"B slower \(one-sided Wilcoxon p = [^)]*\)(; and again in fresh processes \([^)]*\))*"
                                   # where load made the first looks' interval reach below 1.15, the
@@ -638,7 +636,7 @@ def test_ab_fails_a_planted_slowdown_in_b_naming_cell_ratio_and_interval(suite):
     verdicts = [v for v in output["accelbench"]["verdicts"] if v["metric"] == "ab_round_seconds"]
     assert {v["outcome"] for v in verdicts} == {"fail"}
     for verdict in verdicts:
-        assert verdict["measured"] > 1.5 and verdict["statistic"]["ci95"][0] > 1.0  # 3x, give or take the load
+        assert verdict["measured"] > 1.3 and verdict["statistic"]["ci95"][0] > 1.0  # 1.5x, give or take the load
 
 
 def test_a_bad_b_interpreter_is_a_usage_error(suite):
@@ -661,6 +659,7 @@ def test_a_backend_not_installed_skips_its_cells_with_how_to_install_it(suite):
                                  "pip install 'accelbench[[]torch[]]'*"])
 
 
+@pytest.mark.timing
 @pytest.mark.slow(18)
 def test_jax_cells_run_in_a_worker_of_their_own_beside_tensorflow_s(suite):
     pytest.importorskip("jax", reason="the jax extra is not installed: pip install 'accelbench[jax]'")
@@ -682,9 +681,7 @@ def test_jax_cells_run_in_a_worker_of_their_own_beside_tensorflow_s(suite):
     jax_train = cells["test_train[jax-cpu-bs32-mlp]"]
     assert jax_train["jit_compile"] is True  # Keras compiles a JAX step with jax.jit unless told not to
     assert len(jax_train["worker_round_seconds"]) == PRESETS["smoke"].rounds
-    # the call to the worker adds little to a round: under half a smoke round, with the tests
-    # running three at a time on two cores (10.3 ms seen so; under the 10 ms held before when fewer ran)
-    assert 0 <= jax_train["pipe_seconds"] < PRESETS["smoke"].round_seconds / 2
+    assert 0 <= jax_train["pipe_seconds"] < 0.01  # the call to the worker adds little to a round
     for jax_cell in (jax_train, cells["test_inference[jax-cpu-bs32-mlp]"]):  # round for round with tensorflow's
         assert len(jax_cell["tensorflow_round_seconds"]) == jax_cell["time_per_sample_over_tensorflow_pairs"] == \
             PRESETS["smoke"].rounds
@@ -861,6 +858,7 @@ def commit(repository, message):
     subprocess.run([*git, "commit", "-q", "-m", message], check=True, capture_output=True)
 
 
+@pytest.mark.timing
 @pytest.mark.slow(22)
 def test_ab_ref_catches_a_commit_that_widens_the_model_and_passes_unchanged_code(suite):
     """A throwaway repository of a user's project: --ab-ref HEAD~1 runs the parent's model in A
@@ -871,11 +869,8 @@ def test_ab_ref_catches_a_commit_that_widens_the_model_and_passes_unchanged_code
     suite.makeini("[pytest]\naccelbench_modules = my_models\n")
     suite.makepyfile(my_models=WIDTH_MODEL.format(width=256))
     commit(suite.path, "a model")
-    # Four times as wide: 7x the multiply-adds (784·W + W·W). Twice as wide (2.5x) was caught at
-    # 2.15x run alone, but ended unknown once, 2.425 [0.557, 2.701] over the smoke plan's 12 pairs,
-    # with three test processes on two cores.
-    suite.makepyfile(my_models=WIDTH_MODEL.format(width=1024))
-    commit(suite.path, "the model four times as wide")
+    suite.makepyfile(my_models=WIDTH_MODEL.format(width=512))  # twice as wide: 2.5x the multiply-adds
+    commit(suite.path, "the model twice as wide")
     cells = ("test_training.py::test_train", "--models", "user_mlp", "--batch-sizes", "32")
     result = run(suite, *cells, "--ab-ref", "HEAD~1")
     result.assert_outcomes(failed=1)

@@ -23,16 +23,9 @@ __all__ = ["DATASETS", "MODELS", "Dataset", "ModelOptions", "ModelSpec", "regist
 def register_model(spec: ModelSpec) -> ModelSpec:
     """Declare a model under spec.name, as the zoo's are: --models then takes its name. A name
     another module declared is refused; the same module declaring it again replaces it."""
-    existing = MODELS.get(spec.name)
-    if existing is not None and existing.build.__module__ == spec.build.__module__:
-        return MODELS.redeclare(spec.name, spec)
-    return MODELS.register(spec.name, spec)
+    return MODELS.register(spec.name, spec, origin=spec.build.__module__)
 
 
 def register_dataset(name: str, loader) -> None:
     """Declare a dataset: `loader(data_dir)` returns a Dataset of NumPy arrays (--dataset NAME)."""
-    existing = DATASETS.get(name)
-    if existing is not None and existing.__module__ == loader.__module__:
-        DATASETS.redeclare(name, loader)
-    else:
-        DATASETS.register(name, loader)
+    DATASETS.register(name, loader, origin=loader.__module__)

@@ -21,17 +21,16 @@ class Registry(Generic[T]):
     def __init__(self, kind: str) -> None:
         self.kind = kind
         self._entries: dict[str, T] = {}
+        self._origins: dict[str, str] = {}  # name -> the module that declared it, where one said
 
-    def register(self, name: str, entry: T) -> T:
-        if name in self._entries:
+    def register(self, name: str, entry: T, origin: str | None = None) -> T:
+        """Add an entry; a name taken is refused, unless `origin` (the declaring module) declared
+        it: a module imported anew (pytester's runs, importlib.reload) replaces its own entries."""
+        if name in self._entries and (origin is None or self._origins.get(name) != origin):
             raise ValueError(f"{self.kind} {name!r} is already registered")
         self._entries[name] = entry
-        return entry
-
-    def redeclare(self, name: str, entry: T) -> T:
-        """Replace an entry with one its own module declares again (the module imported anew:
-        pytester's runs, importlib.reload); a name taken by another module stays refused."""
-        self._entries[name] = entry
+        if origin is not None:
+            self._origins[name] = origin
         return entry
 
     def __getitem__(self, name: str) -> T:

@@ -53,6 +53,12 @@ def _placement(device: str, intra_op_threads: int) -> Any:
 
 
 @functools.cache
+def _import_user_modules(names: tuple[str, ...], roots: tuple[str, ...]) -> None:
+    """The user's models, as the pytest process has them: imported once per worker."""
+    user_modules.import_modules(names, roots)
+
+
+@functools.cache
 def _dataset(run: RunFields) -> Any:
     from accelbench.axes import data
 
@@ -74,7 +80,7 @@ class _Built:
         from accelbench.axes.models import MODELS, ModelOptions
 
         spec = CellSpec.from_wire(wire)
-        user_modules.import_modules(spec.run.modules, spec.run.module_roots)  # the user's models, as the pytest process has them
+        _import_user_modules(spec.run.modules, spec.run.module_roots)
         options = ModelOptions(deep_layers=spec.run.deep_layers, seed=spec.run.seed, precision=spec.precision)
         return cls(spec, MODELS[spec.model], _dataset(spec.run), _placement(spec.device, spec.run.intra_op_threads),
                    options)
