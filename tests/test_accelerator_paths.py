@@ -73,6 +73,7 @@ def test_the_jax_worker_runs_with_those_settings_and_places_a_cpu_cell_on_the_cp
     assert found["backend"] == "jax" and found["preallocate"] == "false"
     assert found["matmul_precision"] == "highest"
     assert found["made_on"] and all("cpu" in device.lower() for device in found["made_on"])
+    assert found["tensorflow_imported"] is False  # Keras would seed TensorFlow too (build.seed_everything)
 
 
 def test_tensorflow_runs_float32_as_ieee_float32(heavy_imports):

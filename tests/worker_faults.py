@@ -57,15 +57,24 @@ def meet(folder, parties, timeout_s):
 
 
 def jax_worker_settings():
-    """What a JAX worker runs with: its matmul precision, XLA's preallocation, and the device
-    an array made under a "cpu" cell's placement lands on."""
+    """What a JAX worker runs with: its matmul precision, XLA's preallocation, the device
+    an array made under a "cpu" cell's placement lands on, and whether building and training a
+    seeded model brought TensorFlow in."""
+    import sys
+
     import jax
     import keras
+    import numpy as np
 
     from accelbench.axes.backends import Neutral
+    from accelbench.axes.models import MODELS, ModelOptions
+    from accelbench.work.build import build_model
 
-    with Neutral("cpu", "a CPU", "jax").scope():
+    placement = Neutral("cpu", "a CPU", "jax")
+    with placement.scope():
         made_on = [str(device) for device in keras.ops.ones(2).devices()]
+    model = build_model(MODELS["mlp"], (64,), ModelOptions(), placement.scope(), train=True)
+    model.fit(np.zeros((8, 64), np.float32), np.zeros(8, np.int64), verbose=0)
     return {"matmul_precision": str(jax.config.jax_default_matmul_precision),
             "preallocate": os.environ.get("XLA_PYTHON_CLIENT_PREALLOCATE"), "made_on": made_on,
-            "backend": keras.backend.backend()}
+            "backend": keras.backend.backend(), "tensorflow_imported": "tensorflow" in sys.modules}
