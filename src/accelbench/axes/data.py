@@ -1,4 +1,6 @@
-"""The dataset registry: loaders that return images scaled to [0, 1] in NHWC float32."""
+"""The dataset registry: loaders that return NumPy arrays (the zoo's: images scaled to [0, 1] in
+NHWC float32, ten classes), and the qualities a recipe is scored by (QUALITIES): accuracy for
+labels, higher is better; mean absolute error for a regression target, lower is better."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -21,12 +24,78 @@ UNLABELLED = frozenset({"synthetic"})  # datasets whose labels carry no signal: 
 
 
 @dataclass(frozen=True)
+class Quality:
+    """What a recipe's trained model is scored by on the test set, and which way is better."""
+
+    name: str  # the metric's name in results, verdicts and baselines
+    summary: str
+    higher_is_better: bool
+    loss: Callable[[], Any]  # the Keras loss a model is trained with, unless its ModelSpec names one
+    score: Callable[[np.ndarray, np.ndarray], float]  # (model outputs, targets) -> the quality
+    regression: bool  # targets are numbers to predict, not class labels
+    show: Callable[[float], str] = "{:.4g}".format
+
+    def better(self, measured: float, than: float) -> bool:
+        """Whether `measured` is at least as good as `than`."""
+        return measured >= than if self.higher_is_better else measured <= than
+
+
+def _sparse_crossentropy() -> Any:
+    import keras
+
+    return keras.losses.SparseCategoricalCrossentropy(from_logits=True)  # models end in logits
+
+
+def _mean_squared_error() -> Any:
+    import keras
+
+    return keras.losses.MeanSquaredError()
+
+
+def _accuracy(outputs: np.ndarray, y: np.ndarray) -> float:
+    return float(np.mean(np.argmax(outputs, axis=1) == y))
+
+
+def _mean_absolute_error(outputs: np.ndarray, y: np.ndarray) -> float:
+    return float(np.mean(np.abs(outputs.reshape(y.shape) - y)))
+
+
+QUALITIES: Registry[Quality] = Registry("quality")
+QUALITIES.register("accuracy", Quality("accuracy", "share of test labels predicted (higher is better)", True,
+                                       _sparse_crossentropy, _accuracy, regression=False, show="{:.2%}".format))
+QUALITIES.register("mae", Quality("mae", "mean absolute error on the test targets (lower is better)", False,
+                                  _mean_squared_error, _mean_absolute_error, regression=True))
+
+
+@dataclass(frozen=True)
 class Dataset:
+    """Training and test arrays, and what a recipe trained on them is scored by.
+
+    quality: a QUALITIES name. "accuracy": y holds integer class labels 0..classes-1 (classes:
+    given, else the largest label + 1); the model has one output per class, logits. "mae": y holds
+    numbers to predict (one column, or one per output); the model has that many outputs.
+    """
+
     name: str
     x_train: np.ndarray
     y_train: np.ndarray
     x_test: np.ndarray
     y_test: np.ndarray
+    quality: str = "accuracy"
+    classes: int | None = None
+
+    @property
+    def scored_by(self) -> Quality:
+        return QUALITIES[self.quality]
+
+    @property
+    def outputs(self) -> int:
+        """The model's output width: a logit per class, or a number per regression target."""
+        if self.scored_by.regression:
+            return 1 if self.y_train.ndim == 1 else int(self.y_train.shape[1])
+        if self.classes is not None:
+            return self.classes
+        return NUM_CLASSES if self.name in UNLABELLED else int(max(self.y_train.max(), self.y_test.max())) + 1
 
     @property
     def labelled(self) -> bool:
@@ -59,7 +128,32 @@ DATASETS: Registry[Loader] = Registry("dataset")
 
 
 def load(name: str, data_dir: Path | None = None) -> Dataset:
-    return DATASETS[name](data_dir)
+    return checked(DATASETS[name](data_dir), name)
+
+
+def checked(dataset: Any, name: str) -> Dataset:
+    """A loader's result, or one line saying what is wrong with it (a user's loader may return
+    anything): four arrays of matching lengths, a known quality, labels that fit the classes."""
+    if not isinstance(dataset, Dataset):
+        raise DataError(f"dataset {name!r}: its loader returned {type(dataset).__name__}, not an accelbench.Dataset")
+    if dataset.quality not in QUALITIES:
+        raise DataError(f"dataset {name!r}: unknown quality {dataset.quality!r}; choose from: {', '.join(QUALITIES)}")
+    for part, x, y in (("training", dataset.x_train, dataset.y_train), ("test", dataset.x_test, dataset.y_test)):
+        if len(x) == 0 or len(x) != len(y):
+            raise DataError(f"dataset {name!r}: {len(x)} {part} inputs and {len(y)} {part} targets")
+        if not np.all(np.isfinite(x)):
+            raise DataError(f"dataset {name!r}: its {part} inputs hold NaN or infinite values")
+    if dataset.scored_by.regression:
+        if not all(np.all(np.isfinite(y)) for y in (dataset.y_train, dataset.y_test)):
+            raise DataError(f"dataset {name!r}: its regression targets hold NaN or infinite values")
+        return dataset
+    labels = np.concatenate([dataset.y_train.reshape(-1), dataset.y_test.reshape(-1)])
+    if not np.issubdtype(labels.dtype, np.integer):
+        raise DataError(f"dataset {name!r}: quality 'accuracy' needs integer class labels, got {labels.dtype} "
+                        "(a regression target: quality='mae')")
+    if labels.min() < 0 or labels.max() >= dataset.outputs:
+        raise DataError(f"dataset {name!r}: labels {labels.min()}..{labels.max()} outside 0..{dataset.outputs - 1}")
+    return dataset
 
 
 def _images(x: np.ndarray, scale: float) -> np.ndarray:

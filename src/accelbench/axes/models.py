@@ -28,11 +28,18 @@ class ModelSpec:
     summary: str
     build: Callable[[tuple[int, ...], int, ModelOptions], Any]
     optimizer: Callable[[], Any] | None = None  # a fresh Keras optimizer per compiled model; None: Adam
+    # A fresh Keras loss; None: the dataset's quality's (sparse cross-entropy on logits for
+    # accuracy, mean squared error for a regression scored by MAE).
+    loss: Callable[[], Any] | None = None
     framework: str = "keras"  # picks the predictor that runs its inference
     batch_trained: bool = True  # False: fits the whole subset at once (scikit-learn)
     device_kinds: frozenset[str] = ANY_DEVICE
     recipe_batch_size: int = 128  # the batch size of the published training recipe
     recipe_epochs: int = 20
+    # The quality the recipe must reach (in its dataset's quality: an accuracy, an MAE): its
+    # time to target is reported. None: the published accuracy on this dataset, else the
+    # run's default for the data (a classifier), else no target (a regression).
+    recipe_target: float | None = None
     published_accuracy: dict[str, float] = field(default_factory=dict)  # by dataset
     # Host memory cap of one step, as a multiple of the analytic estimate (memory.Estimate):
     # TensorFlow frees each tensor after its last use, so a step holds at most a few copies of

@@ -14,14 +14,14 @@ from accelbench.axes.precisions import REFERENCE_PRECISION
 from accelbench.benches.base import Bench
 from accelbench.grid.cells import Pair
 from accelbench.judge import analysis
-from accelbench.judge.rules import PRECISION_ACCURACY_RULE
+from accelbench.judge.rules import PRECISION_ACCURACY_RULE, PRECISION_ERROR_RULE, RelativeRise
 from accelbench.judge.verdicts import PRECISION_ACCURACY
 from accelbench.processes.protocol import Cellwork
 from accelbench.processes.workers import WorkerFailed
 
-BACKEND_ACCURACY_GAP = "accuracy_gap_to_tensorflow"  # a backend's recipe accuracy minus tensorflow's
 class AccuracyBench(Bench):
-    """Time to accuracy: the published recipe from a fixed seed; final accuracy is gated."""
+    """Time to quality: the published recipe from a fixed seed, scored by the dataset's quality
+    (accuracy: higher is better; a regression's MAE: lower is better); the final score is gated."""
 
     def __call__(self, benchmark: Any) -> None:
         try:
@@ -29,58 +29,76 @@ class AccuracyBench(Bench):
                 versions = self.session.backend_call(self.cell.backend, Cellwork.DESCRIBE)["versions"]
                 self.info(backend_versions={name: versions[name] for name in BACKENDS[self.cell.backend].packages
                                             if name in versions})
-            run = benchmark.pedantic(self.session.accuracy_run, args=(self.cell,), rounds=1, iterations=1)
+            run = benchmark.pedantic(self.session.recipe_run, args=(self.cell,), rounds=1, iterations=1)
         except WorkerFailed as error:
             pytest.fail(f"{self.name}: {error}", pytrace=False)
+        quality = self.session.dataset.scored_by
+        metric = quality.name
         self.info(backend=self.cell.backend, precision=self.cell.precision)
-        self.info(device=self.placement().description, accuracy=run.accuracy,
-                  epochs=run.epochs, train_seconds=run.train_seconds, target_accuracy=run.target,
+        # Keyed by the quality's name: an accuracy cell's keys are those it always had.
+        self.info(device=self.placement().description, quality_metric=metric, **{metric: run.quality},
+                  epochs=run.epochs, train_seconds=run.train_seconds, **{f"target_{metric}": run.target},
                   epochs_to_target=run.epochs_to_target, seconds_to_target=run.seconds_to_target,
                   published_accuracy=MODELS[self.cell.model].published_accuracy.get(
                       self.session.dataset.name),
-                  accuracy_per_epoch=run.history, cumulative_train_seconds=run.clock, loss_per_epoch=run.losses)
-        self.verdicts.against_baseline(self.name, self.gates["accuracy"], run.accuracy, key=self.baseline_key)
+                  **{f"{metric}_per_epoch": run.history}, cumulative_train_seconds=run.clock,
+                  loss_per_epoch=run.losses)
+        self.verdicts.against_baseline(self.name, self.gates[metric], run.quality, key=self.baseline_key)
         if self.cell.precision != REFERENCE_PRECISION:
-            self.against_float32(run.accuracy)
+            self.against_float32(run.quality, quality)
         if self.cell.backend != PROCESS_BACKEND:
-            self.accuracy_against_process_backend(run)
+            self.against_process_backend(run, quality)
 
-    def accuracy_against_process_backend(self, run: Any) -> None:
-        """Parity across backends, as across devices: the recipe's accuracy within the accuracy
-        tolerance of tensorflow's from the same seed (gated), and the final training losses'
-        shared significant digits (reported: other kernels, initialisers and shuffles make bit
-        equality unrealistic)."""
+    def against_process_backend(self, run: Any, quality: Any) -> None:
+        """Parity across backends, as across devices: the recipe's quality held to tensorflow's
+        from the same seed (gated: an accuracy within the accuracy tolerance; an error no more
+        than the error tolerance above), and the final training losses' shared significant
+        digits (reported: other kernels, initialisers and shuffles make bit equality unrealistic)."""
         self.say(f"training the {PROCESS_BACKEND} twin this backend is held to")
-        reference = self.session.accuracy_run(dataclasses.replace(self.cell, backend=PROCESS_BACKEND))
-        gap = run.accuracy - reference.accuracy
-        self.info(tensorflow_accuracy=reference.accuracy, accuracy_gap_to_tensorflow=gap,
-                  loss_digits_shared_with_tensorflow=analysis.matching_digits(reference.losses[-1], run.losses[-1]))
-        self.verdicts.within_gap(self.name, BACKEND_ACCURACY_GAP, gap, self.session.run.accuracy_tolerance)
+        reference = self.session.recipe_run(dataclasses.replace(self.cell, backend=PROCESS_BACKEND))
+        digits = analysis.matching_digits(reference.losses[-1], run.losses[-1])
+        if quality.higher_is_better:
+            gap = run.quality - reference.quality
+            self.info(**{f"tensorflow_{quality.name}": reference.quality, f"{quality.name}_gap_to_tensorflow": gap},
+                      loss_digits_shared_with_tensorflow=digits)
+            self.verdicts.within_gap(self.name, f"{quality.name}_gap_to_tensorflow", gap,
+                                     self.session.run.accuracy_tolerance)
+            return
+        self.info(**{f"tensorflow_{quality.name}": reference.quality}, loss_digits_shared_with_tensorflow=digits)
+        self.verdicts.against_reference(self.name, f"{quality.name}_against_tensorflow", run.quality, reference.quality,
+                                        RelativeRise(self.session.run.error_tolerance), PROCESS_BACKEND)
 
-    def against_float32(self, accuracy: float) -> None:
+    def against_float32(self, measured: float, quality: Any) -> None:
         """MLPerf's rule for a lower precision: at least 99% of float32's accuracy on the same
-        cell (same seed, data, batch and epochs), trained here if no cell of this run has yet."""
+        cell (same seed, data, batch and epochs), or at most 101% of its error, trained here if no
+        cell of this run has yet."""
         self.say("training the float32 twin this precision is held to")
-        reference = self.session.accuracy_run(dataclasses.replace(self.cell, precision=REFERENCE_PRECISION))
-        self.info(float32_accuracy=reference.accuracy, share_of_float32=accuracy / reference.accuracy)
-        self.verdicts.against_reference(self.name, PRECISION_ACCURACY, accuracy, reference.accuracy,
-                                        PRECISION_ACCURACY_RULE, REFERENCE_PRECISION)
+        reference = self.session.recipe_run(dataclasses.replace(self.cell, precision=REFERENCE_PRECISION))
+        self.info(**{f"float32_{quality.name}": reference.quality}, share_of_float32=measured / reference.quality)
+        metric, rule = ((PRECISION_ACCURACY, PRECISION_ACCURACY_RULE) if quality.higher_is_better
+                        else (f"{quality.name}_against_float32", PRECISION_ERROR_RULE))
+        self.verdicts.against_reference(self.name, metric, measured, reference.quality, rule, REFERENCE_PRECISION)
 
 
 class ParityBench(Bench):
-    """Accuracy on a device against CPU, both trained from the same seed."""
+    """The recipe's quality on a device against the CPU's, both trained from the same seed."""
 
     cell: Pair
 
     def __call__(self, benchmark: Any) -> None:
-        runs = benchmark.pedantic(lambda: [self.session.accuracy_run(c) for c in self.cell.cells],
+        runs = benchmark.pedantic(lambda: [self.session.recipe_run(c) for c in self.cell.cells],
                                   rounds=1, iterations=1)
-        reference, candidate = (run.accuracy for run in runs)
+        quality = self.session.dataset.scored_by
+        reference, candidate = (run.quality for run in runs)
         reference_loss, candidate_loss = (run.losses[-1] for run in runs)
-        self.info(reference_accuracy=reference, candidate_accuracy=candidate, accuracy_gap=candidate - reference,
+        metric = quality.name  # an accuracy cell's keys are those it always had
+        self.info(**{f"reference_{metric}": reference, f"candidate_{metric}": candidate, f"{metric}_gap": candidate - reference,
+                     f"{metric}_matching_digits": analysis.matching_digits(reference, candidate)},
                   reference_loss=reference_loss, candidate_loss=candidate_loss,
-                  accuracy_matching_digits=analysis.matching_digits(reference, candidate),
                   loss_matching_digits=analysis.matching_digits(reference_loss, candidate_loss))
-        self.verdicts.within_gap(self.name, "accuracy_gap", candidate - reference,
-                                 self.session.run.accuracy_tolerance)
+        if quality.higher_is_better:
+            self.verdicts.within_gap(self.name, "accuracy_gap", candidate - reference, self.session.run.accuracy_tolerance)
+        else:
+            self.verdicts.against_reference(self.name, f"{quality.name}_against_cpu", candidate, reference,
+                                            RelativeRise(self.session.run.error_tolerance), "cpu")
         self.verdicts.matching_digits(self.name, "loss", reference_loss, candidate_loss, self.session.run.parity_digits)

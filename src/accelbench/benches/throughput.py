@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from accelbench.axes.data import NUM_CLASSES
 from accelbench.axes.models import MODELS
 from accelbench.benches.base import Bench
 from accelbench.grid.cells import SvmCell
@@ -100,7 +99,7 @@ class SvmBench(Bench):
             dataset = dataset.binarized()
         n = self.cell.subset
         x, y = dataset.x_train[:n].reshape(n, -1), dataset.y_train[:n]
-        make = lambda: MODELS["svm"].build(dataset.input_shape, NUM_CLASSES, self.session.run.model_options)
+        make = lambda: MODELS["svm"].build(dataset.input_shape, dataset.outputs, self.session.run.model_options)
         fitted = []
         self.time_rounds(benchmark, lambda svm: fitted.append(svm.fit(x, y)), n, "svm_fit", SVM_FIT_ROUNDS,
                          warmup_rounds=0, setup=lambda: ((make(),), {}))

@@ -17,6 +17,7 @@ from accelbench.judge.rules import (
     AbsoluteDrop,
     RelativeDrop,
     RelativeGrowth,
+    RelativeRise,
     SpreadGrowth,
 )
 from accelbench.registry import Registry
@@ -94,6 +95,9 @@ class GateSpec:
 GATES: Registry[GateSpec] = Registry("gate")
 GATES.register("accuracy", GateSpec("accuracy", "accuracy.json", lambda s: (s.dataset.key,),
                                     lambda tolerances: AbsoluteDrop(tolerances["accuracy"])))
+# A regression's error (axes.data.QUALITIES "mae"): lower is better, within a relative rise.
+GATES.register("mae", GateSpec("mae", "mae.json", lambda s: (s.dataset.key,),
+                               lambda tolerances: RelativeRise(tolerances["error"])))
 GATES.register("speedup", GateSpec("speedup", "speedup.json", lambda s: (s.hardware, s.dataset.name),
                                    lambda tolerances: RelativeDrop(tolerances["speedup"]),
                                    timed=True, significance=True, fingerprints=1))

@@ -48,6 +48,19 @@ class RelativeDrop(AbsoluteDrop):
 
 
 @dataclass(frozen=True)
+class RelativeRise(AbsoluteDrop):
+    """Holds when measured <= reference x (1 + tolerance) (an error, lower is better: a regression's MAE)."""
+
+    relation = "<="
+
+    def bound(self, reference: float) -> float:
+        return reference * (1.0 + self.tolerance)
+
+    def describe(self) -> str:
+        return f"{self.tolerance:.0%} relative"
+
+
+@dataclass(frozen=True)
 class AtLeast(AbsoluteDrop):
     """Holds when measured >= a fixed floor (the reference): no baseline involved."""
 
@@ -156,8 +169,10 @@ class SlowerBy(RelativeGrowth):
 # One compile per side: the first call's seconds moved 0.67-1.43x between A/A workers (at most
 # 0.43 s apart), so only a change far beyond that fails (XLA turned on, a retrace per step).
 AB_COMPILE_RULE = SlowerBy(0.5, slack=0.5)
-# MLPerf Inference's rule for a lower precision: at least 99% of float32's accuracy.
+# MLPerf Inference's rule for a lower precision: at least 99% of float32's accuracy; for an
+# error (lower is better), at most 101% of float32's.
 PRECISION_ACCURACY_RULE = RelativeDrop(0.01)
+PRECISION_ERROR_RULE = RelativeRise(0.01)
 
 
 def regression(metric: str, cell: str, reference: float, measured: float, rule: Any,

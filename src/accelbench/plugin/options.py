@@ -250,6 +250,9 @@ OPTIONS = (
     Option("--baselines", Path, "PATH", "Directory of the baseline JSON files.", "benchmarks/baselines"),
     Option("--accuracy-tolerance", accuracy_drop, "DROP",
            "Absolute accuracy drop allowed below a baseline.", "0.02"),
+    Option("--error-tolerance", fraction, "FRACTION",
+           "Relative rise allowed above a baseline for a quality where lower is better (a regression's "
+           "MAE).", "0.05"),
     Option("--speedup-tolerance", fraction, "FRACTION",
            "Relative speedup drop allowed below a baseline.", "0.3"),
     Option("--memory-tolerance", fraction, "FRACTION",
@@ -404,6 +407,7 @@ def run_config(config: Any) -> RunConfig:
         baselines=baselines,
         update_baselines=config.getoption("update_baselines"),
         accuracy_tolerance=given["--accuracy-tolerance"],
+        error_tolerance=given["--error-tolerance"],
         speedup_tolerance=given["--speedup-tolerance"],
         memory_tolerance=given["--memory-tolerance"],
         timing_threshold=given["--timing-threshold"],

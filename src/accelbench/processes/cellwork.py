@@ -114,14 +114,14 @@ def prepare(spec: dict[str, Any], steps: int | None) -> dict[str, Any]:
             "jit_compile": bool(getattr(getattr(work, "model", None), "jit_compile", False))}
 
 
-def accuracy_run(spec: dict[str, Any], epochs: int, target: float) -> dict[str, Any]:
-    """The published recipe from the run's seed (training.train_to_accuracy), here."""
+def recipe_run(spec: dict[str, Any], epochs: int, target: float) -> dict[str, Any]:
+    """The published recipe from the run's seed (training.train_recipe), here."""
     import dataclasses
 
-    from accelbench.work.training import train_to_accuracy
+    from accelbench.work.training import train_recipe
 
     built = _Built.of(spec)
-    return dataclasses.asdict(train_to_accuracy(built.spec.cell_id, built.model, built.dataset, built.placement,
+    return dataclasses.asdict(train_recipe(built.spec.cell_id, built.model, built.dataset, built.placement,
                                                 built.spec.batch_size, epochs, target, built.options))
 
 

@@ -52,7 +52,7 @@ def _distributed_input(strategy: Any, x: Any, y: Any, batch: int, tf: Any) -> An
     return iter(strategy.distribute_datasets_from_function(input_fn, options))
 
 
-def _train(job: Job, strategy: Any, x: Any, y: Any, batch: int, global_batch: int, rounds: int,
+def _train(job: Job, strategy: Any, dataset: Any, batch: int, global_batch: int, rounds: int,
            check_steps: int) -> tuple[list[float], list[float]]:
     """(losses of the first check_steps steps, seconds of each timed round) of a model freshly
     built from the job's seed."""
@@ -62,8 +62,9 @@ def _train(job: Job, strategy: Any, x: Any, y: Any, batch: int, global_batch: in
     from accelbench.work.build import build_model
     from accelbench.work.training import custom_step
 
-    model = build_model(MODELS[job.model], x.shape[1:], ModelOptions(deep_layers=job.deep_layers, seed=job.seed),
-                        strategy.scope(), train=True)
+    model = build_model(MODELS[job.model], dataset.input_shape, ModelOptions(deep_layers=job.deep_layers, seed=job.seed),
+                        strategy.scope(), train=True, outputs=dataset.outputs, quality=dataset.quality)
+    x, y = dataset.x_train, dataset.y_train
     optimizer = model.optimizer
     replica_step = custom_step(model, optimizer, global_batch)
     iterator = _distributed_input(strategy, x, y, batch, tf)
@@ -90,13 +91,14 @@ def _train(job: Job, strategy: Any, x: Any, y: Any, batch: int, global_batch: in
     return losses, seconds
 
 
-def _fit(job: Job, strategy: Any, x: Any, y: Any, tf: Any) -> None:
+def _fit(job: Job, strategy: Any, dataset: Any, tf: Any) -> None:
     """Keras fit() under the job's strategy: what keras-team/keras#20585 says fails for workers."""
     from accelbench.axes.models import MODELS, ModelOptions
     from accelbench.work.build import build_model
 
-    model = build_model(MODELS[job.model], x.shape[1:], ModelOptions(deep_layers=job.deep_layers, seed=job.seed),
-                        strategy.scope(), train=True)
+    model = build_model(MODELS[job.model], dataset.input_shape, ModelOptions(deep_layers=job.deep_layers, seed=job.seed),
+                        strategy.scope(), train=True, outputs=dataset.outputs, quality=dataset.quality)
+    x, y = dataset.x_train, dataset.y_train
     data = tf.data.Dataset.from_tensor_slices((x, y)).repeat().batch(job.global_batch)
     model.fit(data, epochs=1, steps_per_epoch=job.check_steps, verbose=0)
 
@@ -120,16 +122,15 @@ def run_in_process(job: Job) -> Result:
     from accelbench.axes import data
 
     dataset = data.load(job.dataset, Path(job.data_dir) if job.data_dir else None).head(job.max_train_samples)
-    x, y = dataset.x_train, dataset.y_train
     if job.use_fit:
-        _fit(job, strategy, x, y, tf)
+        _fit(job, strategy, dataset, tf)
         return Result([], [], 0, strategy.num_replicas_in_sync)
     batch = job.global_batch if job.mode == "single" else job.per_replica_batch  # what one replica takes
-    losses, seconds = _train(job, strategy, x, y, batch, job.global_batch, job.rounds, job.check_steps)
+    losses, seconds = _train(job, strategy, dataset, batch, job.global_batch, job.rounds, job.check_steps)
     result = Result(losses, seconds, job.global_batch * job.steps_per_round, strategy.num_replicas_in_sync,
                     devices=_devices(strategy))
     if job.mode == "single" and job.replicas > 1:  # the same device at the per-replica batch
-        _, reference = _train(job, strategy, x, y, job.per_replica_batch, job.per_replica_batch, job.rounds, 0)
+        _, reference = _train(job, strategy, dataset, job.per_replica_batch, job.per_replica_batch, job.rounds, 0)
         result.reference_round_seconds = reference
         result.reference_samples_per_round = job.per_replica_batch * job.steps_per_round
     return result

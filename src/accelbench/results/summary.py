@@ -125,6 +125,9 @@ SECTIONS = (
             {"overhead_bench": "{column}"}, "harness_efficiency", plain, interval="harness_efficiency_ci95"),
     Section("test accuracy after the published recipe", {"accuracy_bench": "recipe"}, "accuracy", percent,
             ("accuracy",)),
+    Section("test mean absolute error after the recipe (lower is better; marked by its baseline, and by tensorflow's "
+            "and float32's where it is held to them)", {"accuracy_bench": "recipe"}, "mae", plain,
+            ("mae", "mae_against_tensorflow", "mae_against_float32")),
     Section("SVM test accuracy by training subset", {"svm_bench": "{column}"}, "accuracy", percent, ("accuracy",)),
     Section("accuracy gap to the cpu", {"accuracy_parity": "{column}"}, "accuracy_gap", points, ("accuracy_gap",)),
     Section("accuracy gap to tensorflow (same recipe and seed)", {"accuracy_bench": "recipe"},

@@ -24,7 +24,8 @@ class RunConfig:
     preset: Preset
     baselines: Path
     update_baselines: bool
-    accuracy_tolerance: float
+    accuracy_tolerance: float  # absolute, for a quality where higher is better (accuracy)
+    error_tolerance: float  # relative, for a quality where lower is better (a regression's MAE)
     speedup_tolerance: float
     memory_tolerance: float
     timing_threshold: float  # the smallest slowdown against a saved run that fails a cell

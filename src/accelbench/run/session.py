@@ -28,7 +28,7 @@ from accelbench.run import presets
 from accelbench.run.config import RunConfig
 from accelbench.run.sizing import Sizing
 from accelbench.work.inference import PREDICTORS, OneBatch
-from accelbench.work.training import AccuracyRun, OneStep, Trainer, train_to_accuracy
+from accelbench.work.training import OneStep, RecipeRun, Trainer, train_recipe
 
 # Test accuracy a time-to-accuracy run aims for, by dataset, where the model publishes none.
 TARGET_ACCURACY = {"digits": 0.95, "mnist": 0.95, "fashion_mnist": 0.85, "cifar10": 0.45}
@@ -49,7 +49,7 @@ class Session:
                                  ab_strict=bool(run.ab_setup and run.ab_setup.strict))
         self.process_results: dict[Any, Any] = {}  # a distributed.Job -> its Result, for cells that share a job
         self._trainers: dict[Cell, Trainer] = {}
-        self._accuracy_runs: dict[Cell, AccuracyRun] = {}
+        self._recipe_runs: dict[Cell, RecipeRun] = {}
         self._predictors: dict[Cell, Any] = {}
         self._one_batches: dict[Cell, OneBatch] = {}
 
@@ -79,7 +79,8 @@ class Session:
     @functools.cached_property
     def gates(self) -> Gates:
         scope = Scope(self.inventory.fingerprint().key, fingerprint.software().key, self.dataset)
-        tolerances = {"accuracy": self.run.accuracy_tolerance, "speedup": self.run.speedup_tolerance,
+        tolerances = {"accuracy": self.run.accuracy_tolerance, "error": self.run.error_tolerance,
+                      "speedup": self.run.speedup_tolerance,
                       "memory": self.run.memory_tolerance}
         return Gates.load(self.run.baselines, scope, tolerances)
 
@@ -142,24 +143,30 @@ class Session:
         same_cell_here = dataclasses.replace(cell, backend=PROCESS_BACKEND)
         return {"train": self.trainer, "inference": self.predictor}[kind](same_cell_here)
 
-    def target_accuracy(self, model: str) -> float:
+    def recipe_target(self, model: str) -> float | None:
+        """The quality the model's recipe aims for on this run's data: the model's own target,
+        else its published accuracy here, else a classifier's default; a regression may have none."""
         spec = MODELS[model]
+        if spec.recipe_target is not None:
+            return spec.recipe_target
+        if self.dataset.scored_by.regression:
+            return None
         return spec.published_accuracy.get(self.dataset.name, TARGET_ACCURACY.get(self.dataset.name, 0.9))
 
-    def accuracy_run(self, cell: Cell) -> AccuracyRun:
+    def recipe_run(self, cell: Cell) -> RecipeRun:
         """The recipe once per cell; on another backend, in that backend's worker."""
-        if cell not in self._accuracy_runs:
+        if cell not in self._recipe_runs:
             spec = MODELS[cell.model]
             if cell.backend != PROCESS_BACKEND:
                 self.progress(f"{cell.id}: training the recipe in the {cell.backend} worker ({spec.recipe_epochs} epochs)")
-                found = self.backend_call(cell.backend, Cellwork.ACCURACY_RUN, spec=self.cell_spec("train", cell),
-                                          epochs=spec.recipe_epochs, target=self.target_accuracy(cell.model))
-                self._accuracy_runs[cell] = AccuracyRun(**found)
+                found = self.backend_call(cell.backend, Cellwork.RECIPE_RUN, spec=self.cell_spec("train", cell),
+                                          epochs=spec.recipe_epochs, target=self.recipe_target(cell.model))
+                self._recipe_runs[cell] = RecipeRun(**found)
             else:
-                self._accuracy_runs[cell] = train_to_accuracy(
+                self._recipe_runs[cell] = train_recipe(
                     cell.id, spec, self.dataset, self.placement(cell.device), cell.batch_size,
-                    spec.recipe_epochs, self.target_accuracy(cell.model), self.model_options(cell), self.progress)
-        return self._accuracy_runs[cell]
+                    spec.recipe_epochs, self.recipe_target(cell.model), self.model_options(cell), self.progress)
+        return self._recipe_runs[cell]
 
     def cell_spec(self, kind: str, cell: Cell, tag: str = "") -> dict[str, Any]:
         """The cell as a worker builds it, on the wire (processes.protocol.CellSpec)."""

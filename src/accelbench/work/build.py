@@ -9,7 +9,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from accelbench.axes import precisions
-from accelbench.axes.data import NUM_CLASSES
+from accelbench.axes.data import NUM_CLASSES, QUALITIES
 from accelbench.axes.devices import AUTO
 from accelbench.axes.models import ModelOptions, ModelSpec
 
@@ -37,11 +37,12 @@ def seed_everything(seed: int) -> None:
 
 
 def build_model(spec: ModelSpec, input_shape: tuple[int, ...], options: ModelOptions, scope: AbstractContextManager,
-                *, train: bool, jit_compile: bool | str = AUTO) -> Any:
-    """The model of `spec`, its variables made in `scope` from the options' seed.
+                *, train: bool, jit_compile: bool | str = AUTO, outputs: int = NUM_CLASSES,
+                quality: str = "accuracy") -> Any:
+    """The model of `spec` with `outputs` outputs, its variables made in `scope` from the options' seed.
 
-    train: compiled as fit() will run it (the spec's optimizer, sparse cross-entropy on logits,
-    `jit_compile`), with the optimizer's slots built now: a tf.function that creates variables
+    train: compiled as fit() will run it (the spec's optimizer and loss, else the quality's:
+    sparse cross-entropy on logits for accuracy; `jit_compile`), with the optimizer's slots built now: a tf.function that creates variables
     is traced twice, which made the first fit() 1.6-2.9x slower in every trainer, memory step
     and recipe. Not train: as inference runs it, uncompiled; a CPU cell (jit_compile False) is
     kept off XLA whatever other devices the process sees.
@@ -50,11 +51,11 @@ def build_model(spec: ModelSpec, input_shape: tuple[int, ...], options: ModelOpt
 
     seed_everything(options.seed)  # same seed on every device: accuracy parity
     with precisions.policy(options.precision), scope:
-        model = spec.build(input_shape, NUM_CLASSES, options)
+        model = spec.build(input_shape, outputs, options)
         if train:
             optimizer = spec.optimizer() if spec.optimizer else keras.optimizers.Adam()  # a spec may leave it to us
-            model.compile(optimizer=optimizer, jit_compile=jit_compile,
-                          loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+            loss = spec.loss() if spec.loss else QUALITIES[quality].loss()
+            model.compile(optimizer=optimizer, jit_compile=jit_compile, loss=loss)
             model.optimizer.build(model.trainable_variables)
     if not train and jit_compile is False:
         model.jit_compile = False

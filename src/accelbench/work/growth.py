@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from accelbench import progress, units
-from accelbench.axes.data import NUM_CLASSES, Dataset
+from accelbench.axes.data import Dataset
 from accelbench.axes.devices import Placement
 from accelbench.axes.models import ModelOptions, ModelSpec
 from accelbench.registry import Registry
@@ -122,7 +122,7 @@ class EstimatorFit(Work):
         return cls(spec, dataset, x, y, options)
 
     def run(self, n: int) -> Any:
-        return self.spec.build(self.dataset.input_shape, NUM_CLASSES, self.options).fit(self.x[:n], self.y[:n])
+        return self.spec.build(self.dataset.input_shape, self.dataset.outputs, self.options).fit(self.x[:n], self.y[:n])
 
 
 @dataclass

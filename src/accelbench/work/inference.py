@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from accelbench.axes.data import NUM_CLASSES, Dataset
+from accelbench.axes.data import Dataset
 from accelbench.axes.devices import Placement
 from accelbench.axes.models import ModelOptions, ModelSpec, forward_flops_per_sample
 from accelbench.work import measure
@@ -18,7 +18,7 @@ def serving_model(spec: ModelSpec, dataset: Dataset, placement: Placement, optio
     """The model, seeded and built on the placement, as inference runs it (no training needed:
     the weights do not change the time or the memory of a prediction)."""
     return build_model(spec, dataset.input_shape, options, placement.scope(), train=False,
-                       jit_compile=placement.jit_compile)
+                       jit_compile=placement.jit_compile, outputs=dataset.outputs)
 
 
 class BatchRounds:
@@ -149,7 +149,7 @@ SVM_INFERENCE_FIT = 1000  # images the SVM is fitted on before its predictions a
 def fitted_estimator(spec: ModelSpec, dataset: Dataset, options: ModelOptions) -> Any:
     """A scikit-learn model fitted on the first SVM_INFERENCE_FIT flattened training images."""
     n = min(SVM_INFERENCE_FIT, len(dataset.x_train))
-    estimator = spec.build(dataset.input_shape, NUM_CLASSES, options)
+    estimator = spec.build(dataset.input_shape, dataset.outputs, options)
     estimator.fit(dataset.x_train[:n].reshape(n, -1), dataset.y_train[:n])
     return estimator
 

@@ -38,7 +38,7 @@ def check_finite(loss: float, where: str) -> float:
 def build_compiled(spec: ModelSpec, dataset: Dataset, placement: Placement, options: ModelOptions) -> Any:
     """The model with its variables on the placement, compiled the way fit() will run it."""
     return build_model(spec, dataset.input_shape, options, placement.scope(), train=True,
-                       jit_compile=placement.jit_compile)
+                       jit_compile=placement.jit_compile, outputs=dataset.outputs, quality=dataset.quality)
 
 
 def fixed_batches(arrays: tuple[np.ndarray, ...], batch_size: int) -> tuple[np.ndarray, ...]:
@@ -117,12 +117,14 @@ def training_input(dataset: Dataset, batch_size: int, placement: Any) -> Pipelin
     return PipelineInput(repeated_batches(dataset, batch_size), placement)
 
 
-def accuracy(model: Any, x: np.ndarray, y: np.ndarray) -> float:
-    """Test accuracy, PREDICT_BATCH images per call: predict_on_batch skips the data adapter that
-    cost predict() 50 ms a call (20 epochs of 4 models evaluate 80 times in a quick run)."""
-    correct = sum(int(np.sum(np.argmax(np.asarray(model.predict_on_batch(x[i:i + PREDICT_BATCH])), axis=1)
-                             == y[i:i + PREDICT_BATCH])) for i in range(0, len(x), PREDICT_BATCH))
-    return correct / len(x)
+def test_quality(model: Any, dataset: Dataset) -> float:
+    """The dataset's quality (accuracy, MAE, ...) on its test set, PREDICT_BATCH samples per call:
+    predict_on_batch skips the data adapter that cost predict() 50 ms a call (20 epochs of 4
+    models evaluate 80 times in a quick run)."""
+    x = dataset.x_test
+    outputs = np.concatenate([np.asarray(model.predict_on_batch(x[i:i + PREDICT_BATCH]))
+                              for i in range(0, len(x), PREDICT_BATCH)])
+    return dataset.scored_by.score(outputs.astype(np.float64), dataset.y_test)
 
 
 @dataclass
@@ -223,16 +225,16 @@ class OneStep:
 
 
 def custom_step(model: Any, optimizer: Any, global_batch: int, jit_compile: bool = False) -> Any:
-    """One replica's training step, tf.distribute style: the loss averaged over the global
-    batch, so that gradients summed across replicas equal one device's on the whole batch."""
-    import keras
+    """One replica's training step, tf.distribute style: the compiled model's own loss per sample
+    (Loss.call: unreduced), averaged over the global batch, so that gradients summed across
+    replicas equal one device's on the whole batch."""
     import tensorflow as tf
 
     @tf.function(jit_compile=jit_compile)
     def replica_step(x, y):
         with tf.GradientTape() as tape:
-            logits = model(x, training=True)
-            per_sample = keras.losses.sparse_categorical_crossentropy(y, logits, from_logits=True)
+            outputs = model(x, training=True)
+            per_sample = model.loss.call(y, outputs)
             loss = tf.nn.compute_average_loss(per_sample, global_batch_size=global_batch)
         gradients = tape.gradient(loss, model.trainable_variables)
         optimizer.apply_gradients(zip(gradients, model.trainable_variables))
@@ -289,16 +291,17 @@ class HandLoop:
 
 
 @dataclass
-class AccuracyRun:
-    """Result of training the published recipe for its epochs from a fixed seed."""
+class RecipeRun:
+    """Result of training the published recipe for its epochs from a fixed seed, scored after
+    each epoch by the dataset's quality (accuracy, MAE, ...)."""
 
-    accuracy: float
+    quality: float
     epochs: int
     train_seconds: float
-    target: float
+    target: float | None  # the quality the recipe must reach; None: none is set
     epochs_to_target: int | None = None
     seconds_to_target: float | None = None
-    history: list[float] = field(default_factory=list)  # test accuracy after each epoch
+    history: list[float] = field(default_factory=list)  # test quality after each epoch
     clock: list[float] = field(default_factory=list)  # training seconds up to the end of each epoch
     losses: list[float] = field(default_factory=list)  # training loss of each epoch
 
@@ -323,15 +326,16 @@ def recipe_input(dataset: Dataset, batch_size: int, placement: Any, seed: int) -
     return lambda number: {"x": pipeline}
 
 
-def train_to_accuracy(where: str, spec: ModelSpec, dataset: Dataset, placement: Placement,
-                      batch_size: int, epochs: int, target: float, options: ModelOptions,
-                      say: Callable[[str], None] = progress.quiet) -> AccuracyRun:
-    """Train epoch by epoch, evaluating test accuracy after each (outside the training clock)."""
+def train_recipe(where: str, spec: ModelSpec, dataset: Dataset, placement: Placement,
+                 batch_size: int, epochs: int, target: float | None, options: ModelOptions,
+                 say: Callable[[str], None] = progress.quiet) -> RecipeRun:
+    """Train epoch by epoch, scoring the test set after each (outside the training clock)."""
     model = build_compiled(spec, dataset, placement, options)
     epoch_input = recipe_input(dataset, batch_size, placement, options.seed)
-    run = AccuracyRun(accuracy=0.0, epochs=0, train_seconds=0.0, target=target)
+    quality = dataset.scored_by
+    run = RecipeRun(quality=0.0, epochs=0, train_seconds=0.0, target=target)
     for epoch in range(1, epochs + 1):
-        say(f"{where}: training epoch {epoch} of {epochs}" + (f", test accuracy {run.accuracy:.2%}" if run.epochs else ""))
+        say(f"{where}: training epoch {epoch} of {epochs}" + (f", test {quality.name} {quality.show(run.quality)}" if run.epochs else ""))
         given = epoch_input(epoch)  # a NumPy epoch is shuffled outside the clock
         start = time.perf_counter()
         with placement.scope():
@@ -339,10 +343,10 @@ def train_to_accuracy(where: str, spec: ModelSpec, dataset: Dataset, placement: 
         run.losses.append(check_finite(float(history.history["loss"][-1]), where))
         run.train_seconds += time.perf_counter() - start
         with placement.scope():
-            run.accuracy = accuracy(model, dataset.x_test, dataset.y_test)
+            run.quality = test_quality(model, dataset)
         run.epochs = epoch
-        run.history.append(run.accuracy)
+        run.history.append(run.quality)
         run.clock.append(run.train_seconds)
-        if run.epochs_to_target is None and run.accuracy >= target:
+        if run.epochs_to_target is None and target is not None and quality.better(run.quality, target):
             run.epochs_to_target, run.seconds_to_target = epoch, run.train_seconds
     return run
