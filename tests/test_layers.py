@@ -96,3 +96,20 @@ def test_the_report_loads_neither_pytest_a_framework_nor_process_code():
              "('pytest', '_pytest', 'tensorflow', 'keras', 'jax', 'torch') or name.startswith('accelbench.processes'))))")
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
     assert loaded == []
+
+
+def test_an_unrelated_project_s_pytest_run_is_left_alone(pytester):
+    """accelbench installed, a project that does not ask for its plugin (no -p accelbench.plugin,
+    no pytest_plugins): no TensorFlow, no accelbench module, no option or line of its own. The
+    plugin is loaded only where asked: the package registers no pytest11 entry point."""
+    pytester.makepyfile(test_unrelated='''
+import sys
+
+def test_nothing_of_ours_is_loaded():
+    loaded = sorted(name for name in sys.modules if name.split(".")[0] in ("accelbench", "tensorflow", "keras", "jax"))
+    assert loaded == []
+''')
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert "accelbench" not in result.stdout.str() + result.stderr.str()
+    assert "accelbench" not in pytester.runpytest_subprocess("--help").stdout.str()
