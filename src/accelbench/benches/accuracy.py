@@ -19,6 +19,7 @@ from accelbench.judge.verdicts import PRECISION_ACCURACY
 from accelbench.processes.protocol import Cellwork
 from accelbench.processes.workers import WorkerFailed
 
+
 class AccuracyBench(Bench):
     """Time to quality: the published recipe from a fixed seed, scored by the dataset's quality
     (accuracy: higher is better; a regression's MAE: lower is better); the final score is gated."""
