@@ -1,7 +1,9 @@
-"""The `accelbench` command: `accelbench report ...` (saved runs to HTML and Markdown) and
-`accelbench init [DIR]` (benchmarks for a project of your own).
+"""The `accelbench` command: `accelbench report ...` (saved runs to HTML and Markdown),
+`accelbench history [STORAGE ...]` (changes of level across saved runs) and `accelbench init
+[DIR]` (benchmarks for a project of your own).
 
-`report` loads neither pytest nor a framework; `init` imports the benchmark catalog only when it runs.
+`report` and `history` load neither pytest nor a framework; `init` imports the benchmark
+catalog only when it runs.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from accelbench.results.history import cli as history_cli
 from accelbench.results.report import cli as report_cli
 
 
@@ -31,6 +34,7 @@ def parser() -> argparse.ArgumentParser:
     command = argparse.ArgumentParser(prog="accelbench", description="accelbench: benchmarks that gate CI.")
     commands = command.add_subparsers(dest="command", required=True)
     report_cli.add_to(commands)
+    history_cli.add_to(commands)
     scaffold = commands.add_parser(
         "init", help="write benchmarks/, the pytest ini lines, a models module and a CI workflow for your project",
         description="Scaffold accelbench in a project: benchmarks/ (a test per benchmark kind, baselines/), "

@@ -22,7 +22,7 @@ details summary { cursor: pointer; font-weight: 600; margin: 0.5em 0; }
 """
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]], outcome_column: int | None = None) -> str:
+def table(header: Sequence[str], rows: Sequence[Sequence[str]], outcome_column: int | None = None) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
     body = []
     for row in rows:
@@ -33,27 +33,27 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], outcome_column:
 
 def _runs(runs: Sequence[Run]) -> str:
     rows = [(run.tag, run.fingerprint, run.label, content.verdict_counts(run), str(run.path)) for run in runs]
-    return _table(("run", "machine (fingerprint)", "libraries · date", "verdicts", "file"), rows)
+    return table(("run", "machine (fingerprint)", "libraries · date", "verdicts", "file"), rows)
 
 
 def _verdicts(runs: Sequence[Run]) -> str:
     attention = content.verdict_rows(runs, content.ATTENTION)
-    parts = [_table(content.VERDICT_HEADER, attention, outcome_column=3) if attention
+    parts = [table(content.VERDICT_HEADER, attention, outcome_column=3) if attention
              else "<p>Every judged number passed or was deliberately skipped.</p>"]
     everything = content.verdict_rows(runs)
     parts.append(f"<details><summary>Every verdict ({len(everything)} rows; verdicts that share a reason share a row)</summary>"
-                 f"{_table(content.VERDICT_HEADER, everything, outcome_column=3)}</details>")
+                 f"{table(content.VERDICT_HEADER, everything, outcome_column=3)}</details>")
     return "".join(parts)
 
 
 def _summary_tables(runs: Sequence[Run]) -> str:
     parts = []
-    for table in summary.tables(tagged_cells(runs)):
-        parts.append(f"<h3>{html.escape(table.title)}</h3>{_table(table.header, table.rows)}")
+    for section in summary.tables(tagged_cells(runs)):
+        parts.append(f"<h3>{html.escape(section.title)}</h3>{table(section.header, section.rows)}")
     return "".join(parts) + f"<p class='note'>{html.escape(summary.LEGEND)}</p>"
 
 
-def _plots(plots: Sequence[Plot]) -> str:
+def figures(plots: Sequence[Plot]) -> str:
     parts = []
     for plot in plots:
         note = f"<p class='note'>{html.escape(plot.note)}</p>" if plot.note else ""
@@ -67,14 +67,14 @@ def render(runs: Sequence[Run], plots: Sequence[Plot]) -> str:
     sections = [
         ("Runs", _runs(runs)),
         ("Verdicts", _verdicts(runs)),
-        *([("A/B: environment B against A, interleaved in one run", _table(content.AB_HEADER, ab))]
+        *([("A/B: environment B against A, interleaved in one run", table(content.AB_HEADER, ab))]
           if (ab := content.ab_rows(runs)) else []),
         ("Summary", _summary_tables(runs)),
-        ("Plots", _plots(plots)),
+        ("Plots", figures(plots)),
         ("Projections to the target data sizes",
-         _table(content.PROJECTION_HEADER, projections) if projections else "<p>No data-scaling cells ran.</p>"),
-        ("Every cell, timed by pytest-benchmark or not", _table(content.CELL_HEADER, content.cell_rows(runs))),
-        ("Machines", _table(("", *(f"run {run.tag}" for run in runs)), content.machine_rows(runs))),
+         table(content.PROJECTION_HEADER, projections) if projections else "<p>No data-scaling cells ran.</p>"),
+        ("Every cell, timed by pytest-benchmark or not", table(content.CELL_HEADER, content.cell_rows(runs))),
+        ("Machines", table(("", *(f"run {run.tag}" for run in runs)), content.machine_rows(runs))),
     ]
     body = "".join(f"<h2>{html.escape(title)}</h2>{part}" for title, part in sections)
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>accelbench report</title>"

@@ -1,0 +1,107 @@
+"""Change points in one series of saved runs (a cell's time per sample, speedup, peak memory or
+quality on one machine, oldest run first): where its level moved, by how much, and how sure.
+
+The search is ruptures' PELT (Killick et al. 2012), an exact minimiser of the within-segment
+cost plus a penalty per change point. It runs on the logarithm of the values divided by the
+series' own noise scale, so a penalty means the same for a 2 ms cell and a 2 s one and a step
+is a ratio. Why ruptures and not Apache Otava's E-Divisive, the detector asv's and
+MongoDB's CI descend from: Otava 0.8 pins numpy 2.2.0 exactly and scipy below 1.17 and brings
+BigQuery, Postgres and Slack clients, which would downgrade the numpy TensorFlow and JAX run on;
+MongoDB's signal-processing-algorithms ships no wheel. ruptures needs numpy and scipy alone.
+
+The cost, the scale and the penalty are not textbook choices: they were set by simulation
+(tests/test_changepoints.py holds the claims). With this project's measured run-to-run spread
+(12% as a robust standard deviation, heavy-tailed: tests/data/run_to_run.json), squared error
+and a median-based scale named a change in 13% of unchanged series of 30 runs; the absolute
+error, a scale read from the tail too, and a penalty of 8 scales name one in fewer than 1 in
+100. On that spread a 3x step is found within 3 runs and a 2x step within 6, but a 10% step is
+not: it is under the noise of three runs. On a quiet machine (1.5% run to run) a 10% step is
+found within 3 runs in more than 9 series in 10.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+# The shortest run of points a level is made of: a change is named once MIN_SEGMENT runs show
+# it, so one or two slow runs (a busy neighbour for a few minutes) are not a change.
+MIN_SEGMENT = 3
+# PELT's cost of a segment: the sum of absolute deviations from its median ("l1"), not of
+# squares: one run slowed by a third (a busy neighbour) weighs as 3 scales, not 9.
+COST = "l1"
+# The penalty per change point, in noise scales (PELT on log values / scale).
+PENALTY = 8.0
+# A noise scale below this share of the level is taken as this: a deterministic number (a
+# seeded accuracy, a peak that repeats to the byte) moves only when something changed, and a
+# scale of 0 would make any step infinitely sure.
+SCALE_FLOOR = 0.0005
+# The scale is also read from the upper tail of the successive differences (their 80th
+# percentile, as a normal standard deviation): on a normal series the two readings agree, and
+# where a busy neighbour slows runs now and then the tail reading is larger, so bursts of slow
+# runs, which an unchanged series of such a machine has, are not taken for changes.
+TAIL_QUANTILE, TAIL_Z = 0.8, 1.2816
+# The fewest runs a series needs before it is searched: a level on each side of a change.
+MIN_RUNS = 2 * MIN_SEGMENT
+
+
+@dataclass(frozen=True)
+class Change:
+    """A change of level at run `index` (the first run of the new level)."""
+
+    index: int
+    before: float  # the level before (geometric mean of the segment)
+    after: float  # the level from `index` on, up to the next change
+    ratio: float  # after / before
+    interval: tuple[float, float]  # 95% interval of the ratio
+    runs_before: int
+    runs_after: int
+
+
+def noise_scale(logs: np.ndarray, floor: float = SCALE_FLOOR) -> float:
+    """The series' run-to-run spread in log units, robust to its own steps: the median absolute
+    deviation of successive differences (a step moves one difference, not the median), as a
+    normal standard deviation (x 1.4826), per run (/ sqrt 2)."""
+    differences = np.abs(np.diff(logs))
+    mad = 1.4826 * float(np.median(differences)) / math.sqrt(2.0)
+    tail = float(np.quantile(differences, TAIL_QUANTILE)) / (TAIL_Z * math.sqrt(2.0))
+    return max(mad, tail, floor)
+
+
+def shown_by_most(before: np.ndarray, after: np.ndarray, step: float) -> bool:
+    """Whether most runs of each level show the step, not one extreme run: the medians of the
+    two segments must differ the same way by at least half the means' difference. A last run
+    far off, with the two before it at the old level, makes a segment whose mean moved and
+    whose median did not."""
+    median_step = float(np.median(after) - np.median(before))
+    return median_step * step > 0 and abs(median_step) >= abs(step) / 2
+
+
+def find(values: Sequence[float], penalty: float = PENALTY, min_segment: int = MIN_SEGMENT,
+         floor: float = SCALE_FLOOR) -> list[Change]:
+    """The series' changes of level, oldest first; none for fewer than 2 x min_segment runs.
+    Values must be positive (times, ratios, bytes, accuracies, errors); floor: the smallest
+    noise scale taken (SCALE_FLOOR; a number that moves in coarse steps sets its own)."""
+    import ruptures
+    from scipy import stats
+
+    logs = np.log(np.asarray(values, dtype=float))
+    if len(logs) < 2 * min_segment:
+        return []
+    scale = noise_scale(logs, floor)
+    ends = ruptures.Pelt(model=COST, min_size=min_segment, jump=1).fit(logs / scale).predict(pen=penalty)
+    bounds = [0, *ends]  # ruptures ends every segment, the last at len(logs)
+    changes = []
+    for left, split, right in zip(bounds, bounds[1:], bounds[2:]):
+        before, after = logs[left:split], logs[split:right]
+        step = float(after.mean() - before.mean())
+        if not shown_by_most(before, after, step):
+            continue
+        margin = float(stats.t.ppf(0.975, len(before) + len(after) - 2)) * scale * math.sqrt(
+            1 / len(before) + 1 / len(after))
+        changes.append(Change(split, float(np.exp(before.mean())), float(np.exp(after.mean())), math.exp(step),
+                              (math.exp(step - margin), math.exp(step + margin)), len(before), len(after)))
+    return changes

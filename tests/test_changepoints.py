@@ -1,0 +1,80 @@
+"""The change-point detector's claims, by simulation: how often it names a change in an
+unchanged series, and how soon it names a real step, with the run-to-run spread this project's
+saved runs measured (tests/data/run_to_run.json) and with a quiet machine's."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from accelbench.judge import changepoints
+
+MEASURED = json.loads((Path(__file__).parent / "data" / "run_to_run.json").read_text())["cells"]
+RUNS = 30
+
+
+POOLED = np.concatenate([np.asarray(values) for values in MEASURED.values()])
+
+
+def measured_noise(rng: np.random.Generator, runs: int) -> np.ndarray:
+    """A series' log deviations drawn with replacement from every measured cell's (six or eight
+    runs a cell are too few to draw one cell's from): this machine's spread, its heavy, one-sided
+    tail included (a busy neighbour only ever slows a run down)."""
+    return rng.choice(POOLED, runs)
+
+
+def quiet_noise(rng: np.random.Generator, runs: int, spread: float = 0.015) -> np.ndarray:
+    """A dedicated runner's: 1.5% run to run, normal (at 2% the 10% step below is found in 88%)."""
+    return rng.normal(0.0, spread, runs)
+
+
+def false_changes(noise, series: int, seed: int = 0) -> float:
+    rng = np.random.default_rng(seed)
+    return sum(len(changepoints.find(np.exp(noise(rng, RUNS)))) for _ in range(series)) / series
+
+
+def found_within(noise, step: float, after: int, series: int, seed: int = 1) -> float:
+    """Share of series of RUNS runs, the last `after` of them `step` slower, in which a
+    regression is named at the step's first run (or one run either side)."""
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for _ in range(series):
+        logs = noise(rng, RUNS)
+        logs[RUNS - after:] += np.log1p(step)
+        hits += any(change.ratio > 1 and abs(change.index - (RUNS - after)) <= 1
+                    for change in changepoints.find(np.exp(logs)))
+    return hits / series
+
+
+def test_the_measured_spread_is_a_noisy_machine_s():
+    mad_sd = 1.4826 * float(np.median(np.abs(POOLED - np.median(POOLED))))
+    assert len(MEASURED) >= 20 and 0.08 < mad_sd < 0.16 and POOLED.std() > 1.5 * mad_sd  # heavy-tailed
+
+
+@pytest.mark.slow(7)
+def test_unchanged_series_with_the_measured_spread_get_at_most_1_false_change_per_100():
+    assert false_changes(measured_noise, 1000) <= 0.01
+
+
+@pytest.mark.slow(3)
+def test_unchanged_series_on_a_quiet_machine_get_at_most_1_false_change_per_100():
+    assert false_changes(quiet_noise, 500) <= 0.01
+
+
+@pytest.mark.slow(2)
+def test_on_a_quiet_machine_a_10_percent_step_is_found_within_3_runs_in_9_of_10_series():
+    """The issue's floor holds on a quiet machine (quiet_noise), not on this one (below)."""
+    assert found_within(quiet_noise, 0.10, after=3, series=500) >= 0.90
+
+
+@pytest.mark.slow(5)
+def test_with_the_measured_spread_a_3x_step_is_found_within_3_runs_and_a_10_percent_one_is_not():
+    """This machine's spread (12% run to run, heavy-tailed): what the detector can and cannot see
+    (docs/history.md). A 10% step there is under the noise of three runs for any detector that
+    keeps false changes to 1 in 100 series."""
+    assert found_within(measured_noise, 2.0, after=3, series=300) >= 0.90
+    assert found_within(measured_noise, 1.0, after=6, series=300) >= 0.85
+    assert found_within(measured_noise, 0.10, after=3, series=300) < 0.05

@@ -1,0 +1,120 @@
+"""`accelbench history`: saved runs read into one series per cell, number and machine; changes
+of level named with their run, size and direction; messy storage (missing cells, a machine
+with few runs, a corrupt file) read as far as it can be, each problem in one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from accelbench import cli
+from accelbench.judge import changepoints
+
+HERE_MACHINE = "arch=x86_64; cpu=AMD EPYC; caches=L2 1024K; isa=avx512_core_bf16; cpus=2; accelerators=none"
+OTHER_MACHINE = "arch=x86_64; cpu=Intel Xeon; caches=L2 2048K; isa=avx512_core_amx; cpus=8; accelerators=none"
+
+
+def saved_run(storage: Path, number: int, cells: dict[str, float], machine: str = HERE_MACHINE,
+              commit: str | None = None, tensorflow: str = "2.21.0") -> Path:
+    """A run as pytest-benchmark saves it: its machine, commit, date, and each training cell's
+    rounds (seconds per sample), written where --benchmark-autosave writes it."""
+    benchmarks = [{"name": f"test_train[cpu-bs256-{model}]", "stats": {"median": seconds * 256},
+                   "extra_info": {"accelbench_cell": {"benchmark": "train_bench", "device": "cpu", "model": model,
+                                                      "column": "bs256"},
+                                  "seconds_per_sample": [seconds * 1.01, seconds, seconds * 0.99]}}
+                  for model, seconds in cells.items()]
+    document = {"machine_info": {"accelbench_fingerprint": machine, "tensorflow": tensorflow, "keras": "3.15.1"},
+                "commit_info": {"id": commit or f"{number:040x}", "dirty": False},
+                "datetime": f"2026-11-{1 + number // 24:02d}T{number % 24:02d}:00:00+00:00",
+                "benchmarks": benchmarks, "accelbench": {"verdicts": []}}
+    path = storage / "Linux-CPython-3.11-64bit" / f"{number:04d}_run.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(document))
+    return path
+
+
+def noisy(rng, level: float) -> float:
+    return level * float(np.exp(rng.normal(0, 0.02)))
+
+
+def test_a_planted_step_is_named_at_its_first_run_and_an_unchanged_cell_has_none(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    for number in range(12):
+        wide = number >= 8  # runs 9-12: the mlp twice as slow
+        saved_run(tmp_path, number, {"mlp": noisy(rng, 40e-6 if wide else 20e-6), "cnn": noisy(rng, 50e-6)},
+                  commit="a1b2c3d4e5" + "0" * 30 if number == 8 else None)
+    assert cli.main(["history", str(tmp_path), "--markdown", str(tmp_path / "changes.md")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    changes = [line for line in out if line.startswith(("REGRESSION", "change"))]
+    assert len(changes) == 1, out
+    assert changes[0].startswith("REGRESSION  test_train[cpu-bs256-mlp] time_per_sample: ")
+    assert "from run 9 of 12 (commit a1b2c3d4e5, 2026-11-01 08:00), a regression" in changes[0]
+    ratio = float(changes[0].split("(")[1].split("x")[0])
+    assert 1.9 < ratio < 2.1
+    assert "1 of 2 searched series: no change of level" in out
+    markdown = (tmp_path / "changes.md").read_text()
+    assert "| regression | `test_train[cpu-bs256-mlp]` | time_per_sample |" in markdown and "cnn" not in markdown
+
+
+def test_messy_storage_is_read_as_far_as_it_goes_with_one_line_per_problem(tmp_path, capsys):
+    rng = np.random.default_rng(2)
+    for number in range(10):
+        cells = {"mlp": noisy(rng, 20e-6)}
+        if number % 3:  # a cell missing from some runs: its series is the runs that have it
+            cells["cnn"] = noisy(rng, 50e-6)
+        saved_run(tmp_path, number, cells)
+    for number in range(10, 13):  # a new machine, three runs so far
+        saved_run(tmp_path, number, {"mlp": 5e-6}, machine=OTHER_MACHINE)
+    corrupt = tmp_path / "Linux-CPython-3.11-64bit" / "0099_corrupt.json"
+    corrupt.write_text('{"benchmarks": [')
+    assert cli.main(["history", str(tmp_path), str(tmp_path / "missing")]) == 0
+    captured = capsys.readouterr()
+    out = captured.out.splitlines()
+    assert out[0] == "accelbench history: 13 saved run(s), 3 series on 2 machine(s)"
+    assert any(line.startswith(f"unreadable  not read: {corrupt}: not JSON") for line in out)
+    assert any(line.startswith(f"unreadable  {tmp_path / 'missing'}: no such file or folder") for line in out)
+    assert f"not enough history: 1 series with 3 run(s) ({changepoints.MIN_RUNS} needed), not searched" in out
+    assert "2 of 2 searched series: no change of level" in out
+
+
+def test_a_library_upgrade_that_slows_a_cell_is_a_change_that_names_the_upgrade(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    for number in range(10):
+        upgraded = number >= 6
+        saved_run(tmp_path, number, {"mlp": noisy(rng, 30e-6 if upgraded else 20e-6)},
+                  tensorflow="2.22.0" if upgraded else "2.21.0")
+    cli.main(["history", str(tmp_path)])
+    (change,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("REGRESSION")]
+    assert "libraries tensorflow 2.21.0 keras 3.15.1 -> tensorflow 2.22.0 keras 3.15.1" in change
+
+
+def test_the_push_that_confirms_a_regression_fails_and_the_next_does_not(tmp_path, capsys):
+    rng = np.random.default_rng(4)
+    outcomes = []
+    for number in range(14):
+        saved_run(tmp_path, number, {"mlp": noisy(rng, 30e-6 if number >= 9 else 20e-6)})
+        outcomes.append(cli.main(["history", str(tmp_path), "--fail-on-regression"]))
+    # One push fails: the first whose runs make the detector name the change (not the first slow
+    # run alone: one run far off is not a level), and no later push fails again for it.
+    assert outcomes.count(1) == 1 and outcomes.index(1) >= 10, outcomes
+    last = [line for line in capsys.readouterr().out.splitlines() if line.startswith("REGRESSION")][-1]
+    assert "from run 10 of 14" in last
+
+
+def test_no_saved_run_is_one_line_and_exit_2(tmp_path, capsys):
+    assert cli.main(["history", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"accelbench history: error: no saved run found in {tmp_path} "
+        "(pytest benchmarks --benchmark-autosave saves each run there)")
+
+
+def test_the_trend_page_has_a_plot_for_the_changed_series_and_one_for_the_rest(tmp_path):
+    rng = np.random.default_rng(5)
+    for number in range(10):
+        saved_run(tmp_path, number, {"mlp": noisy(rng, 40e-6 if number >= 6 else 20e-6), "cnn": noisy(rng, 50e-6)})
+    assert cli.main(["history", str(tmp_path), "-o", str(tmp_path / "history.html")]) == 0
+    page = (tmp_path / "history.html").read_text()
+    assert page.count("data-kind='trend'") == 2 and "series with a change of level" in page
+    assert "data:image/png;base64," in page
