@@ -20,6 +20,18 @@ from accelbench.processes.protocol import Cellwork
 from accelbench.processes.workers import WorkerFailed
 
 
+def hold_to_twin(bench: Bench, measured: float, reference: float, gap_metric: str, twin: str) -> None:
+    """A recipe's quality held to its twin's, trained from the same seed (another backend's,
+    another device's): an accuracy within the accuracy tolerance either way (absolute, verdict
+    `gap_metric`); an error at most the error tolerance above the twin's (relative)."""
+    quality, run = bench.session.dataset.scored_by, bench.session.run
+    if quality.higher_is_better:
+        bench.verdicts.within_gap(bench.name, gap_metric, measured - reference, run.accuracy_tolerance)
+    else:
+        bench.verdicts.against_reference(bench.name, f"{quality.name}_against_{twin}", measured, reference,
+                                         RelativeRise(run.error_tolerance), twin)
+
+
 class AccuracyBench(Bench):
     """Time to quality: the published recipe from a fixed seed, scored by the dataset's quality
     (accuracy: higher is better; a regression's MAE: lower is better); the final score is gated."""
@@ -57,17 +69,10 @@ class AccuracyBench(Bench):
         digits (reported: other kernels, initialisers and shuffles make bit equality unrealistic)."""
         self.say(f"training the {PROCESS_BACKEND} twin this backend is held to")
         reference = self.session.recipe_run(dataclasses.replace(self.cell, backend=PROCESS_BACKEND))
-        digits = analysis.matching_digits(reference.losses[-1], run.losses[-1])
-        if quality.higher_is_better:
-            gap = run.quality - reference.quality
-            self.info(**{f"tensorflow_{quality.name}": reference.quality, f"{quality.name}_gap_to_tensorflow": gap},
-                      loss_digits_shared_with_tensorflow=digits)
-            self.verdicts.within_gap(self.name, f"{quality.name}_gap_to_tensorflow", gap,
-                                     self.session.run.accuracy_tolerance)
-            return
-        self.info(**{f"tensorflow_{quality.name}": reference.quality}, loss_digits_shared_with_tensorflow=digits)
-        self.verdicts.against_reference(self.name, f"{quality.name}_against_tensorflow", run.quality, reference.quality,
-                                        RelativeRise(self.session.run.error_tolerance), PROCESS_BACKEND)
+        gap_metric = f"{quality.name}_gap_to_tensorflow"
+        self.info(**{f"tensorflow_{quality.name}": reference.quality, gap_metric: run.quality - reference.quality},
+                  loss_digits_shared_with_tensorflow=analysis.matching_digits(reference.losses[-1], run.losses[-1]))
+        hold_to_twin(self, run.quality, reference.quality, gap_metric, PROCESS_BACKEND)
 
     def against_float32(self, measured: float, quality: Any) -> None:
         """MLPerf's rule for a lower precision: at least 99% of float32's accuracy on the same
@@ -97,9 +102,5 @@ class ParityBench(Bench):
                      f"{metric}_matching_digits": analysis.matching_digits(reference, candidate)},
                   reference_loss=reference_loss, candidate_loss=candidate_loss,
                   loss_matching_digits=analysis.matching_digits(reference_loss, candidate_loss))
-        if quality.higher_is_better:
-            self.verdicts.within_gap(self.name, "accuracy_gap", candidate - reference, self.session.run.accuracy_tolerance)
-        else:
-            self.verdicts.against_reference(self.name, f"{quality.name}_against_cpu", candidate, reference,
-                                            RelativeRise(self.session.run.error_tolerance), "cpu")
+        hold_to_twin(self, candidate, reference, f"{metric}_gap", self.cell.reference.device)
         self.verdicts.matching_digits(self.name, "loss", reference_loss, candidate_loss, self.session.run.parity_digits)

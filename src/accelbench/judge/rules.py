@@ -102,17 +102,16 @@ class WithinGap(AbsoluteDrop):
 
 
 @dataclass(frozen=True)
-class RelativeGrowth(AbsoluteDrop):
+class RelativeGrowth(RelativeRise):
     """Holds when measured <= reference x (1 + tolerance) + slack (memory: bytes).
 
     The slack absorbs allocator granularity, which a relative tolerance cannot for small peaks.
     """
 
     slack: float = 0.0
-    relation = "<="
 
     def bound(self, reference: float) -> float:
-        return reference * (1.0 + self.tolerance) + self.slack
+        return super().bound(reference) + self.slack
 
     def describe(self) -> str:
         return f"{self.tolerance:.0%} relative + {self.show(self.slack)}"

@@ -114,7 +114,7 @@ def prepare(spec: dict[str, Any], steps: int | None) -> dict[str, Any]:
             "jit_compile": bool(getattr(getattr(work, "model", None), "jit_compile", False))}
 
 
-def recipe_run(spec: dict[str, Any], epochs: int, target: float) -> dict[str, Any]:
+def recipe_run(spec: dict[str, Any], epochs: int, target: float | None) -> dict[str, Any]:
     """The published recipe from the run's seed (training.train_recipe), here."""
     import dataclasses
 
@@ -122,7 +122,7 @@ def recipe_run(spec: dict[str, Any], epochs: int, target: float) -> dict[str, An
 
     built = _Built.of(spec)
     return dataclasses.asdict(train_recipe(built.spec.cell_id, built.model, built.dataset, built.placement,
-                                                built.spec.batch_size, epochs, target, built.options))
+                                           built.spec.batch_size, epochs, target, built.options))
 
 
 def one_round(key: str) -> float:
