@@ -604,10 +604,12 @@ import time
 import accelbench.work.measure as measure
 
 def slower(work):
-    """The real work, then a real sleep of half of it: B is 1.5x slower, measured by the clock."""
+    """The real work, then a real sleep as long: B is 2x slower, measured by the clock. (At 1.5x,
+    the Intel Xeon measured on 2026-11-24 left 1 run in 6 unknown: its 20 ms rounds put the first
+    interval below 1.15, and 12 pairs in fresh processes then fell just short, p = 0.01.)"""
     start = time.perf_counter()
     work()
-    time.sleep(0.5 * (time.perf_counter() - start))
+    time.sleep(time.perf_counter() - start)
     return time.perf_counter() - start
 
 measure.seconds = slower
@@ -621,7 +623,7 @@ def test_ab_fails_a_planted_slowdown_in_b_naming_cell_ratio_and_interval(suite):
     result = run(suite, *AB_CELLS, "--models", "mlp", "--batch-sizes", "32",
                  "--ab-env", plant_in_b(suite, PLANTED_SLOWDOWN), f"--benchmark-json={saved}")
     result.assert_outcomes(failed=2)
-    # A 1.5x slowdown is beyond any difference between two processes: it fails without the
+    # A 2x slowdown is beyond any difference between two processes: it fails without the
     # confirmation in fresh processes that a smaller one needs (comparison.BEYOND_PROCESS_SPREAD),
     # unless a loaded machine widens its first interval below that.
     result.stdout.re_match_lines([r".*A/B regression in test_train\[cpu-bs32-mlp\]: B \(PYTHONPATH=.*\) is slower, "
@@ -636,7 +638,7 @@ def test_ab_fails_a_planted_slowdown_in_b_naming_cell_ratio_and_interval(suite):
     verdicts = [v for v in output["accelbench"]["verdicts"] if v["metric"] == "ab_round_seconds"]
     assert {v["outcome"] for v in verdicts} == {"fail"}
     for verdict in verdicts:
-        assert verdict["measured"] > 1.3 and verdict["statistic"]["ci95"][0] > 1.0  # 1.5x, give or take the load
+        assert verdict["measured"] > 1.5 and verdict["statistic"]["ci95"][0] > 1.0  # 2x, give or take the load
 
 
 def test_a_bad_b_interpreter_is_a_usage_error(suite):
