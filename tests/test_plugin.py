@@ -158,10 +158,11 @@ def test_speedup_and_memory_baselines_hold_on_their_own_fingerprint_only(suite):
     3.13, 3.64 and 5.01), so the gate's mechanics are tested with a 50% tolerance and a
     tenfold baseline: neither outcome then depends on the machine's noise.
     """
-    args = ("test_training.py::test_train", "test_speedup.py::test_batch_speedup", "test_memory.py::test_train_memory",
+    args = ("test_speedup.py::test_batch_speedup", "test_memory.py::test_train_memory",
             "--models", "mlp", "--batch-sizes", "16,128", "--speedup-tolerance", "0.5")
     saved = suite.path / "run.json"
-    run(suite, *args, "--update-baselines", f"--benchmark-json={saved}").assert_outcomes(passed=5)
+    run(suite, "test_training.py::test_train", *args, "--update-baselines",
+        f"--benchmark-json={saved}").assert_outcomes(passed=5)
 
     report = json.loads(saved.read_text())
     assert report["machine_info"]["tensorflow"] and report["machine_info"]["accelbench_fingerprint"]
@@ -174,8 +175,11 @@ def test_speedup_and_memory_baselines_hold_on_their_own_fingerprint_only(suite):
 
     recorded = speedups.read_text()
     edit_baselines(speedups, lambda value: value * 10)
+    # The gated numbers alone: test_train's cells have no baseline, and without them the speedup
+    # cell builds both trainers itself, the second just before the pairs: the case that once left
+    # its first pair cold and the gate unable to fail (measure.interleaved).
     result = run(suite, *args)
-    result.assert_outcomes(passed=4, failed=1)
+    result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["*speedup regression in test_batch_speedup[[]cpu-bs128-over-bs16-mlp[]]: "
                                  "measured *, baseline *, tolerance 50% relative (must be >= *), Wilcoxon p = * < 0.05"])
 
@@ -184,7 +188,7 @@ def test_speedup_and_memory_baselines_hold_on_their_own_fingerprint_only(suite):
         ((key, value),) = json.loads(path.read_text()).items()
         path.write_text(json.dumps({re.sub(r"isa=[^;]*", "isa=avx512_core_amx", key): value}))
     result = run(suite, *args)
-    result.assert_outcomes(passed=5)
+    result.assert_outcomes(passed=3)
     result.stdout.re_match_lines([
         r"UNGATED  2 numbers: no peak_memory_bytes baselines .* differs in isa: \S+ here, avx512_core_amx there$",
         r" +test_train_memory\[cpu-bs16-mlp\] peak_memory_bytes$",
