@@ -53,15 +53,12 @@ def interleaved(first: Callable[[], float], second: Callable[[], float],
     to cancel drift.
 
     Each callable times one round and returns its throughput. Running the two back to back
-    gives both the same chances at a quiet machine. One round of each runs first, untimed: a
-    work built warm goes cold when another model is built after it (building seeds TensorFlow,
-    and tf.random.set_seed clears its kernel cache). Without that round, a trainer built just
-    before its partner ran its first round 4-5x slow (1,750 against 7,000 samples/s), and a
-    speedup's first pair read 30-128x where its other pairs read 3-12x, which no 5 or 6 pairs
-    can call significant: a tenfold speedup baseline passed in 18 of 18 runs.
+    gives both the same chances at a quiet machine. Both must come warm, as every pair is
+    timed, and warm right now: a work goes cold when another model is built after it (building
+    seeds TensorFlow, and tf.random.set_seed clears its kernel cache). benches/speedup.py's
+    timed_pairs runs a round of each just before, outside pytest-benchmark's clock.
     """
     firsts, seconds_ = [], []
-    first(), second()  # warm again, not kept
     collecting = gc.isenabled()
     gc.disable()  # as timeit does: a collection landing in one side of a pair is pure noise
     try:
