@@ -1,6 +1,5 @@
 """Fixtures shared by the harness tests."""
 
-import atexit
 import importlib
 import os
 import shutil
@@ -12,17 +11,6 @@ import pytest
 # below, as the plugin sets it before it starts TensorFlow (see devices.init_tensorflow).
 os.environ.setdefault("TF_ONEDNN_USE_SYSTEM_ALLOCATOR", "1")
 
-# One XLA compilation cache for the whole test session, pytest-xdist's workers and every JAX
-# worker process they start included (each inherits this environment): the JAX tests compile the
-# same few steps (the mlp on digits) in a fresh process each, and a cached compile halves such a
-# process's CPU time (6.6 s -> 3.2 s). A run of the suite never sets it: compile time is part of
-# what a JAX cell measures. The process that made the folder removes it when it ends.
-if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
-    os.environ["JAX_COMPILATION_CACHE_DIR"] = tempfile.mkdtemp(prefix="accelbench-tests-xla-")
-    atexit.register(shutil.rmtree, os.environ["JAX_COMPILATION_CACHE_DIR"], True)
-    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")  # small steps too (default: 1 s)
-    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
-
 # pytester's in-process runs drop modules first imported inside them, and numpy, scipy and
 # TensorFlow refuse to be imported twice in one process: import them once, up front.
 HEAVY_MODULES = ("tensorflow", "keras", "sklearn.svm", "sklearn.datasets", "sklearn.model_selection",
@@ -30,11 +18,27 @@ HEAVY_MODULES = ("tensorflow", "keras", "sklearn.svm", "sklearn.datasets", "skle
 
 
 def pytest_configure(config):
+    share_one_xla_cache(config)
     config.addinivalue_line("markers", "timing: asserts on measured times or ratios; run alone, after the "
                                        "parallel tests (tox -e tests), as other tests' load would bend them")
     config.addinivalue_line("markers", "slow(seconds): takes over 5 s (worker processes, a recipe, tf.distribute "
                                        "jobs); dealt out first, longest first, so that pytest-xdist's workers "
                                        "finish together")
+
+
+def share_one_xla_cache(config):
+    """One XLA compilation cache for the whole test session: pytest-xdist's workers, which start
+    after this hook, and every JAX worker process they start inherit it. The JAX tests compile the
+    same few steps (the mlp on digits) in a fresh process each, and a cached compile halves such a
+    process's CPU time (6.6 s -> 3.2 s). A run of the suite never sets it: compile time is part of
+    what a JAX cell measures. The session that made the folder removes it."""
+    if "JAX_COMPILATION_CACHE_DIR" in os.environ:  # a worker of this session, or the user's own cache
+        return
+    folder = tempfile.mkdtemp(prefix="accelbench-tests-xla-")
+    os.environ.update({"JAX_COMPILATION_CACHE_DIR": folder,
+                       "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",  # small steps too (default: 1 s)
+                       "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"})
+    config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
 
 
 def pytest_xdist_auto_num_workers(config):
