@@ -1,6 +1,7 @@
 """The change-point detector's claims, by simulation: how often it names a change in an
-unchanged series, and how soon it names a real step, with the run-to-run spread this project's
-saved runs measured (tests/data/run_to_run.json) and with a quiet machine's."""
+unchanged series, and how soon it names a real step, with the run-to-run spreads this project's
+saved runs measured (tests/data/run_to_run*.json: a loaded VM's, and one with nothing else
+running) and with a dedicated runner's (normal, 1.5%)."""
 
 from __future__ import annotations
 
@@ -8,22 +9,36 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from accelbench.judge import changepoints
 
-MEASURED = json.loads((Path(__file__).parent / "data" / "run_to_run.json").read_text())["cells"]
 RUNS = 30
 
 
-POOLED = np.concatenate([np.asarray(values) for values in MEASURED.values()])
+def pooled(name: str) -> np.ndarray:
+    """Every measured cell's log deviations in one pool (six or eight runs a cell are too few to
+    draw one cell's series from)."""
+    cells = json.loads((Path(__file__).parent / "data" / name).read_text())["cells"]
+    assert len(cells) >= 20
+    return np.concatenate([np.asarray(values) for values in cells.values()])
+
+
+# A 2-vCPU VM with other work beside some runs (AMD EPYC): 12% robust, heavy one-sided tail
+# (a busy neighbour only ever slows a run down).
+POOLED = pooled("run_to_run.json")
+# A 2-vCPU VM with nothing else running (Intel Xeon, AMX): 2% robust, 4% as a plain standard
+# deviation: the slow runs remain, fewer and smaller.
+QUIET_POOLED = pooled("run_to_run_quiet.json")
 
 
 def measured_noise(rng: np.random.Generator, runs: int) -> np.ndarray:
-    """A series' log deviations drawn with replacement from every measured cell's (six or eight
-    runs a cell are too few to draw one cell's from): this machine's spread, its heavy, one-sided
-    tail included (a busy neighbour only ever slows a run down)."""
+    """A series' log deviations drawn with replacement from the loaded VM's pool."""
     return rng.choice(POOLED, runs)
+
+
+def measured_quiet_noise(rng: np.random.Generator, runs: int) -> np.ndarray:
+    """The same from the VM with nothing else running."""
+    return rng.choice(QUIET_POOLED, runs)
 
 
 def quiet_noise(rng: np.random.Generator, runs: int, spread: float = 0.015) -> np.ndarray:
@@ -49,28 +64,41 @@ def found_within(noise, step: float, after: int, series: int, seed: int = 1) -> 
     return hits / series
 
 
-def test_the_measured_spread_is_a_noisy_machine_s():
-    mad_sd = 1.4826 * float(np.median(np.abs(POOLED - np.median(POOLED))))
-    assert len(MEASURED) >= 20 and 0.08 < mad_sd < 0.16 and POOLED.std() > 1.5 * mad_sd  # heavy-tailed
+def robust_sd(values: np.ndarray) -> float:
+    return 1.4826 * float(np.median(np.abs(values - np.median(values))))
 
 
-@pytest.mark.slow(7)
+def test_the_measured_spreads_are_a_loaded_and_a_quiet_vm_s_both_heavy_tailed():
+    assert 0.08 < robust_sd(POOLED) < 0.16 and POOLED.std() > 1.5 * robust_sd(POOLED)
+    assert 0.01 < robust_sd(QUIET_POOLED) < 0.03 and QUIET_POOLED.std() > 1.5 * robust_sd(QUIET_POOLED)
+
+
 def test_unchanged_series_with_the_measured_spread_get_at_most_1_false_change_per_100():
     assert false_changes(measured_noise, 1000) <= 0.01
 
 
-@pytest.mark.slow(3)
+def test_unchanged_series_with_the_quiet_vm_s_measured_spread_get_at_most_1_false_change_per_100():
+    assert false_changes(measured_quiet_noise, 1000) <= 0.01
+
+
+def test_with_the_quiet_vm_s_measured_spread_a_20_percent_step_is_found_within_3_runs_and_10_percent_within_6():
+    """Nothing else running is not a dedicated runner: its slow runs (4% as a plain standard
+    deviation) keep a 10% step under the noise of three runs in most series (a third found), and
+    six runs show it."""
+    assert found_within(measured_quiet_noise, 0.20, after=3, series=200) >= 0.85
+    assert found_within(measured_quiet_noise, 0.10, after=6, series=200) >= 0.75
+    assert found_within(measured_quiet_noise, 0.10, after=3, series=200) < 0.60
+
+
 def test_unchanged_series_on_a_quiet_machine_get_at_most_1_false_change_per_100():
     assert false_changes(quiet_noise, 300) <= 0.01
 
 
-@pytest.mark.slow(2)
 def test_on_a_quiet_machine_a_10_percent_step_is_found_within_3_runs_in_9_of_10_series():
     """The issue's floor holds on a quiet machine (quiet_noise), not on this one (below)."""
     assert found_within(quiet_noise, 0.10, after=3, series=300) >= 0.90
 
 
-@pytest.mark.slow(5)
 def test_with_the_measured_spread_a_3x_step_is_found_within_3_runs_and_a_10_percent_one_is_not():
     """This machine's spread (12% run to run, heavy-tailed): what the detector can and cannot see
     (docs/history.md). A 10% step there is under the noise of three runs for any detector that

@@ -15,8 +15,10 @@ The cost, the scale and the penalty are not textbook choices: they were set by s
 and a median-based scale named a change in 13% of unchanged series of 30 runs; the absolute
 error, a scale read from the tail too, and a penalty of 8 scales name one in fewer than 1 in
 100. On that spread a 3x step is found within 3 runs and a 2x step within 6, but a 10% step is
-not: it is under the noise of three runs. On a quiet machine (1.5% run to run) a 10% step is
-found within 3 runs in more than 9 series in 10.
+not: it is under the noise of three runs. A VM with nothing else running measured 2% (robust)
+with fewer, smaller slow runs (tests/data/run_to_run_quiet.json): there a 20% step is found
+within 3 runs in 9 series in 10, and a 10% step within 6, but within 3 in only a third. On a
+dedicated runner (1.5% run to run, normal) a 10% step is found within 3 runs in 9 in 10.
 """
 
 from __future__ import annotations
