@@ -3,6 +3,7 @@
 import importlib.util
 import json
 import re
+import statistics
 from pathlib import Path
 
 import pytest
@@ -335,6 +336,23 @@ def test_memray_run_does_not_judge_timings(suite):
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*MEMRAY REPORT*", "skipped  1 verdict(s): --memray slows TensorFlow down unevenly: "
                                  "judge speed in a run without --memray"])
+
+
+def test_harness_overhead_reports_fit_over_a_hand_loop_in_interleaved_pairs_ungated(suite):
+    """The suite's fit() over a hand-written tf.function loop on the same data (the cell the
+    quick preset leaves out): the median of the interleaved pairs' ratios, reported, not gated."""
+    saved = suite.path / "run.json"
+    run(suite, "test_training.py::test_harness_overhead", "--models", "mlp", "--batch-sizes", "32",
+        f"--benchmark-json={saved}").assert_outcomes(passed=1)
+    (bench,) = json.loads(saved.read_text())["benchmarks"]
+    info = bench["extra_info"]
+    pairs = PRESETS["smoke"].interleaved_pairs
+    assert bench["name"] == "test_harness_overhead[cpu-bs32-mlp]" and bench["stats"]["rounds"] == 1
+    assert len(info["pair_ratios"]) == pairs and all(ratio > 0 for ratio in info["pair_ratios"])
+    assert info["harness_efficiency"] == pytest.approx(statistics.median(info["pair_ratios"]), rel=1e-3)
+    assert (info.get("harness_efficiency_ci95") is None) == (pairs < 6)  # too few pairs to bound a median: left out
+    assert info["suite_samples_per_s"] > 0 and info["hand_loop_samples_per_s"] > 0
+    assert info["verdicts"] == []  # reported, not gated
 
 
 def test_every_judged_number_carries_its_verdict_in_the_json(suite):
