@@ -15,12 +15,14 @@ from accelbench.judge import changepoints
 RUNS = 30
 
 
+def measured_cells(name: str) -> dict[str, list[float]]:
+    return json.loads((Path(__file__).parent / "data" / name).read_text())["cells"]
+
+
 def pooled(name: str) -> np.ndarray:
     """Every measured cell's log deviations in one pool (six or eight runs a cell are too few to
     draw one cell's series from)."""
-    cells = json.loads((Path(__file__).parent / "data" / name).read_text())["cells"]
-    assert len(cells) >= 20
-    return np.concatenate([np.asarray(values) for values in cells.values()])
+    return np.concatenate([np.asarray(values) for values in measured_cells(name).values()])
 
 
 # A 2-vCPU VM with other work beside some runs (AMD EPYC): 12% robust, heavy one-sided tail
@@ -31,14 +33,13 @@ POOLED = pooled("run_to_run.json")
 QUIET_POOLED = pooled("run_to_run_quiet.json")
 
 
-def measured_noise(rng: np.random.Generator, runs: int) -> np.ndarray:
-    """A series' log deviations drawn with replacement from the loaded VM's pool."""
-    return rng.choice(POOLED, runs)
+def drawn_from(pool: np.ndarray):
+    """A series' log deviations drawn with replacement from a measured pool."""
+    return lambda rng, runs: rng.choice(pool, runs)
 
 
-def measured_quiet_noise(rng: np.random.Generator, runs: int) -> np.ndarray:
-    """The same from the VM with nothing else running."""
-    return rng.choice(QUIET_POOLED, runs)
+measured_noise = drawn_from(POOLED)
+measured_quiet_noise = drawn_from(QUIET_POOLED)
 
 
 def quiet_noise(rng: np.random.Generator, runs: int, spread: float = 0.015) -> np.ndarray:
@@ -69,6 +70,7 @@ def robust_sd(values: np.ndarray) -> float:
 
 
 def test_the_measured_spreads_are_a_loaded_and_a_quiet_vm_s_both_heavy_tailed():
+    assert all(len(measured_cells(name)) >= 20 for name in ("run_to_run.json", "run_to_run_quiet.json"))
     assert 0.08 < robust_sd(POOLED) < 0.16 and POOLED.std() > 1.5 * robust_sd(POOLED)
     assert 0.01 < robust_sd(QUIET_POOLED) < 0.03 and QUIET_POOLED.std() > 1.5 * robust_sd(QUIET_POOLED)
 
@@ -95,12 +97,12 @@ def test_unchanged_series_on_a_quiet_machine_get_at_most_1_false_change_per_100(
 
 
 def test_on_a_quiet_machine_a_10_percent_step_is_found_within_3_runs_in_9_of_10_series():
-    """The issue's floor holds on a quiet machine (quiet_noise), not on this one (below)."""
+    """The issue's floor holds on a dedicated runner (quiet_noise), not on either measured VM."""
     assert found_within(quiet_noise, 0.10, after=3, series=300) >= 0.90
 
 
 def test_with_the_measured_spread_a_3x_step_is_found_within_3_runs_and_a_10_percent_one_is_not():
-    """This machine's spread (12% run to run, heavy-tailed): what the detector can and cannot see
+    """The loaded VM's spread (12% run to run, heavy-tailed): what the detector can and cannot see
     (docs/history.md). A 10% step there is under the noise of three runs for any detector that
     keeps false changes to 1 in 100 series."""
     assert found_within(measured_noise, 2.0, after=3, series=200) >= 0.90

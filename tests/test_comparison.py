@@ -92,8 +92,8 @@ def test_pure_noise_fails_at_most_1_in_100(noise):
 @BOTH_MACHINES
 def test_a_whole_run_of_unchanged_cells_fails_at_most_1_in_100(noise):
     """The correction is for the run: 100 A/A runs of the quick suite's 18 cells each."""
-    failed_runs = sum(verdicts(0.0, noise=noise, seed0=1000 + run * QUICK.cells, draws=QUICK.cells)[comparison.FAIL] > 0
-                      for run in range(100))
+    failed_runs = sum(verdicts(0.0, noise=noise, seed0=1000 + run * QUICK.cells, draws=QUICK.cells)[comparison.FAIL]
+                      > 0 for run in range(100))
     assert failed_runs <= 1
 
 

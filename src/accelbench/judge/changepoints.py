@@ -88,9 +88,10 @@ def _tabled_l1() -> type:
 
     PELT asks for about n²/2 segments, and ruptures' CostL1 takes each one's median with its own
     np.median call: `find` took 7-11 ms on a series of 30 runs. Here each start's growing
-    segments are sorted as one array, which is the same cost: `find` takes 1.1 ms. That matters to the simulations behind this
-    module's claims (thousands of series) and to a history of many cells. The class is made on
-    first use, as `find` imports ruptures: its import takes 1.2 s, which nothing else here needs."""
+    segments are sorted as one array, which is the same cost: `find` takes 1.1 ms. That matters
+    to the simulations behind this module's claims (thousands of series) and to a history of
+    many cells. The class is made on first use, as `find` imports ruptures: its import takes
+    1.2 s, which nothing else here needs."""
     from ruptures.costs import CostL1, NotEnoughPoints
 
     class TabledL1(CostL1):
