@@ -8,25 +8,29 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from accelbench import cli
 from accelbench.judge import changepoints
+from accelbench.results.history import series
 
 HERE_MACHINE = "arch=x86_64; cpu=AMD EPYC; caches=L2 1024K; isa=avx512_core_bf16; cpus=2; accelerators=none"
 OTHER_MACHINE = "arch=x86_64; cpu=Intel Xeon; caches=L2 2048K; isa=avx512_core_amx; cpus=8; accelerators=none"
 
 
 def saved_run(storage: Path, number: int, cells: dict[str, float], machine: str = HERE_MACHINE,
-              commit: str | None = None, tensorflow: str = "2.21.0") -> Path:
+              commit: str | None = None, tensorflow: str = "2.21.0", dirty: bool = False,
+              peak: int | None = None) -> Path:
     """A run as pytest-benchmark saves it: its machine, commit, date, and each training cell's
     rounds (seconds per sample), written where --benchmark-autosave writes it."""
     benchmarks = [{"name": f"test_train[cpu-bs256-{model}]", "stats": {"median": seconds * 256},
                    "extra_info": {"accelbench_cell": {"benchmark": "train_bench", "device": "cpu", "model": model,
                                                       "column": "bs256"},
-                                  "seconds_per_sample": [seconds * 1.01, seconds, seconds * 0.99]}}
+                                  "seconds_per_sample": [seconds * 1.01, seconds, seconds * 0.99],
+                                  **({"peak_memory_bytes": peak} if peak else {})}}
                   for model, seconds in cells.items()]
     document = {"machine_info": {"accelbench_fingerprint": machine, "tensorflow": tensorflow, "keras": "3.15.1"},
-                "commit_info": {"id": commit or f"{number:040x}", "dirty": False},
+                "commit_info": {"id": commit or f"{number:040x}", "dirty": dirty},
                 "datetime": f"2026-11-{1 + number // 24:02d}T{number % 24:02d}:00:00+00:00",
                 "benchmarks": benchmarks, "accelbench": {"verdicts": []}}
     path = storage / "Linux-CPython-3.11-64bit" / f"{number:04d}_run.json"
@@ -101,6 +105,59 @@ def test_the_push_that_confirms_a_regression_fails_and_the_next_does_not(tmp_pat
     assert outcomes.count(1) == 1 and outcomes.index(1) >= 10, outcomes
     last = [line for line in capsys.readouterr().out.splitlines() if line.startswith("REGRESSION")][-1]
     assert "from run 10 of 14" in last
+
+
+def test_by_commit_a_push_s_three_runs_are_one_point_their_median_so_a_slow_run_is_no_change(tmp_path, capsys):
+    """Each push runs the suite three times and one of them is slowed a third (a busy neighbour):
+    the median of three takes no notice, and a 20% step in the mlp from the ninth commit on is
+    named at that commit, the cnn's cell with none."""
+    rng = np.random.default_rng(6)
+    for push in range(12):
+        slow_run = rng.integers(3)
+        for repeat in range(3):
+            busy = 1.33 if repeat == slow_run else 1.0
+            saved_run(tmp_path, 3 * push + repeat, {"mlp": busy * noisy(rng, 24e-6 if push >= 8 else 20e-6),
+                                                    "cnn": busy * noisy(rng, 50e-6)}, commit=f"{push:02d}" + "a" * 38)
+    assert cli.main(["history", str(tmp_path), "--by-commit"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == ("accelbench history: 36 saved run(s) as 12 point(s), one per commit and machine, "
+                      "2 series on 1 machine(s)")
+    (change,) = [line for line in out if line.startswith(("REGRESSION", "change"))]
+    assert change.startswith("REGRESSION  test_train[cpu-bs256-mlp] time_per_sample: ")
+    assert "from commit 9 of 12 (commit 08aaaaaaaa, 3 runs, 2026-11-02 00:00), a regression" in change
+    assert "1 of 2 searched series: no change of level" in out
+
+
+def test_by_commit_runs_with_uncommitted_changes_and_other_machines_stay_points_of_their_own(tmp_path, capsys):
+    for number in range(4):  # one commit, clean: one point
+        saved_run(tmp_path, number, {"mlp": 20e-6}, commit="c" * 40)
+    for number in range(4, 10):  # the same commit with uncommitted changes: a point each
+        saved_run(tmp_path, number, {"cnn": 50e-6}, commit="c" * 40, dirty=True)
+    saved_run(tmp_path, 10, {"mlp": 5e-6}, commit="c" * 40, machine=OTHER_MACHINE)
+    for number in range(11, 17):  # not in git: pytest-benchmark says "unversioned", a point each
+        saved_run(tmp_path, number, {"svm": 9e-6}, commit="unversioned")
+    assert cli.main(["history", str(tmp_path), "--by-commit"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == ("accelbench history: 17 saved run(s) as 14 point(s), one per commit and machine, "
+                      "4 series on 2 machine(s)")
+    assert f"not enough history: 2 series with 1 commit(s) ({changepoints.MIN_RUNS} needed), not searched" in out
+    assert "2 of 2 searched series: no change of level" in out
+
+
+def test_by_commit_a_point_is_the_median_time_and_the_largest_peak_of_the_commit_s_runs(tmp_path):
+    """A peak takes a few values an arena apart; the largest of a push's runs is what it must hold."""
+    for number, (seconds, peak) in enumerate([(20e-6, 1_070_000), (26e-6, 1_140_000), (21e-6, 1_070_000)]):
+        saved_run(tmp_path, number, {"mlp": seconds}, commit="d" * 40, peak=peak)
+    history = series.read([tmp_path], by_commit=True)
+    points = {found.number.name: found.points for found in history.series}
+    (time,), (peak,) = points["time_per_sample"], points["peak_memory_bytes"]
+    assert time.value == pytest.approx(21e-6 * 0.99) and time.runs == 3  # the fastest round of the median run
+    assert peak.value == 1_140_000 and peak.runs == 3
+    assert history.unit == "commit" and history.points == 1 and history.runs == 3
+    # A series of medians of 3 runs or more is searched at the lower penalty; a peak's is not.
+    penalties = {found.number.name: found.penalty for found in history.series}
+    assert penalties == {"time_per_sample": changepoints.MEDIANS_PENALTY, "peak_memory_bytes": changepoints.PENALTY}
+    assert all(found.penalty == changepoints.PENALTY for found in series.read([tmp_path]).series)
 
 
 def test_no_saved_run_is_one_line_and_exit_2(tmp_path, capsys):

@@ -25,7 +25,12 @@ def add_to(commands: Any) -> None:
     history.add_argument("-o", "--output", type=Path, metavar="FILE", help="also write an HTML page of trend plots")
     history.add_argument("--markdown", metavar="FILE", help="also write the last runs' changes as Markdown; '-' prints it")
     history.add_argument("--last", type=int, default=10, metavar="N",
-                         help="the Markdown lists changes that start in a series' last N runs (default: %(default)s)")
+                         help="the Markdown lists changes that start in a series' last N runs, or commits with "
+                              "--by-commit (default: %(default)s)")
+    history.add_argument("--by-commit", action="store_true",
+                         help="one point per commit and machine, the median of its saved runs (of a memory peak, "
+                              "the largest): run the suite several times per push and one slow run no longer "
+                              "moves a point (runs with uncommitted changes stay a point each)")
     history.add_argument("--fail-on-regression", action="store_true",
                          help="exit 1 where the latest run makes a regression found that the runs before it did "
                               f"not show ({changepoints.MIN_SEGMENT} runs of the new level): the push that completes "
@@ -43,7 +48,7 @@ def _write(path: Path, text: str) -> str | None:
 
 
 def run(arguments: argparse.Namespace) -> int:
-    history = series.read(arguments.storages)
+    history = series.read(arguments.storages, arguments.by_commit)
     if not history.runs:
         for problem in history.unreadable:
             print(f"accelbench history: {problem}", file=sys.stderr)

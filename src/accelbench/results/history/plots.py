@@ -1,4 +1,4 @@
-"""A trend plot per series: each run a point (oldest left, its commit below), each level the
+"""A trend plot per series: each run (or commit) a point (oldest left, its commit below), each level the
 detector found a horizontal line over its runs, each change a dashed line at its first run,
 labelled with its ratio. Series without a change are drawn too, smaller, a few to a figure."""
 
@@ -46,7 +46,10 @@ def trends(findings: Sequence[Finding]) -> list[Plot]:
         figure, axes = _panels(len(chosen))
         for ax, finding in zip(axes, chosen):
             _panel(ax, finding)
+        unit = chosen[0].series.unit
+        each = ("one saved run each" if unit == "run"
+                else "one commit each, the median of its saved runs (of a memory peak, the largest)")
         plots.append(Plot("trend", title, _encode(figure),
-                          "Points: one saved run each, oldest left, labelled by commit. Grey lines: the levels "
-                          "found; dashed: a change at its first run (red a regression, green an improvement)."))
+                          f"Points: {each}, oldest left, labelled by commit. Grey lines: the levels found; "
+                          f"dashed: a change at its first {unit} (red a regression, green an improvement)."))
     return plots

@@ -17,9 +17,14 @@ def _machines(findings: Sequence[Finding]) -> list[str]:
     return sorted({finding.series.machine for finding in findings})
 
 
+def _points(history: History) -> str:
+    """How the saved runs became points, where a point is not one run."""
+    return f" as {history.points} point(s), one per commit and machine" if history.unit == "commit" else ""
+
+
 def lines(history: History, findings: Sequence[Finding]) -> list[str]:
     """The terminal's account: every change, then the series too short to search, in one line each."""
-    out = [f"accelbench history: {history.runs} saved run(s), {len(findings)} series on "
+    out = [f"accelbench history: {history.runs} saved run(s){_points(history)}, {len(findings)} series on "
            f"{len(_machines(findings))} machine(s)"]
     out += [f"unreadable  {problem}" for problem in history.unreadable]
     changed = [(finding, change) for finding in findings for change in finding.changes]
@@ -28,7 +33,7 @@ def lines(history: History, findings: Sequence[Finding]) -> list[str]:
     short = [finding for finding in findings if finding.too_short]
     if short:
         runs = sorted({len(finding.series.points) for finding in short})
-        out.append(f"not enough history: {len(short)} series with {', '.join(map(str, runs))} run(s) "
+        out.append(f"not enough history: {len(short)} series with {', '.join(map(str, runs))} {history.unit}(s) "
                    f"({changepoints.MIN_RUNS} needed), not searched")
     searched = len(findings) - len(short)
     out.append(f"{searched - len({id(f) for f, _ in changed})} of {searched} searched series: no change of level")
@@ -40,9 +45,10 @@ def lines(history: History, findings: Sequence[Finding]) -> list[str]:
 def markdown(history: History, findings: Sequence[Finding], last: int) -> str:
     """The changes whose first run is among each series' last `last` runs, as a Markdown table."""
     recent = [(finding, change) for finding in findings for change in finding.changes if finding.recent(change, last)]
-    parts = [f"### accelbench history: changes in the last {last} runs",
-             f"{history.runs} saved runs, {len(findings)} series; a change is named once "
-             f"{changepoints.MIN_SEGMENT} runs show its new level."]
+    unit = history.unit
+    parts = [f"### accelbench history: changes in the last {last} {unit}s",
+             f"{history.runs} saved runs{_points(history)}, {len(findings)} series; a change is named once "
+             f"{changepoints.MIN_SEGMENT} {unit}s show its new level."]
     if recent:
         rows = ["| | cell | number | before | after | ratio [95%] | from | commit |", "|---|---|---|---|---|---|---|---|"]
         for finding, change in recent:
@@ -56,7 +62,7 @@ def markdown(history: History, findings: Sequence[Finding], last: int) -> str:
         parts.append("No change of level.")
     short = sum(finding.too_short for finding in findings)
     if short:
-        parts.append(f"Not enough history: {short} series have fewer than {changepoints.MIN_RUNS} runs.")
+        parts.append(f"Not enough history: {short} series have fewer than {changepoints.MIN_RUNS} {unit}s.")
     parts += [f"Unreadable: {problem}" for problem in history.unreadable]
     return "\n\n".join(parts) + "\n"
 
@@ -66,9 +72,9 @@ def html_page(history: History, findings: Sequence[Finding], plots: Sequence[Plo
              "; ".join(finding.describe(change).split(": ", 1)[1] for change in finding.changes)
              or ("not enough history" if finding.too_short else "no change"))
             for finding in findings]
-    body = (f"<p>{history.runs} saved runs; machines: {html.escape(', '.join(_machines(findings)))}</p>"
+    body = (f"<p>{history.runs} saved runs{_points(history)}; machines: {html.escape(', '.join(_machines(findings)))}</p>"
             + "".join(f"<p class='fail'>{html.escape(problem)}</p>" for problem in history.unreadable)
-            + "<h2>Series</h2>" + page.table(("cell", "number", "runs", "changes"), rows)
+            + "<h2>Series</h2>" + page.table(("cell", "number", f"{history.unit}s", "changes"), rows)
             + "<h2>Trends</h2>" + page.figures(plots))
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>accelbench history</title>"
             f"<style>{page.STYLE}</style></head><body><h1>accelbench history</h1>{body}</body></html>")

@@ -5,6 +5,12 @@ under its storage folder, each a JSON file with the machine, the commit and the 
 never mixes machines: its key holds the run's hardware fingerprint. Library versions are not in
 the key, so an upgrade that slows a cell shows as a change in its series; each point keeps
 them, and the history names the versions where they changed.
+
+A point is one saved run, or with `by_commit` one commit's runs on one machine, their median
+(a memory peak: their largest): a push on main that runs the suite four times gives one point
+that one slow run does not move (asv times each commit in two processes for the same reason).
+Runs with uncommitted changes stay a point each: two of them on one commit may hold different
+code.
 """
 
 from __future__ import annotations
@@ -35,6 +41,12 @@ class Number:
     # peak that repeats to the byte for runs and then moves by a pymalloc arena has moved by
     # nothing the memory gates care for, so peaks read changes of 2% and less as noise.
     floor: float = changepoints.SCALE_FLOOR
+    # One commit's runs as one point (by_commit): their median by default.
+    per_commit: Callable[[list[float]], float] = statistics.median
+    # Whether that median lightens the number's run-to-run tail, as measured for time per sample
+    # (tests/test_changepoints.py): then a series of such medians is searched at the lower
+    # changepoints.MEDIANS_PENALTY.
+    median_lightens_tail: bool = False
 
 
 def _positive(value: Any) -> float | None:
@@ -44,11 +56,13 @@ def _positive(value: Any) -> float | None:
 
 
 def _time_per_sample(cell: CellRecord) -> float | None:
-    """The median of the cell's rounds, per sample: what its summary row shows."""
+    """The fastest of the cell's rounds, per sample: the round least slowed by whatever else the
+    machine was doing. Between unchanged runs it moves less than the median of the rounds that the
+    summary row shows (docs/measurements.md), and a series needs the quietest number there is."""
     rounds = cell.info.get("seconds_per_sample")
     if not isinstance(rounds, list) or not rounds:
         return None
-    return _positive(statistics.median(rounds))
+    return _positive(min(rounds))
 
 
 def _info(key: str) -> Callable[[CellRecord], float | None]:
@@ -56,10 +70,15 @@ def _info(key: str) -> Callable[[CellRecord], float | None]:
 
 
 NUMBERS: Registry[Number] = Registry("number")
-NUMBERS.register("time_per_sample", Number("time_per_sample", _time_per_sample, False, format_seconds))
+NUMBERS.register("time_per_sample", Number("time_per_sample", _time_per_sample, False, format_seconds,
+                                           median_lightens_tail=True))
 NUMBERS.register("speedup", Number("speedup", _info("speedup"), True, lambda value: f"{value:.2f}x"))
+# A commit's peak is the largest of its runs' peaks: what the machine must hold. A peak takes a
+# few values an allocator arena apart (1.02 or 1.09 MiB, run after run), and the median of three
+# of them stays on one value for a few commits and then the other, which reads as a level: in 14
+# unchanged commits of 3 runs it named 2 changes, the largest none (docs/measurements.md).
 for _peak in ("peak_memory_bytes", "device_peak_memory_bytes"):
-    NUMBERS.register(_peak, Number(_peak, _info(_peak), False, format_bytes, floor=0.02))
+    NUMBERS.register(_peak, Number(_peak, _info(_peak), False, format_bytes, floor=0.02, per_commit=max))
 NUMBERS.register("accuracy", Number("accuracy", _info("accuracy"), True, lambda value: f"{value:.2%}"))
 NUMBERS.register("mae", Number("mae", _info("mae"), False, lambda value: f"{value:.4g}"))
 
@@ -67,7 +86,8 @@ NUMBERS.register("mae", Number("mae", _info("mae"), False, lambda value: f"{valu
 @dataclass(frozen=True)
 class Point:
     value: float
-    run: Run
+    run: Run  # the first of its runs: its commit, date and libraries
+    runs: int = 1  # saved runs it stands for (Number.per_commit)
 
     @property
     def commit(self) -> str:
@@ -89,10 +109,18 @@ class Series:
     number: Number
     machine: str  # the runs' hardware fingerprint
     points: list[Point] = field(default_factory=list)
+    unit: str = "run"  # what a point is: a saved "run", or a "commit"'s runs
 
     @property
     def values(self) -> list[float]:
         return [point.value for point in self.points]
+
+    @property
+    def penalty(self) -> float:
+        """The change-point penalty its points call for: lower where each is the median of a
+        push's several runs and the median lightens this number's tail."""
+        runs_per_point = min((point.runs for point in self.points), default=1)
+        return changepoints.penalty_for(runs_per_point if self.number.median_lightens_tail else 1)
 
 
 @dataclass(frozen=True)
@@ -100,6 +128,8 @@ class History:
     series: list[Series]
     runs: int  # saved runs read
     unreadable: list[str]  # one line per file that could not be read; the others were
+    unit: str  # what a point is: a saved "run", or a "commit"'s runs
+    points: int  # how many: runs, or commits (per machine)
 
 
 def saved_files(storages: Sequence[Path]) -> tuple[list[Path], list[str]]:
@@ -116,8 +146,21 @@ def saved_files(storages: Sequence[Path]) -> tuple[list[Path], list[str]]:
     return files, missing
 
 
-def read(storages: Sequence[Path]) -> History:
-    """Every readable saved run under the storages, as series in the order the runs were made."""
+def _commit_groups(runs: Sequence[Run]) -> list[list[Run]]:
+    """The runs of each commit on each machine, in the order of each group's first run; a run
+    with uncommitted changes, or with no commit, is a group of its own."""
+    groups: dict[object, list[Run]] = {}
+    for position, run in enumerate(runs):
+        commit = run.commit.get("id")
+        known = commit and commit != "unversioned" and not run.commit.get("dirty")  # "unversioned": not in git
+        key = (run.fingerprint, commit) if known else position
+        groups.setdefault(key, []).append(run)
+    return list(groups.values())
+
+
+def read(storages: Sequence[Path], by_commit: bool = False) -> History:
+    """Every readable saved run under the storages, as series in the order the runs were made:
+    a point per run, or with by_commit per commit and machine (Number.per_commit of its runs)."""
     files, unreadable = saved_files(storages)
     runs = []
     for path in files:
@@ -126,12 +169,20 @@ def read(storages: Sequence[Path]) -> History:
         except ReportError as error:
             unreadable.append(f"not read: {error}")
     runs.sort(key=lambda run: run.datetime)
+    unit = "commit" if by_commit else "run"
+    groups = _commit_groups(runs) if by_commit else [[run] for run in runs]
     by_key: dict[tuple[str, str, str], Series] = {}
-    for run in runs:
-        for cell in run.cells:
-            for number in NUMBERS.values():
-                value = number.read(cell)
-                if value is not None:
-                    key = (run.fingerprint, cell.name, number.name)
-                    by_key.setdefault(key, Series(cell.name, number, run.fingerprint)).points.append(Point(value, run))
-    return History(list(by_key.values()), len(runs), unreadable)
+    for group in groups:
+        values: dict[tuple[str, str], list[float]] = {}
+        for run in group:
+            for cell in run.cells:
+                for number in NUMBERS.values():
+                    value = number.read(cell)
+                    if value is not None:
+                        values.setdefault((cell.name, number.name), []).append(value)
+        first = group[0]
+        for (cell, name), measured in values.items():
+            key = (first.fingerprint, cell, name)
+            series = by_key.setdefault(key, Series(cell, NUMBERS[name], first.fingerprint, unit=unit))
+            series.points.append(Point(series.number.per_commit(measured), first, len(measured)))
+    return History(list(by_key.values()), len(runs), unreadable, unit, len(groups))
