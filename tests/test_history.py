@@ -160,6 +160,20 @@ def test_by_commit_a_point_is_the_median_time_and_the_largest_peak_of_the_commit
     assert all(found.penalty == changepoints.PENALTY for found in series.read([tmp_path]).series)
 
 
+def test_by_commit_the_push_that_confirms_a_regression_fails_once_after_all_its_runs(tmp_path, capsys):
+    """The workflow on main: each push saves 4 runs, then reads the history --by-commit."""
+    rng = np.random.default_rng(7)
+    outcomes = []
+    for push in range(13):
+        for repeat in range(4):
+            saved_run(tmp_path, 4 * push + repeat, {"mlp": noisy(rng, 22e-6 if push >= 8 else 20e-6)},
+                      commit=f"{push:02d}" + "b" * 38)
+        outcomes.append(cli.main(["history", str(tmp_path), "--by-commit", "--fail-on-regression"]))
+    assert outcomes.count(1) == 1 and outcomes.index(1) >= 9, outcomes
+    last = [line for line in capsys.readouterr().out.splitlines() if line.startswith("REGRESSION")][-1]
+    assert "from commit 9 of 13 (commit 08bbbbbbbb, 4 runs," in last
+
+
 def test_no_saved_run_is_one_line_and_exit_2(tmp_path, capsys):
     assert cli.main(["history", str(tmp_path)]) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
