@@ -153,7 +153,7 @@ def test_by_commit_a_point_is_the_median_time_and_the_largest_peak_of_the_commit
     (time,), (peak,) = points["time_per_sample"], points["peak_memory_bytes"]
     assert time.value == pytest.approx(21e-6 * 0.99) and time.runs == 3  # the fastest round of the median run
     assert peak.value == 1_140_000 and peak.runs == 3
-    assert history.unit == "commit" and history.points == 1 and history.runs == 3
+    assert history.unit == "commit" and history.point_count == 1 and history.runs == 3
     # A series of medians of 3 runs or more is searched at the lower penalty; a peak's is not.
     penalties = {found.number.name: found.penalty for found in history.series}
     assert penalties == {"time_per_sample": changepoints.MEDIANS_PENALTY, "peak_memory_bytes": changepoints.PENALTY}

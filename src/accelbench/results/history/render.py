@@ -19,7 +19,7 @@ def _machines(findings: Sequence[Finding]) -> list[str]:
 
 def _points(history: History) -> str:
     """How the saved runs became points, where a point is not one run."""
-    return f" as {history.points} point(s), one per commit and machine" if history.unit == "commit" else ""
+    return f" as {history.point_count} point(s), one per commit and machine" if history.unit == "commit" else ""
 
 
 def lines(history: History, findings: Sequence[Finding]) -> list[str]:
@@ -72,7 +72,8 @@ def html_page(history: History, findings: Sequence[Finding], plots: Sequence[Plo
              "; ".join(finding.describe(change).split(": ", 1)[1] for change in finding.changes)
              or ("not enough history" if finding.too_short else "no change"))
             for finding in findings]
-    body = (f"<p>{history.runs} saved runs{_points(history)}; machines: {html.escape(', '.join(_machines(findings)))}</p>"
+    machines = html.escape(", ".join(_machines(findings)))
+    body = (f"<p>{history.runs} saved runs{_points(history)}; machines: {machines}</p>"
             + "".join(f"<p class='fail'>{html.escape(problem)}</p>" for problem in history.unreadable)
             + "<h2>Series</h2>" + page.table(("cell", "number", f"{history.unit}s", "changes"), rows)
             + "<h2>Trends</h2>" + page.figures(plots))

@@ -75,8 +75,9 @@ NUMBERS.register("time_per_sample", Number("time_per_sample", _time_per_sample, 
 NUMBERS.register("speedup", Number("speedup", _info("speedup"), True, lambda value: f"{value:.2f}x"))
 # A commit's peak is the largest of its runs' peaks: what the machine must hold. A peak takes a
 # few values an allocator arena apart (1.02 or 1.09 MiB, run after run), and the median of three
-# of them stays on one value for a few commits and then the other, which reads as a level: in 14
-# unchanged commits of 3 runs it named 2 changes, the largest none (docs/measurements.md).
+# of them stays on one value for a few commits and then the other, which reads as a level: over
+# 14 commits of 3 runs (10 unchanged, 4 with a sleep planted in each round) it named 2 memory
+# changes, the largest none (docs/measurements.md).
 for _peak in ("peak_memory_bytes", "device_peak_memory_bytes"):
     NUMBERS.register(_peak, Number(_peak, _info(_peak), False, format_bytes, floor=0.02, per_commit=max))
 NUMBERS.register("accuracy", Number("accuracy", _info("accuracy"), True, lambda value: f"{value:.2%}"))
@@ -129,7 +130,7 @@ class History:
     runs: int  # saved runs read
     unreadable: list[str]  # one line per file that could not be read; the others were
     unit: str  # what a point is: a saved "run", or a "commit"'s runs
-    points: int  # how many: runs, or commits (per machine)
+    point_count: int  # how many points: runs, or commits (per machine)
 
 
 def saved_files(storages: Sequence[Path]) -> tuple[list[Path], list[str]]:
