@@ -41,6 +41,7 @@ def share_one_xla_cache(config):
     config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: `pytest tests` runs without it too
 def pytest_xdist_auto_num_workers(config):
     """One pytest-xdist worker more than there are cores (tox -e tests: -n auto). The slow tests
     spend much of their time waiting on the processes they start (TensorFlow's start in each,

@@ -1,5 +1,8 @@
 """Registries and option parsers: duplicates rejected, unknown names list the choices."""
 
+import importlib.util
+from pathlib import Path
+
 import pytest
 
 from accelbench.axes.devices import parse_devices
@@ -70,3 +73,28 @@ def test_flops_are_counted_for_dense_and_conv_layers_and_unknown_for_any_other_w
     recurrent = keras.Sequential([keras.Input((20,)), keras.layers.Embedding(100, 8), keras.layers.GRU(8),
                                   keras.layers.Dense(4)])
     assert forward_flops_per_sample(recurrent) is None  # unknown, not the Dense layer's 64 alone
+
+
+def test_help_lists_every_option_and_ini_key(pytester):
+    """`pytest --help` with the plugin loaded: argparse formats every help text with %, so one
+    literal % in an option's help crashed it."""
+    result = pytester.runpytest_subprocess("-p", "accelbench.plugin", "--help")
+    assert result.ret == 0, result.stderr.str()
+    text = result.stdout.str()
+    missing = [name for option in options.OPTIONS for name in (option.flag, options.ini_key(option))
+               if name not in text]
+    missing += [name for name in ("--update-baselines", "--require-baselines", "--ab-strict",
+                                  options.REQUIRE_BASELINES_INI, options.AB_STRICT_INI) if name not in text]
+    assert not missing, f"not in pytest --help: {missing}"
+
+
+def test_the_options_page_holds_the_option_table_as_it_is():
+    """docs/options.md reads whole on the repository: its committed table is the one the option
+    table makes (rewrite it with `python docs/hooks/generated_pages.py`)."""
+    path = Path(__file__).resolve().parents[1] / "docs" / "hooks" / "generated_pages.py"
+    spec = importlib.util.spec_from_file_location("generated_pages", path)
+    pages = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pages)
+    committed = pages.committed_table(pages.OPTIONS_PAGE.read_text())
+    assert committed == pages.options_table(), "docs/options.md's option table is stale"
+    assert "95% bound" in committed  # a literal % reads as one %, not argparse's %%

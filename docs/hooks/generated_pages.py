@@ -1,12 +1,15 @@
 """MkDocs hook: pages made from what the repository already holds, so the docs cannot drift.
 
-- The options page's table is generated from the plugin's own option table
-  (accelbench.plugin.options.add_options), the one `pytest --help` prints.
+- The options page's table is made from the plugin's own option table
+  (accelbench.plugin.options.add_options), the one `pytest --help` prints. It is committed
+  between `<!-- options-table -->` and `<!-- /options-table -->`, so the page reads whole on the
+  repository too; a stale copy stops the site's build (and tests/test_registry_and_options.py).
+  `python docs/hooks/generated_pages.py` rewrites it.
 - The home page is the README, its links to `docs/...` made relative to the site.
 
-The page holds the marker `<!-- options-table -->`; this hook replaces it. It reads the option
-table by handing add_options a recorder in place of pytest's parser, so building the docs
-needs pytest and numpy (what the option module imports) but neither TensorFlow nor an install.
+It reads the option table by handing add_options a recorder in place of pytest's parser, so
+building the docs needs pytest and numpy (what the option module imports) but neither
+TensorFlow nor an install.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-MARKER = "<!-- options-table -->"
+MARKER, END_MARKER = "<!-- options-table -->", "<!-- /options-table -->"
+OPTIONS_PAGE = Path(__file__).resolve().parents[1] / "options.md"
 README_MARKER = "<!-- readme -->"
 README = Path(__file__).resolve().parents[2] / "README.md"
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
@@ -33,7 +37,8 @@ class _Recorder:
         return self
 
     def addoption(self, flag: str, **kwargs: object) -> None:
-        self.flags.append((flag, str(kwargs.get("metavar") or ""), str(kwargs.get("help", ""))))
+        # addoption's help is argparse's, where a literal % is written %%
+        self.flags.append((flag, str(kwargs.get("metavar") or ""), str(kwargs.get("help", "")).replace("%%", "%")))
 
     def addini(self, name: str, help: str, **kwargs: object) -> None:
         self.ini.setdefault(help, name)
@@ -59,9 +64,24 @@ def readme() -> str:
     return README.read_text().replace("](docs/", "](")
 
 
+def committed_table(markdown: str) -> str:
+    """The table the page holds between its two markers."""
+    return markdown.split(MARKER, 1)[1].split(END_MARKER, 1)[0].strip()
+
+
+def with_table(markdown: str) -> str:
+    head, rest = markdown.split(MARKER, 1)
+    return f"{head}{MARKER}\n{options_table()}\n{END_MARKER}{rest.split(END_MARKER, 1)[1]}"
+
+
 def on_page_markdown(markdown: str, page: object, **kwargs: object) -> str:
-    if MARKER in markdown:
-        markdown = markdown.replace(MARKER, options_table())
+    if MARKER in markdown and committed_table(markdown) != options_table():
+        raise ValueError("docs/options.md: the option table is stale; rewrite it with "
+                         "python docs/hooks/generated_pages.py")
     if README_MARKER in markdown:
         markdown = markdown.replace(README_MARKER, readme())
     return markdown
+
+
+if __name__ == "__main__":
+    OPTIONS_PAGE.write_text(with_table(OPTIONS_PAGE.read_text()))

@@ -316,8 +316,9 @@ def add_options(parser: Any) -> None:
     for option in OPTIONS:
         default = (f" Default: {option.default!r}." if option.default is not None
                    else "" if "Default:" in option.help else " Default: from the preset.")
+        # argparse %-formats every help text ("%(default)s"), so a literal % is written %%.
         group.addoption(option.flag, dest=option.dest, metavar=option.metavar,
-                        type=_usage(option.parse), default=None, help=option.help + default)
+                        type=_usage(option.parse), default=None, help=(option.help + default).replace("%", "%%"))
         parser.addini(ini_key(option), help=option.help + default, default=None)
     group.addoption("--update-baselines", action="store_true", default=False,
                     help="Record this run's accuracy, speedup and memory as the new baselines "
