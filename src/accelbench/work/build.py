@@ -42,8 +42,8 @@ def build_model(spec: ModelSpec, input_shape: tuple[int, ...], options: ModelOpt
     """The model of `spec` with `outputs` outputs, its variables made in `scope` from the options' seed.
 
     train: compiled as fit() will run it (the spec's optimizer and loss, else the quality's:
-    sparse cross-entropy on logits for accuracy; `jit_compile`), with the optimizer's slots built now: a tf.function that creates variables
-    is traced twice, which made the first fit() 1.6-2.9x slower in every trainer, memory step
+    sparse cross-entropy on logits for accuracy; `jit_compile`), with the optimizer's slots built
+    now where the model has its variables: a tf.function that creates variables is traced twice, which made the first fit() 1.6-2.9x slower in every trainer, memory step
     and recipe. Not train: as inference runs it, uncompiled; a CPU cell (jit_compile False) is
     kept off XLA whatever other devices the process sees.
     """
@@ -56,7 +56,10 @@ def build_model(spec: ModelSpec, input_shape: tuple[int, ...], options: ModelOpt
             optimizer = spec.optimizer() if spec.optimizer else keras.optimizers.Adam()  # a spec may leave it to us
             loss = spec.loss() if spec.loss else QUALITIES[quality].loss()
             model.compile(optimizer=optimizer, jit_compile=jit_compile, loss=loss)
-            model.optimizer.build(model.trainable_variables)
+            if model.built and model.trainable_variables:
+                # A subclassed keras.Model makes its variables at its first call: an optimizer
+                # built now would know none of them ("Unknown variable" at the first step).
+                model.optimizer.build(model.trainable_variables)
     if not train and jit_compile is False:
         model.jit_compile = False
     return model

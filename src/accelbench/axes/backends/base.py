@@ -55,6 +55,9 @@ class Backend:
     # Whether the CPU's lower-precision arithmetic is known for this backend (precisions.py:
     # TensorFlow's oneDNN kernels are checked; other backends' are "not known").
     cpu_kernels_checked: bool = False
+    # What keras.device() is given to pin a CPU cell to the host: "cpu:0" for JAX (a device and
+    # its number); torch differs (torch.py).
+    cpu_device: str = "cpu:0"
 
     def installed(self) -> bool:
         return importable(self.module)
@@ -100,7 +103,7 @@ class Neutral:
         """What keras.device() is given: a "cpu" cell pinned to the CPU. Keras' torch backend
         otherwise puts every tensor on CUDA wherever CUDA is available, and JAX on its first
         accelerator; an accelerator's cell takes that default (the first one)."""
-        return None if is_accelerator(self.kind) else "cpu:0"
+        return None if is_accelerator(self.kind) else BACKENDS[self.backend].cpu_device
 
     def scope(self) -> Any:
         if self.keras_device is None:

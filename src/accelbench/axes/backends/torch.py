@@ -45,4 +45,9 @@ BACKENDS.register("torch", Backend(
     "torch", "torch", ("torch", "keras"),
     "pip install 'accelbench[torch]' (CPU-only wheel: --index-url https://download.pytorch.org/whl/cpu)",
     "eager PyTorch (Keras' jit_compile on torch would be torch.compile)", steps_per_call=False,
+    # Not "cpu:0": Keras 3.15's torch Variable is made as a Parameter and then .to(device), and
+    # torch takes "cpu:0" for another device than the tensor's "cpu", so each weight became a
+    # copy that is no Parameter and no leaf: "No gradients provided for any variable" at the
+    # first step of every model built under keras.device("cpu:0"). With "cpu" .to() is a no-op.
+    cpu_device="cpu",
     variables=VARIABLES, accelerators=accelerators, device_peak=device_peak, profiler=profiler))
