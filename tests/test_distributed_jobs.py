@@ -67,3 +67,33 @@ def test_keras_fit_under_multi_worker_mirrored_strategy():
         if "PerReplica" not in str(error):
             pytest.fail(f"fit() failed for another reason than keras-team/keras#20585: {error}")
         raise
+
+
+@pytest.mark.parametrize("model", ["mlp", "cnn"])
+def test_the_parity_steps_catch_a_loss_not_averaged_over_the_global_batch(model, heavy_imports):
+    """The planted fault a strategy's reduction can make: each replica's loss averaged over its
+    own batch, not the global one, doubling the summed gradient (on one device: a global batch
+    of half the batch). The parity steps (SGD, training=False) must move the loss by far more
+    than the gate's tolerance; and two unchanged runs must agree within it."""
+    import numpy as np
+    import tensorflow as tf
+
+    from accelbench.axes.data import load
+    from accelbench.axes.models import MODELS, ModelOptions
+    from accelbench.processes import job_main
+    from accelbench.work.build import build_model
+    from accelbench.work.training import custom_step
+
+    dataset = load("digits")
+    x, y = dataset.x_train[:64], dataset.y_train[:64]
+
+    def losses(global_batch):
+        strategy = tf.distribute.get_strategy()
+        built = build_model(MODELS[model], dataset.input_shape, ModelOptions(), strategy.scope(), train=True)
+        step = custom_step(built, job_main._parity_optimizer(built, strategy), global_batch, training=False)
+        return np.array([float(step(x, y)) for _ in range(4)])
+
+    right, again, planted = losses(64), losses(64), losses(32)
+    assert np.max(np.abs(right - again)) <= distributed.LOSS_TOLERANCE
+    # the first loss is before any update (and doubled by the planted scale): compare the later ones
+    assert np.max(np.abs(right[1:] - planted[1:] / 2)) > 100 * distributed.LOSS_TOLERANCE

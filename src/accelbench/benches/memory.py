@@ -42,12 +42,23 @@ class StepMemoryBench(Bench):
 
     cell: Cell
     cap: int = 0
-    estimated: int = 0
+    estimated: int | None = 0  # None: the estimate does not know the model (cap_basis says why)
+    cap_basis: str = ""
     steps_measured: int = 1  # the peak is the high-water mark over this many steps
 
     def build(self) -> Any:
-        """(work, estimated bytes): the step to measure, and what the analytic estimate says it needs."""
+        """(work, estimated bytes, why none): the step to measure, what the analytic estimate says
+        it needs, and, where the estimate does not know the model (bytes None), why."""
         raise NotImplementedError
+
+    def set_cap(self, estimated: int | None, why_unknown: str | None) -> None:
+        """The step's host cap: from the estimate where it knows the model, else the run's budget."""
+        headroom = MODELS[self.cell.model].memory_headroom
+        self.estimated = estimated
+        self.cap = memory.host_cap(headroom, estimated, self.session.run.memory_budget)
+        self.cap_basis = ("the run's memory budget" if headroom is None else
+                          f"the run's memory budget ({why_unknown})" if estimated is None else
+                          f"{headroom:g} x the estimate + 16 MiB")
 
     @property
     def tracked_here(self) -> bool:
@@ -59,9 +70,8 @@ class StepMemoryBench(Bench):
         if not self.tracked_here:
             return
         skip_without_memray(node)
-        self.work, self.estimated = self.build()
-        headroom = MODELS[self.cell.model].memory_headroom
-        self.cap = memory.host_cap(headroom, self.estimated, self.session.run.memory_budget)
+        self.work, estimated, why_unknown = self.build()
+        self.set_cap(estimated, why_unknown)
         node.add_marker(pytest.mark.limit_memory(f"{self.cap} B"))
 
     def steps(self) -> None:
@@ -74,7 +84,7 @@ class StepMemoryBench(Bench):
             return
         device_peak = memory.device_peak(self.placement(), self.steps)  # the steps measured
         self.info(device=self.placement().description, batch_size=self.cell.batch_size, steps_measured=self.steps_measured,
-                  estimated_bytes=self.estimated, host_memory_cap_bytes=self.cap)
+                  estimated_bytes=self.estimated, host_memory_cap_bytes=self.cap, host_memory_cap_from=self.cap_basis)
         if device_peak is not None:
             self.peak_against_baseline(self.gates["device_peak_memory_bytes"], device_peak)
 
@@ -101,15 +111,15 @@ class StepMemoryBench(Bench):
                                               steps_measured=self.steps_measured)
         except WorkerFailed as error:
             pytest.fail(f"{self.name}: {error}", pytrace=False)
-        self.cap = memory.host_cap(MODELS[self.cell.model].memory_headroom, found["estimated_bytes"],
-                                   self.session.run.memory_budget)
+        self.set_cap(found["estimated_bytes"], found["estimate_unknown"])
         self.info(device=found["device"], backend=backend, batch_size=self.cell.batch_size,
-                  steps_measured=self.steps_measured, estimated_bytes=found["estimated_bytes"],
-                  host_memory_cap_bytes=self.cap, memory_measured_in=f"the {backend} worker")
+                  steps_measured=self.steps_measured, estimated_bytes=self.estimated,
+                  host_memory_cap_bytes=self.cap, host_memory_cap_from=self.cap_basis,
+                  memory_measured_in=f"the {backend} worker")
         self.precision_info()
         self.host_peak_measured(found["host_peak_bytes"])
         self.verdicts.against_reference(self.name, PEAK_CAP, found["host_peak_bytes"], self.cap, WITHIN_CAP,
-                                        "the estimate's cap")
+                                        f"the cap, {self.cap_basis}")
         if found["device_peak_bytes"] is not None:
             self.peak_against_baseline(self.gates["device_peak_memory_bytes"], found["device_peak_bytes"])
 
@@ -128,7 +138,8 @@ class TrainMemoryBench(StepMemoryBench):
 
     def build(self) -> Any:
         step = self.session.one_step(self.cell)
-        return step.run, memory.estimate(step.model).step(self.cell.batch_size)
+        estimate = memory.estimate(step.model)
+        return step.run, estimate.step(self.cell.batch_size), estimate.why_unknown
 
 
 class InferenceMemoryBench(StepMemoryBench):
@@ -138,8 +149,10 @@ class InferenceMemoryBench(StepMemoryBench):
 
     def build(self) -> Any:
         one = self.session.one_batch(self.cell)
-        estimated = memory.estimate(one.model).inference(self.cell.batch_size) if one.model else 0
-        return one.predict, estimated
+        if one.model is None:  # a scikit-learn estimator: no Keras graph, and no headroom set
+            return one.predict, None, "no Keras model"
+        estimate = memory.estimate(one.model)
+        return one.predict, estimate.inference(self.cell.batch_size), estimate.why_unknown
 
 
 class LeakBench(Bench):

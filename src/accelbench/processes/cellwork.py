@@ -141,7 +141,8 @@ def _training_step(built: _Built) -> Any:
 
     step = OneStep.build(built.spec.cell_id, built.model, built.dataset, built.placement, built.spec.batch_size,
                          built.options)
-    return step.run, memory.estimate(step.model).step(built.spec.batch_size)
+    estimate = memory.estimate(step.model)
+    return step.run, estimate.step(built.spec.batch_size), estimate.why_unknown
 
 
 def _predicted_batch(built: _Built) -> Any:
@@ -149,7 +150,10 @@ def _predicted_batch(built: _Built) -> Any:
     from accelbench.work.inference import OneBatch
 
     one = OneBatch.build(built.model, built.dataset, built.placement, built.spec.batch_size, built.options)
-    return one.predict, memory.estimate(one.model).inference(built.spec.batch_size) if one.model else 0
+    if one.model is None:
+        return one.predict, None, "no Keras model"
+    estimate = memory.estimate(one.model)
+    return one.predict, estimate.inference(built.spec.batch_size), estimate.why_unknown
 
 
 MEMORY_WORK = {"train": _training_step, "inference": _predicted_batch}  # a memory cell's kind -> its step
@@ -162,7 +166,7 @@ def step_memory(spec: dict[str, Any], steps_measured: int) -> dict[str, Any]:
     from accelbench.work import memory
 
     built = _Built.of(spec)
-    work, estimated = MEMORY_WORK[built.spec.kind](built)
+    work, estimated, why_unknown = MEMORY_WORK[built.spec.kind](built)
 
     def steps() -> None:
         for _ in range(steps_measured):
@@ -171,6 +175,7 @@ def step_memory(spec: dict[str, Any], steps_measured: int) -> dict[str, Any]:
     host_peak = memory.host_peak(steps)
     device_peak = backends.device_peak_bytes(_backend(), built.spec.device, steps)
     return {"host_peak_bytes": host_peak, "device_peak_bytes": device_peak, "estimated_bytes": estimated,
+            "estimate_unknown": why_unknown,
             "device": built.placement.description}
 
 

@@ -52,6 +52,26 @@ def _distributed_input(strategy: Any, x: Any, y: Any, batch: int, tf: Any) -> An
     return iter(strategy.distribute_datasets_from_function(input_fn, options))
 
 
+# The parity steps (the losses one device and N replicas or workers must share) compare like with
+# like: no dropout masks or per-replica batch statistics (training=False), which differ between
+# one device and N by design (the cnn's gap was 0.00275 at its first step, before any update);
+# and plain SGD, whose update is linear in the gradient. Adam's first steps move each weight by
+# about its learning rate whatever the gradient's size, so a gradient that is round-off on one
+# side and round-off of the other sign on the other (after a LayerNormalization) became a full
+# step: an attention encoder's losses parted by 0.023 at the second step. A wrong reduction
+# (a loss not averaged over the global batch) still moves SGD's loss by far more than 1e-5.
+PARITY_LEARNING_RATE = 0.01
+
+
+def _parity_optimizer(model: Any, strategy: Any) -> Any:
+    import keras
+
+    with strategy.scope():
+        optimizer = keras.optimizers.SGD(PARITY_LEARNING_RATE)
+        optimizer.build(model.trainable_variables)
+    return optimizer
+
+
 def _train(job: Job, strategy: Any, dataset: Any, batch: int, global_batch: int, rounds: int,
            check_steps: int) -> tuple[list[float], list[float]]:
     """(losses of the first check_steps steps, seconds of each timed round) of a model freshly
@@ -63,11 +83,16 @@ def _train(job: Job, strategy: Any, dataset: Any, batch: int, global_batch: int,
     from accelbench.work.training import custom_step
 
     model = build_model(MODELS[job.model], dataset.input_shape, ModelOptions(deep_layers=job.deep_layers, seed=job.seed),
-                        strategy.scope(), train=True, outputs=dataset.outputs, quality=dataset.quality)
+                        strategy.scope(), train=True, outputs=dataset.outputs, quality=dataset.quality,
+                        input_dtype=str(dataset.x_train.dtype))
     x, y = dataset.x_train, dataset.y_train
-    optimizer = model.optimizer
-    replica_step = custom_step(model, optimizer, global_batch)
     iterator = _distributed_input(strategy, x, y, batch, tf)
+    parity_step = custom_step(model, _parity_optimizer(model, strategy), global_batch, training=False)
+    replica_step = custom_step(model, model.optimizer, global_batch)
+
+    @tf.function
+    def check(iterator):
+        return strategy.reduce("SUM", strategy.run(parity_step, next(iterator)), axis=None)
 
     @tf.function
     def step(iterator):
@@ -80,7 +105,7 @@ def _train(job: Job, strategy: Any, dataset: Any, batch: int, global_batch: int,
             loss = step(iterator)
         return loss
 
-    losses = [float(step(iterator)) for _ in range(check_steps)]
+    losses = [float(check(iterator)) for _ in range(check_steps)]
     steps = tf.constant(job.steps_per_round)
     float(loop(iterator, steps))  # trace the timed loop outside the clock
     seconds = []
@@ -97,7 +122,8 @@ def _fit(job: Job, strategy: Any, dataset: Any, tf: Any) -> None:
     from accelbench.work.build import build_model
 
     model = build_model(MODELS[job.model], dataset.input_shape, ModelOptions(deep_layers=job.deep_layers, seed=job.seed),
-                        strategy.scope(), train=True, outputs=dataset.outputs, quality=dataset.quality)
+                        strategy.scope(), train=True, outputs=dataset.outputs, quality=dataset.quality,
+                        input_dtype=str(dataset.x_train.dtype))
     x, y = dataset.x_train, dataset.y_train
     data = tf.data.Dataset.from_tensor_slices((x, y)).repeat().batch(job.global_batch)
     model.fit(data, epochs=1, steps_per_epoch=job.check_steps, verbose=0)

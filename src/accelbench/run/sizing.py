@@ -78,7 +78,7 @@ class Sizing:
 
     def _search_limit(self, estimate: memory.Estimate) -> int:
         """No batch whose input alone would take a quarter of the budget on the host."""
-        return max(1, min(memory.MAX_SEARCH_BATCH, self.budget // (4 * estimate.input_per_sample)))
+        return max(1, min(memory.MAX_SEARCH_BATCH, self.budget // (4 * max(1, estimate.input_per_sample))))
 
     def sweep(self, device: str, model: str) -> tuple[int, ...]:
         """Doubling batch sizes from the preset's smallest up to the largest that fits, or the

@@ -38,7 +38,7 @@ def seed_everything(seed: int) -> None:
 
 def build_model(spec: ModelSpec, input_shape: tuple[int, ...], options: ModelOptions, scope: AbstractContextManager,
                 *, train: bool, jit_compile: bool | str = AUTO, outputs: int = NUM_CLASSES,
-                quality: str = "accuracy") -> Any:
+                quality: str = "accuracy", input_dtype: str = "float32") -> Any:
     """The model of `spec` with `outputs` outputs, its variables made in `scope` from the options' seed.
 
     train: compiled as fit() will run it (the spec's optimizer and loss, else the quality's:
@@ -52,6 +52,10 @@ def build_model(spec: ModelSpec, input_shape: tuple[int, ...], options: ModelOpt
     seed_everything(options.seed)  # same seed on every device: accuracy parity
     with precisions.policy(options.precision), scope:
         model = spec.build(input_shape, outputs, options)
+        if not model.built:
+            # A subclassed keras.Model makes its variables at its first call: one symbolic call
+            # makes them here, in the scope and under the seed, as every other model's are.
+            model(keras.KerasTensor((None, *input_shape), dtype=input_dtype))
         if train:
             optimizer = spec.optimizer() if spec.optimizer else keras.optimizers.Adam()  # a spec may leave it to us
             loss = spec.loss() if spec.loss else QUALITIES[quality].loss()

@@ -18,7 +18,8 @@ def serving_model(spec: ModelSpec, dataset: Dataset, placement: Placement, optio
     """The model, seeded and built on the placement, as inference runs it (no training needed:
     the weights do not change the time or the memory of a prediction)."""
     return build_model(spec, dataset.input_shape, options, placement.scope(), train=False,
-                       jit_compile=placement.jit_compile, outputs=dataset.outputs)
+                       jit_compile=placement.jit_compile, outputs=dataset.outputs,
+                       input_dtype=str(dataset.x_train.dtype))
 
 
 class BatchRounds:

@@ -52,13 +52,14 @@ def median_host_peak(work: Callable[[], object], repeats: int = 3) -> int:
     return peaks[len(peaks) // 2]
 
 
-def host_cap(headroom: float | None, estimated: int, budget: int) -> int:
-    """The limit_memory cap of one step: headroom x the estimate, within the run's budget.
+def host_cap(headroom: float | None, estimated: int | None, budget: int) -> int:
+    """The limit_memory cap of one step: headroom x the estimate, within the run's budget; the
+    budget alone where the model sets no headroom or the estimate does not know it (None).
 
     The 16 MiB covers TensorFlow's and Python's own fixed cost per call, which the estimate
     leaves out and which dominates the smallest models.
     """
-    if headroom is None:
+    if headroom is None or estimated is None:
         return budget
     return min(budget, int(headroom * estimated) + 16 * 2**20)
 
@@ -96,6 +97,10 @@ class Estimate:
     weights and optimizer slots are resident before the step; gradients (one per weight) and
     activations (each layer's output kept for the backward pass, and its gradient) are made
     by the step. The step's own share is what host_peak measures.
+
+    unknown: the layers whose step holds more than its output (a recurrent layer keeps every
+    timestep's gates, attention its score matrices) or whose graph cannot be read (a subclassed
+    model): where any is, the estimate cannot stand behind a cap, and none is made from it.
     """
 
     weights: int
@@ -107,6 +112,7 @@ class Estimate:
     # copies made per step, as big as the weights in that dtype (mlp_wide predicting at batch 32
     # under mixed_bfloat16 peaked at 21.6 MiB, against 4.2 MiB under float32).
     casts: int = 0
+    unknown: tuple[str, ...] = ()
 
     @property
     def resident(self) -> int:
@@ -120,11 +126,23 @@ class Estimate:
     def step_per_sample(self) -> int:
         return self.activations_per_sample + self.input_per_sample
 
-    def step(self, batch_size: int) -> int:
-        return self.step_fixed + self.step_per_sample * batch_size
+    @property
+    def known(self) -> bool:
+        return not self.unknown
 
-    def inference(self, batch_size: int) -> int:
-        """Forward outputs only, no gradients: an upper bound of what a prediction holds at once."""
+    @property
+    def why_unknown(self) -> str | None:
+        return None if self.known else f"the memory estimate does not know {', '.join(self.unknown)}: no cap is made from it"
+
+    def step(self, batch_size: int) -> int | None:
+        """A training step's bytes; None where the estimate does not know the model."""
+        return self.step_fixed + self.step_per_sample * batch_size if self.known else None
+
+    def inference(self, batch_size: int) -> int | None:
+        """Forward outputs only, no gradients: an upper bound of what a prediction holds at once
+        (None where the estimate does not know the model)."""
+        if not self.known:
+            return None
         return (self.activations_per_sample // 2 + self.input_per_sample) * batch_size + self.casts
 
 
@@ -138,6 +156,56 @@ def _elements(shape: Sequence[int | None]) -> int:
 HALF_DTYPES = ("bfloat16", "float16")  # the compute dtypes of Keras' mixed precision policies
 HALF_BYTES = 2
 
+# Layers whose step holds its output and that output's gradient, and nothing of a size that
+# grows otherwise: what the estimate counts. Checked against memray peaks on the zoo (Dense,
+# Conv2D, pooling, Dropout). Any other layer class (recurrent, attention, a user's own) leaves
+# the estimate unknown. Keras ops in a functional graph (x + y) are not layers: each makes its
+# output, as these do.
+OUTPUT_HOLDING_LAYERS = frozenset({
+    "InputLayer", "Dense", "EinsumDense", "Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose",
+    "Conv3DTranspose", "DepthwiseConv1D", "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D",
+    "MaxPooling1D", "MaxPooling2D", "MaxPooling3D", "AveragePooling1D", "AveragePooling2D", "AveragePooling3D",
+    "GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D", "GlobalAveragePooling1D",
+    "GlobalAveragePooling2D", "GlobalAveragePooling3D", "Flatten", "Reshape", "Permute", "RepeatVector",
+    "Dropout", "SpatialDropout1D", "SpatialDropout2D", "GaussianNoise", "BatchNormalization",
+    "LayerNormalization", "GroupNormalization", "UnitNormalization", "Activation", "ReLU", "LeakyReLU", "PReLU",
+    "ELU", "Softmax", "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "Dot",
+    "Embedding", "Rescaling", "Normalization", "ZeroPadding1D", "ZeroPadding2D", "ZeroPadding3D",
+    "Cropping1D", "Cropping2D", "Cropping3D", "UpSampling1D", "UpSampling2D", "UpSampling3D", "Identity",
+})
+
+
+def _graph_operations(model: Any) -> list[Any] | None:
+    """Every layer and op of a Sequential or functional model, nested models walked; None for
+    a subclassed model, whose call() is code, not a graph to read."""
+    from keras.src.models.functional import Functional
+    from keras.src.models.sequential import Sequential
+
+    if isinstance(model, Sequential):
+        operations = model.layers
+    elif isinstance(model, Functional):
+        operations = model.operations
+    else:
+        return None
+    found: list[Any] = []
+    for operation in operations:
+        if isinstance(operation, (Sequential, Functional)):
+            inner = _graph_operations(operation)
+            found += inner if inner is not None else [operation]
+        else:
+            found.append(operation)
+    return found
+
+
+def _unknown(operations: list[Any] | None, model: Any) -> tuple[str, ...]:
+    import keras
+
+    if operations is None:
+        return (f"subclassed model {type(model).__name__}",)
+    names = (type(op).__name__ for op in operations
+             if isinstance(op, keras.layers.Layer) and type(op).__name__ not in OUTPUT_HOLDING_LAYERS)
+    return tuple(dict.fromkeys(names))
+
 
 def estimate(model: Any) -> Estimate:
     """From a compiled Keras model whose optimizer has been built (it has stepped once): its
@@ -147,13 +215,16 @@ def estimate(model: Any) -> Estimate:
     optimizer = getattr(model, "optimizer", None)  # none before compile(): inference
     optimizer_variables = optimizer.variables if optimizer is not None else ()
     slots = sum(_elements(v.shape) for v in optimizer_variables if len(v.shape)) * FLOAT_BYTES
-    activations = sum(_elements(layer.output.shape[1:]) for layer in model.layers) * FLOAT_BYTES
+    operations = _graph_operations(model)
+    unknown = _unknown(operations, model)
+    activations = 0 if unknown else sum(_elements(op.output.shape[1:]) for op in operations) * FLOAT_BYTES
     policy = getattr(model, "dtype_policy", None)
     compute, variables = getattr(policy, "compute_dtype", "float32"), getattr(policy, "variable_dtype", "float32")
     casts = weights // FLOAT_BYTES * HALF_BYTES if compute != variables and compute in HALF_DTYPES else 0
+    symbolic_inputs = getattr(model, "inputs", None)  # none on a subclassed model
+    inputs = _elements(symbolic_inputs[0].shape[1:]) * FLOAT_BYTES if symbolic_inputs else 0
     return Estimate(weights=weights, gradients=weights, optimizer_slots=slots,
-                    activations_per_sample=2 * activations,
-                    input_per_sample=_elements(model.inputs[0].shape[1:]) * FLOAT_BYTES, casts=casts)
+                    activations_per_sample=2 * activations, input_per_sample=inputs, casts=casts, unknown=unknown)
 
 
 # --- memory against batch size ---------------------------------------------------------------

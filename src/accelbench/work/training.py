@@ -38,7 +38,8 @@ def check_finite(loss: float, where: str) -> float:
 def build_compiled(spec: ModelSpec, dataset: Dataset, placement: Placement, options: ModelOptions) -> Any:
     """The model with its variables on the placement, compiled the way fit() will run it."""
     return build_model(spec, dataset.input_shape, options, placement.scope(), train=True,
-                       jit_compile=placement.jit_compile, outputs=dataset.outputs, quality=dataset.quality)
+                       jit_compile=placement.jit_compile, outputs=dataset.outputs, quality=dataset.quality,
+                        input_dtype=str(dataset.x_train.dtype))
 
 
 def fixed_batches(arrays: tuple[np.ndarray, ...], batch_size: int) -> tuple[np.ndarray, ...]:
@@ -224,16 +225,18 @@ class OneStep:
         return check_finite(float(loss), self.where)  # float() waits for the device
 
 
-def custom_step(model: Any, optimizer: Any, global_batch: int, jit_compile: bool = False) -> Any:
+def custom_step(model: Any, optimizer: Any, global_batch: int, jit_compile: bool = False,
+                training: bool = True) -> Any:
     """One replica's training step, tf.distribute style: the compiled model's own loss per sample
     (Loss.call: unreduced), averaged over the global batch, so that gradients summed across
-    replicas equal one device's on the whole batch."""
+    replicas equal one device's on the whole batch. training=False: dropout and batch
+    normalization as at inference (no random masks, no per-replica batch statistics)."""
     import tensorflow as tf
 
     @tf.function(jit_compile=jit_compile)
     def replica_step(x, y):
         with tf.GradientTape() as tape:
-            outputs = model(x, training=True)
+            outputs = model(x, training=training)
             per_sample = model.loss.call(y, outputs)
             loss = tf.nn.compute_average_loss(per_sample, global_batch_size=global_batch)
         gradients = tape.gradient(loss, model.trainable_variables)
