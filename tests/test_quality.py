@@ -56,3 +56,56 @@ def test_an_error_fails_above_its_baseline_and_passes_below_it():
     assert regression("mae", "cell", 40.0, 41.9, rule) is None
     assert regression("mae", "cell", 40.0, 42.1, rule) == (
         "mae regression in cell: measured 42.1000, baseline 40.0000, tolerance 5% relative (must be <= 42.0000)")
+
+
+def _twins(rng, images, accuracy, candidate_accuracy, agreement=0.9):
+    """Two classifiers' right answers on the same images: the candidate copies the reference's
+    answer on a share `agreement` of images and is drawn afresh (at its own accuracy) elsewhere."""
+    reference = rng.random(images) < accuracy
+    fresh = rng.random(images) < (candidate_accuracy - agreement * accuracy) / (1 - agreement)
+    return reference, np.where(rng.random(images) < agreement, reference, fresh)
+
+
+@pytest.mark.parametrize("images", [64, 360, 2000])
+def test_twins_of_equal_accuracy_fail_the_paired_rule_at_most_one_time_in_a_hundred(images):
+    """The paired rule's stated false-alarm rate (analysis.PAIRED_ALPHA): two models equally
+    accurate, past the 2-point parity tolerance only by the test set's chance, on 4,000 draws."""
+    from accelbench.judge import analysis
+
+    rng = np.random.default_rng(0)
+    failed = 0
+    for _ in range(4000):
+        reference, candidate = _twins(rng, images, 0.9, 0.9)
+        gap = candidate.mean() - reference.mean()
+        failed += abs(gap) > 0.02 and analysis.paired(reference, candidate).shown
+    assert failed / 4000 <= analysis.PAIRED_ALPHA
+
+
+@pytest.mark.parametrize(("images", "drop", "power"), [(360, 0.06, 0.95), (2000, 0.04, 0.99), (10_000, 0.03, 0.99)])
+def test_a_real_drop_fails_the_paired_rule(images, drop, power):
+    """What the test set can show: a candidate `drop` points less accurate fails in at least
+    `power` of 1,000 draws, the models agreeing on 9 images in 10 (digits' 360 test images show
+    6 points; MNIST's 10,000, 3 points: a drop just past the 2-point tolerance is past it in only
+    about half of the draws, whatever the test)."""
+    from accelbench.judge import analysis
+
+    rng = np.random.default_rng(1)
+    caught = 0
+    for _ in range(1000):
+        reference, candidate = _twins(rng, images, 0.9, 0.9 - drop)
+        caught += reference.mean() - candidate.mean() > 0.02 and analysis.paired(reference, candidate).shown
+    assert caught / 1000 >= power
+
+
+def test_a_gap_the_test_set_cannot_show_is_unknown_and_one_it_shows_fails():
+    from accelbench.judge import analysis
+    from accelbench.judge.rules import WithinGap
+    from accelbench.judge.verdicts import FAIL, UNKNOWN, Verdicts
+
+    verdicts = Verdicts(update=False, require_baselines=False, memray_tracking=False, timing_threshold=0.4)
+    few = analysis.paired([True] * 60 + [False] * 4, [True] * 57 + [False] * 7)  # 3 of 64 images
+    unknown = verdicts.paired_quality("cell", "accuracy_gap", -3 / 64, 0.0, WithinGap(0.02), "parity", few)
+    assert unknown.outcome == UNKNOWN and "too few test images show it" in unknown.message
+    many = analysis.paired([True] * 340 + [False] * 20, [True] * 300 + [False] * 60)
+    failed = verdicts.paired_quality("cell", "accuracy_gap", -40 / 360, 0.0, WithinGap(0.02), "parity", many)
+    assert failed.outcome == FAIL and "40 right only on the reference side and 0 only here" in failed.message

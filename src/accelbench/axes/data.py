@@ -34,6 +34,9 @@ class Quality:
     score: Callable[[np.ndarray, np.ndarray], float]  # (model outputs, targets) -> the quality
     regression: bool  # targets are numbers to predict, not class labels
     show: Callable[[float], str] = "{:.4g}".format
+    # (model outputs, targets) -> which test items the model got right, for a paired test of two
+    # models on the same items (analysis.paired); None where a quality is no count of right answers.
+    correct: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
 
     def better(self, measured: float, than: float) -> bool:
         """Whether `measured` is at least as good as `than`."""
@@ -52,8 +55,12 @@ def _mean_squared_error() -> Any:
     return keras.losses.MeanSquaredError()
 
 
+def _correct_labels(outputs: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return np.argmax(outputs, axis=1) == y
+
+
 def _accuracy(outputs: np.ndarray, y: np.ndarray) -> float:
-    return float(np.mean(np.argmax(outputs, axis=1) == y))
+    return float(np.mean(_correct_labels(outputs, y)))
 
 
 def _mean_absolute_error(outputs: np.ndarray, y: np.ndarray) -> float:
@@ -62,7 +69,8 @@ def _mean_absolute_error(outputs: np.ndarray, y: np.ndarray) -> float:
 
 QUALITIES: Registry[Quality] = Registry("quality")
 QUALITIES.register("accuracy", Quality("accuracy", "share of test labels predicted (higher is better)", True,
-                                       _sparse_crossentropy, _accuracy, regression=False, show="{:.2%}".format))
+                                       _sparse_crossentropy, _accuracy, regression=False, show="{:.2%}".format,
+                                       correct=_correct_labels))
 QUALITIES.register("mae", Quality("mae", "mean absolute error on the test targets (lower is better)", False,
                                   _mean_squared_error, _mean_absolute_error, regression=True))
 

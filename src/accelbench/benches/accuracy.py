@@ -14,22 +14,35 @@ from accelbench.axes.precisions import REFERENCE_PRECISION
 from accelbench.benches.base import Bench
 from accelbench.grid.cells import Pair
 from accelbench.judge import analysis
-from accelbench.judge.rules import PRECISION_ACCURACY_RULE, PRECISION_ERROR_RULE, RelativeRise
+from accelbench.judge.rules import PRECISION_ACCURACY_RULE, PRECISION_ERROR_RULE, RelativeRise, WithinGap
 from accelbench.judge.verdicts import PRECISION_ACCURACY
 from accelbench.processes.protocol import Cellwork
 from accelbench.processes.workers import WorkerFailed
 
 
-def hold_to_twin(bench: Bench, measured: float, reference: float, gap_metric: str, twin: str) -> None:
+def paired_scores(reference: Any, candidate: Any) -> analysis.Paired | None:
+    """Two recipe runs' right answers on the same test images, paired; None for a regression."""
+    if reference.correct is None or candidate.correct is None:
+        return None
+    return analysis.paired([c == "1" for c in reference.correct], [c == "1" for c in candidate.correct])
+
+
+def hold_to_twin(bench: Bench, run: Any, reference: Any, gap_metric: str, twin: str) -> None:
     """A recipe's quality held to its twin's, trained from the same seed (another backend's,
     another device's): an accuracy within the accuracy tolerance either way (absolute, verdict
-    `gap_metric`); an error at most the error tolerance above the twin's (relative)."""
-    quality, run = bench.session.dataset.scored_by, bench.session.run
+    `gap_metric`), failed only where the same test images show the two differ (McNemar); an
+    error at most the error tolerance above the twin's (relative)."""
+    quality, config = bench.session.dataset.scored_by, bench.session.run
     if quality.higher_is_better:
-        bench.verdicts.within_gap(bench.name, gap_metric, measured - reference, run.accuracy_tolerance)
+        rule, gap = WithinGap(config.accuracy_tolerance), run.quality - reference.quality
+        scores = paired_scores(reference, run)
+        if scores is None:
+            bench.verdicts.within_gap(bench.name, gap_metric, gap, config.accuracy_tolerance)
+        else:
+            bench.verdicts.paired_quality(bench.name, gap_metric, gap, 0.0, rule, "parity", scores)
     else:
-        bench.verdicts.against_reference(bench.name, f"{quality.name}_against_{twin}", measured, reference,
-                                         RelativeRise(run.error_tolerance), twin)
+        bench.verdicts.against_reference(bench.name, f"{quality.name}_against_{twin}", run.quality, reference.quality,
+                                         RelativeRise(config.error_tolerance), twin)
 
 
 class AccuracyBench(Bench):
@@ -58,7 +71,7 @@ class AccuracyBench(Bench):
                   loss_per_epoch=run.losses)
         self.verdicts.against_baseline(self.name, self.gates[metric], run.quality, key=self.baseline_key)
         if self.cell.precision != REFERENCE_PRECISION:
-            self.against_float32(run.quality, quality)
+            self.against_float32(run, quality)
         if self.cell.backend != PROCESS_BACKEND:
             self.against_process_backend(run, quality)
 
@@ -72,18 +85,24 @@ class AccuracyBench(Bench):
         gap_metric = f"{quality.name}_gap_to_tensorflow"
         self.info(**{f"tensorflow_{quality.name}": reference.quality, gap_metric: run.quality - reference.quality},
                   loss_digits_shared_with_tensorflow=analysis.matching_digits(reference.losses[-1], run.losses[-1]))
-        hold_to_twin(self, run.quality, reference.quality, gap_metric, PROCESS_BACKEND)
+        hold_to_twin(self, run, reference, gap_metric, PROCESS_BACKEND)
 
-    def against_float32(self, measured: float, quality: Any) -> None:
+    def against_float32(self, run: Any, quality: Any) -> None:
         """MLPerf's rule for a lower precision: at least 99% of float32's accuracy on the same
         cell (same seed, data, batch and epochs), or at most 101% of its error, trained here if no
-        cell of this run has yet."""
+        cell of this run has yet. An accuracy below it fails only where the same test images show
+        the two differ (McNemar): MLPerf states the rule on tens of thousands of images."""
         self.say("training the float32 twin this precision is held to")
         reference = self.session.recipe_run(dataclasses.replace(self.cell, precision=REFERENCE_PRECISION))
-        self.info(**{f"float32_{quality.name}": reference.quality}, share_of_float32=measured / reference.quality)
+        self.info(**{f"float32_{quality.name}": reference.quality}, share_of_float32=run.quality / reference.quality)
+        scores = paired_scores(reference, run)
+        if quality.higher_is_better and scores is not None:
+            self.verdicts.paired_quality(self.name, PRECISION_ACCURACY, run.quality, reference.quality,
+                                         PRECISION_ACCURACY_RULE, REFERENCE_PRECISION, scores)
+            return
         metric, rule = ((PRECISION_ACCURACY, PRECISION_ACCURACY_RULE) if quality.higher_is_better
                         else (f"{quality.name}_against_float32", PRECISION_ERROR_RULE))
-        self.verdicts.against_reference(self.name, metric, measured, reference.quality, rule, REFERENCE_PRECISION)
+        self.verdicts.against_reference(self.name, metric, run.quality, reference.quality, rule, REFERENCE_PRECISION)
 
 
 class ParityBench(Bench):
@@ -102,5 +121,5 @@ class ParityBench(Bench):
                      f"{metric}_matching_digits": analysis.matching_digits(reference, candidate)},
                   reference_loss=reference_loss, candidate_loss=candidate_loss,
                   loss_matching_digits=analysis.matching_digits(reference_loss, candidate_loss))
-        hold_to_twin(self, candidate, reference, f"{metric}_gap", self.cell.reference.device)
+        hold_to_twin(self, runs[1], runs[0], f"{metric}_gap", self.cell.reference.device)
         self.verdicts.matching_digits(self.name, "loss", reference_loss, candidate_loss, self.session.run.parity_digits)

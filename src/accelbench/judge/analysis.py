@@ -158,3 +158,42 @@ def saturation(batch_sizes: Sequence[float], throughputs: Sequence[float], growt
         if per_doubling <= growth:
             return float(b0)
     return None
+
+
+# A quality held to its twin (another backend, device or precision) fails only where the test
+# set shows the difference: McNemar's exact test on the same test images, at this level. Two
+# models whose true accuracies are equal then fail at most this often (tests/test_quality.py
+# measures it by simulation), however few the test images.
+PAIRED_ALPHA = 0.01
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Two classifiers scored on the same test images: how many each alone got right."""
+
+    images: int
+    reference_only: int  # right on the reference side, wrong on the candidate
+    candidate_only: int
+    p_value: float  # McNemar's exact test, two-sided: the two sides are equally accurate
+
+    @property
+    def shown(self) -> bool:
+        return self.p_value < PAIRED_ALPHA
+
+    def describe(self) -> str:
+        return (f"of {self.images} test images, {self.reference_only} right only on the reference side and "
+                f"{self.candidate_only} only here (McNemar p = {self.p_value:.2g})")
+
+
+def paired(reference_correct: Sequence[bool], candidate_correct: Sequence[bool]) -> Paired:
+    """McNemar's exact test (a binomial test on the discordant images): scipy has the binomial
+    test; statsmodels, which has McNemar by name, is not a dependency for this one line."""
+    from scipy import stats
+
+    reference, candidate = np.asarray(reference_correct, bool), np.asarray(candidate_correct, bool)
+    if reference.shape != candidate.shape:
+        raise ValueError(f"paired scores on {reference.size} and {candidate.size} test images")
+    reference_only, candidate_only = int(np.sum(reference & ~candidate)), int(np.sum(candidate & ~reference))
+    discordant = reference_only + candidate_only
+    p_value = 1.0 if discordant == 0 else float(stats.binomtest(reference_only, discordant, 0.5).pvalue)
+    return Paired(int(reference.size), reference_only, candidate_only, p_value)

@@ -10,7 +10,8 @@ and an outcome:
   fingerprint, naming the nearest recorded one and how it differs; a saved run from
   another machine);
 - skipped: deliberately not judged (the cell was skipped, or --memray slowed the timings);
-- unknown: an A/B comparison that did not decide within its pairs (comparison.py);
+- unknown: an A/B comparison that did not decide within its pairs (comparison.py); a quality
+  past its twin's tolerance that too few test images show (analysis.paired);
 - reported: shown beside a verdict, never failing: an A/B run's host peak and compile seconds,
   one measurement a side, which the A/B rule's error rates do not cover.
 
@@ -199,6 +200,27 @@ class Verdicts:
         rule = WithinGap(tolerance)
         base = dict(cell=cell, metric=metric, measured=float(gap), tolerance=rule.describe())
         return self._judge(base, 0.0, "parity", rule, ())
+
+    def paired_quality(self, cell: str, metric: str, measured: float, reference: float, rule: Any, against: str,
+                       scores: analysis.Paired) -> Verdict:
+        """A classifier's accuracy held to its twin's on the same test images: a number past the
+        rule's tolerance fails only where McNemar's test shows the two differ (analysis.PAIRED_ALPHA);
+        where it does not, the verdict is unknown: too few test images to tell."""
+        base = dict(cell=cell, metric=metric, measured=float(measured), tolerance=rule.describe())
+        statistic = (("images", scores.images), ("reference_only", scores.reference_only),
+                     ("candidate_only", scores.candidate_only), ("mcnemar_p", round(scores.p_value, 4)))
+        message = regression(metric, cell, reference, measured, rule, against)
+        if message is None:
+            outcome = PASS
+        elif scores.shown:
+            outcome, message = FAIL, f"{message}: {scores.describe()}"
+        else:
+            outcome = UNKNOWN
+            message = (f"{metric} of {cell}: {rule.show(measured)} against {against} {rule.show(reference)} is past "
+                       f"the tolerance, but too few test images show it: {scores.describe()}, "
+                       f"not below {analysis.PAIRED_ALPHA}")
+        return self.add(Verdict(outcome=outcome, baseline=float(reference), against=against, statistic=statistic,
+                                message=message or "", **base))
 
     def _judge(self, base: dict, reference: float, against: str, rule: Any, ratios: Sequence[float],
                statistic: dict[str, Any] | None = None, detail: str = "") -> Verdict:

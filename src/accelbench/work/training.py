@@ -118,14 +118,20 @@ def training_input(dataset: Dataset, batch_size: int, placement: Any) -> Pipelin
     return PipelineInput(repeated_batches(dataset, batch_size), placement)
 
 
-def test_quality(model: Any, dataset: Dataset) -> float:
-    """The dataset's quality (accuracy, MAE, ...) on its test set, PREDICT_BATCH samples per call:
-    predict_on_batch skips the data adapter that cost predict() 50 ms a call (20 epochs of 4
-    models evaluate 80 times in a quick run)."""
+def test_outputs(model: Any, dataset: Dataset) -> np.ndarray:
+    """The model's outputs on the test set, PREDICT_BATCH samples per call: predict_on_batch
+    skips the data adapter that cost predict() 50 ms a call (20 epochs of 4 models evaluate 80
+    times in a quick run)."""
     x = dataset.x_test
-    outputs = np.concatenate([np.asarray(model.predict_on_batch(x[i:i + PREDICT_BATCH]))
-                              for i in range(0, len(x), PREDICT_BATCH)])
-    return dataset.scored_by.score(outputs.astype(np.float64), dataset.y_test)
+    return np.concatenate([np.asarray(model.predict_on_batch(x[i:i + PREDICT_BATCH]))
+                           for i in range(0, len(x), PREDICT_BATCH)]).astype(np.float64)
+
+
+def right_answers(outputs: np.ndarray, dataset: Dataset) -> str | None:
+    """Which test items the model got right, as '0'/'1' (compact on a worker's pipe), for a
+    paired test against a twin; None where the quality counts no right answers (an MAE)."""
+    correct = dataset.scored_by.correct
+    return None if correct is None else "".join("1" if c else "0" for c in correct(outputs, dataset.y_test))
 
 
 @dataclass
@@ -307,6 +313,7 @@ class RecipeRun:
     history: list[float] = field(default_factory=list)  # test quality after each epoch
     clock: list[float] = field(default_factory=list)  # training seconds up to the end of each epoch
     losses: list[float] = field(default_factory=list)  # training loss of each epoch
+    correct: str | None = None  # after the last epoch, per test item: '1' right, '0' wrong (right_answers)
 
 
 def recipe_input(dataset: Dataset, batch_size: int, placement: Any, seed: int) -> Callable[[int], dict[str, Any]]:
@@ -346,7 +353,8 @@ def train_recipe(where: str, spec: ModelSpec, dataset: Dataset, placement: Place
         run.losses.append(check_finite(float(history.history["loss"][-1]), where))
         run.train_seconds += time.perf_counter() - start
         with placement.scope():
-            run.quality = test_quality(model, dataset)
+            outputs = test_outputs(model, dataset)
+        run.quality, run.correct = quality.score(outputs, dataset.y_test), right_answers(outputs, dataset)
         run.epochs = epoch
         run.history.append(run.quality)
         run.clock.append(run.train_seconds)
