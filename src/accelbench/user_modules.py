@@ -8,7 +8,10 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 from pathlib import Path
 
 # Set in an environment that imports the project from elsewhere (--ab-ref's worktree): "FROM<sep>TO",
@@ -18,6 +21,28 @@ ROOT_MAP_VARIABLE = "ACCELBENCH_ROOT_MAP"
 
 class UserModuleError(ImportError):
     """A named module could not be imported: one line naming it and why."""
+
+
+class UserCodeFailed(Exception):
+    """A user's builder, loader or factory raised: the run ends on one line naming it (the
+    plugin shows the whole traceback under --tb=long or -v)."""
+
+
+def last_line(error: BaseException) -> str:
+    """What an error says in its last line: Keras and TensorFlow put the cause there."""
+    lines = [line for line in str(error).splitlines() if line.strip()]
+    return f"{type(error).__name__}: {lines[-1].strip() if lines else ''}".rstrip(": ")
+
+
+def call_user(what: str, function: Callable[..., T], *args: Any) -> T:
+    """function(*args), a user's code (a model's builder, its optimizer or loss factory): any
+    error it raises becomes one UserCodeFailed naming `what` and the error's last line."""
+    try:
+        return function(*args)
+    except UserCodeFailed:
+        raise
+    except Exception as error:  # the user's code: whatever it raises, one line names it
+        raise UserCodeFailed(f"{what} raised {last_line(error)}") from error
 
 
 def import_modules(names: Iterable[str], roots: Iterable[str] = ()) -> None:

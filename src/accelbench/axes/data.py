@@ -16,6 +16,7 @@ import numpy as np
 from accelbench.axes import formats
 from accelbench.axes.formats import DataError
 from accelbench.registry import Registry
+from accelbench.user_modules import last_line
 
 NUM_CLASSES = 10
 DOWNLOAD_TIMEOUT_S = 30  # an offline machine must fail fast, not hang in a Keras download
@@ -136,7 +137,14 @@ DATASETS: Registry[Loader] = Registry("dataset")
 
 
 def load(name: str, data_dir: Path | None = None) -> Dataset:
-    return checked(DATASETS[name](data_dir), name)
+    loader = DATASETS[name]
+    try:
+        made = loader(data_dir)
+    except DataError:
+        raise
+    except Exception as error:  # a user's loader may raise anything: one line naming it
+        raise DataError(f"dataset {name!r}: its loader raised {last_line(error)}") from error
+    return checked(made, name)
 
 
 def checked(dataset: Any, name: str) -> Dataset:

@@ -10,6 +10,7 @@ import pytest
 
 from accelbench.axes.devices import host_allocator
 from accelbench.axes.formats import DataError
+from accelbench.user_modules import UserCodeFailed
 from accelbench.benches.base import AB_METRICS, Bench
 from accelbench.benches.catalog import BENCHMARKS
 from accelbench.judge import fingerprint, peak_history
@@ -205,6 +206,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = yield
     if report.when != "setup" or not report.passed:  # one status line from setup to the cell's result
         session_of(item.config).progress.done()
+    if call.excinfo is not None and call.excinfo.errisinstance(UserCodeFailed):
+        _stop_on_user_code(item, report, call.excinfo.value)
     name = benchmark_of(item)
     if name is None:
         return report
@@ -218,6 +221,20 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if report.when == "call":
         _keep_extra_info(item)
     return report
+
+
+USER_CODE_FAILED = pytest.StashKey[str]()
+
+
+def _stop_on_user_code(item: pytest.Item, report: pytest.TestReport, error: UserCodeFailed) -> None:
+    """A user's builder, loader or factory that raised fails every cell of its model the same
+    way: the cell fails on one line (the traceback under --tb=long or -v), the run stops after
+    it, and it is not autosaved as a run to compare with (pytest_sessionfinish)."""
+    config = item.config
+    if config.getoption("tbstyle") != "long" and config.getoption("verbose") <= 0:
+        report.longrepr = f"{item.name}: {error}"
+    config.stash[USER_CODE_FAILED] = str(error)
+    item.session.shouldstop = f"{error} (--tb=long shows where)"
 
 
 def _skip_reason(report: pytest.TestReport) -> str:
@@ -261,7 +278,19 @@ def pytest_sessionfinish(session: pytest.Session):
     state = session_of(session.config)
     _run_deferred(state)
     _save_baselines(session, state)
+    _no_autosave_after_user_code_failed(session.config, state)
     return (yield)
+
+
+def _no_autosave_after_user_code_failed(config: pytest.Config, state: Session) -> None:
+    """A run stopped by a user's code that raised is no run to compare later ones with: its
+    --benchmark-autosave/--benchmark-save is dropped (an explicit --benchmark-json is kept)."""
+    if USER_CODE_FAILED not in config.stash:
+        return
+    benchmark_session = getattr(config, "_benchmarksession", None)  # pytest-benchmark's, set at configure
+    if benchmark_session is not None and (benchmark_session.save or benchmark_session.autosave):
+        benchmark_session.save = benchmark_session.autosave = None
+        state.notes.append("this run was not saved to .benchmarks: it stopped on an error in your code")
 
 
 def _run_deferred(state: Session) -> None:

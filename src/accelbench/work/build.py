@@ -12,6 +12,7 @@ from accelbench.axes import precisions
 from accelbench.axes.data import NUM_CLASSES, QUALITIES
 from accelbench.axes.devices import AUTO
 from accelbench.axes.models import ModelOptions, ModelSpec
+from accelbench.user_modules import call_user
 
 
 def seed_everything(seed: int) -> None:
@@ -51,14 +52,15 @@ def build_model(spec: ModelSpec, input_shape: tuple[int, ...], options: ModelOpt
 
     seed_everything(options.seed)  # same seed on every device: accuracy parity
     with precisions.policy(options.precision), scope:
-        model = spec.build(input_shape, outputs, options)
+        model = call_user(f"model {spec.name!r}: its builder", spec.build, input_shape, outputs, options)
         if not model.built:
             # A subclassed keras.Model makes its variables at its first call: one symbolic call
             # makes them here, in the scope and under the seed, as every other model's are.
             model(keras.KerasTensor((None, *input_shape), dtype=input_dtype))
         if train:
-            optimizer = spec.optimizer() if spec.optimizer else keras.optimizers.Adam()  # a spec may leave it to us
-            loss = spec.loss() if spec.loss else QUALITIES[quality].loss()
+            optimizer = (call_user(f"model {spec.name!r}: its optimizer factory", spec.optimizer) if spec.optimizer
+                         else keras.optimizers.Adam())  # a spec may leave it to us
+            loss = call_user(f"model {spec.name!r}: its loss factory", spec.loss) if spec.loss else QUALITIES[quality].loss()
             model.compile(optimizer=optimizer, jit_compile=jit_compile, loss=loss)
             if model.built and model.trainable_variables:
                 # A subclassed keras.Model makes its variables at its first call: an optimizer
