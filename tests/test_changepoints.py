@@ -157,3 +157,30 @@ def test_with_a_point_per_push_of_4_runs_a_10_percent_step_is_found_within_3_pus
 def test_with_a_push_of_3_runs_a_10_percent_step_is_found_within_3_pushes_in_3_of_4_and_one_run_is_not_enough():
     assert found_within(drawn_from(PUSHES_OF_3), 0.10, after=3, series=500, runs_per_point=3) >= 0.75
     assert found_within(drawn_from(PUSH_RUNS_POOLED), 0.10, after=3, series=500) < 0.40
+
+
+@pytest.mark.parametrize("length", [8, 12])
+def test_a_step_is_named_at_its_first_run_or_not_yet_confirmed_never_at_another_run(length):
+    """A 2.4x step placed at every run of a series (the last two included), read after every run
+    as the history reads a growing series: each change found starts at the step's run; while
+    fewer than MIN_SEGMENT runs show it, it is not yet confirmed; it is confirmed on the
+    MIN_SEGMENT-th run of the new level (or the MIN_RUNS-th of the series if that comes later),
+    at most one run after (what --fail-on-regression fails that push on)."""
+    rng = np.random.default_rng(3)
+    for step_at in range(1, length):
+        for _ in range(20):
+            values = np.exp(rng.normal(0.0, 0.02, length)) * np.where(np.arange(length) >= step_at, 2.4, 1.0)
+            confirmed_at = None
+            for runs in range(changepoints.MIN_RUNS, length + 1):
+                changes = changepoints.find(values[:runs])
+                assert all(change.index == step_at for change in changes), (step_at, runs, changes)
+                assert all(change.confirmed == (runs - step_at >= changepoints.MIN_SEGMENT) for change in changes)
+                if confirmed_at is None and any(change.confirmed for change in changes):
+                    confirmed_at = runs
+            # One run before the step is no level to compare with: nothing is named (checked
+            # above: never a wrong run). From two on, the change is confirmed when it should be.
+            if step_at >= 2 and step_at + changepoints.MIN_SEGMENT <= length:  # searched from MIN_RUNS runs
+                # at the MIN_SEGMENT-th run of the new level, or one run later where the series is
+                # so short that its one jump is a fifth of its differences and widens the noise scale
+                expected = max(step_at + changepoints.MIN_SEGMENT, changepoints.MIN_RUNS)
+                assert confirmed_at in (expected, expected + 1), (step_at, confirmed_at)

@@ -78,6 +78,13 @@ class Change:
     runs_before: int
     runs_after: int
 
+    @property
+    def confirmed(self) -> bool:
+        """MIN_SEGMENT runs show the new level. A change the last one or two runs show is named
+        at the run where it starts, but not yet confirmed: a regression fails a push only once
+        it is (findings.new_regressions)."""
+        return self.runs_after >= MIN_SEGMENT
+
 
 def noise_scale(logs: np.ndarray, floor: float = SCALE_FLOOR) -> float:
     """The series' run-to-run spread in log units, robust to its own steps: the median absolute
@@ -135,6 +142,15 @@ def _tabled_l1() -> type:
     return TabledL1
 
 
+def _where_it_starts(table: np.ndarray, left: int, right: int) -> int:
+    """The run where a change PELT found between `left` and `right` starts: the split of that
+    stretch into two levels at the least cost, segments of any length. PELT's segments are at
+    least MIN_SEGMENT runs long, so a step that the last two runs show was placed where a
+    3-run segment fits: at the run before it. The search decides whether there is a change;
+    this, where it is."""
+    return min(range(left + 1, right), key=lambda split: table[left, split] + table[split, right])
+
+
 def find(values: Sequence[float], penalty: float = PENALTY, min_segment: int = MIN_SEGMENT,
          floor: float = SCALE_FLOOR) -> list[Change]:
     """The series' changes of level, oldest first; none for fewer than 2 x min_segment runs.
@@ -147,10 +163,12 @@ def find(values: Sequence[float], penalty: float = PENALTY, min_segment: int = M
     if len(logs) < 2 * min_segment:
         return []
     scale = noise_scale(logs, floor)
-    ends = ruptures.Pelt(custom_cost=_tabled_l1()(), min_size=min_segment, jump=1).fit(logs / scale).predict(pen=penalty)
+    cost = _tabled_l1()()  # fitted by Pelt.fit; its table then places each change
+    ends = ruptures.Pelt(custom_cost=cost, min_size=min_segment, jump=1).fit(logs / scale).predict(pen=penalty)
     bounds = [0, *ends]  # ruptures ends every segment, the last at len(logs)
     changes = []
     for left, split, right in zip(bounds, bounds[1:], bounds[2:]):
+        split = _where_it_starts(cost.table, left, right)
         before, after = logs[left:split], logs[split:right]
         step = float(after.mean() - before.mean())
         if not shown_by_most(before, after, step):

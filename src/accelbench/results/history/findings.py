@@ -33,10 +33,12 @@ class Finding:
         software = self.series.points[change.index - 1].software
         moved = f"; libraries {software} -> {point.software}" if point.software != software else ""
         runs = f", {point.runs} runs" if point.runs > 1 else ""
+        shown = "" if change.confirmed else (f"; not yet confirmed: {change.runs_after} of the "
+                                             f"{changepoints.MIN_SEGMENT} {self.series.unit}s it needs show it")
         return (f"{self.series.cell} {number.name}: {number.show(change.before)} -> {number.show(change.after)} "
                 f"({change.ratio:.3g}x [95% {low:.3g}, {high:.3g}]) from {self.series.unit} {change.index + 1} of "
                 f"{len(self.series.points)} (commit {point.commit}{runs}, {point.date}{moved}), "
-                f"{'a regression' if self.is_regression(change) else 'an improvement'}")
+                f"{'a regression' if self.is_regression(change) else 'an improvement'}{shown}")
 
 
 def find(history: History) -> list[Finding]:
@@ -50,17 +52,18 @@ def find(history: History) -> list[Finding]:
 
 
 def new_regressions(findings: list[Finding]) -> list[tuple[Finding, Change]]:
-    """Regressions the latest run made the detector name: none like it (the same way, within
-    MIN_SEGMENT runs of it) is found in the series without its last run. What a push on main
-    fails on: the push that completes the evidence, once; later pushes do not fail again."""
+    """Regressions the latest run confirmed: none like it (the same way, within MIN_SEGMENT runs
+    of it) is confirmed in the series without its last run. What a push on main fails on: the
+    push that completes the evidence (the MIN_SEGMENT-th run of the new level), once, naming the
+    run where it started; later pushes do not fail again."""
     new = []
     for finding in findings:
-        regressions = [change for change in finding.changes if finding.is_regression(change)]
+        regressions = [change for change in finding.changes if finding.is_regression(change) and change.confirmed]
         if not regressions:
             continue
         series = finding.series
         before = [change for change in changepoints.find(series.values[:-1], series.penalty, floor=series.number.floor)
-                  if finding.is_regression(change)]
+                  if finding.is_regression(change) and change.confirmed]
         new += [(finding, change) for change in regressions
                 if not any(abs(earlier.index - change.index) <= changepoints.MIN_SEGMENT for earlier in before)]
     return new

@@ -1,0 +1,75 @@
+"""A user's builder, optimizer factory or loader that raises: one line naming it and the error's
+last line, a non-zero exit, the run stopped and not autosaved; the traceback under --tb=long."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+BROKEN = '''
+import accelbench
+import numpy as np
+
+
+def broken(input_shape, outputs, options):
+    import keras
+    return keras.Sequential([keras.Input(input_shape), keras.layers.Dense(outputs, activation="nope")])
+
+
+def no_optimizer():
+    raise RuntimeError("first line\\nthe optimizer's real reason")
+
+
+def fine(input_shape, outputs, options):
+    import keras
+    return keras.Sequential([keras.Input(input_shape), keras.layers.Flatten(), keras.layers.Dense(outputs)])
+
+
+def unreadable(data_dir):
+    raise OSError("cannot open the user's files")
+
+
+accelbench.register_model(accelbench.ModelSpec("broken", "raises in its builder", broken))
+accelbench.register_model(accelbench.ModelSpec("no_optimizer", "raises in its optimizer", fine, no_optimizer))
+accelbench.register_dataset("unreadable", unreadable)
+'''
+
+
+@pytest.fixture
+def project(pytester, heavy_imports):
+    for path in (ROOT / "benchmarks").glob("test_*.py"):
+        pytester.makepyfile(**{path.stem: path.read_text()})
+    pytester.makepyfile(mine=BROKEN)
+    (pytester.path / "baselines").mkdir()
+    return pytester
+
+
+def run(project, *args):
+    return project.runpytest("-p", "accelbench.plugin", "-p", "no:cacheprovider", "--preset", "smoke",
+                             "--baselines", str(project.path / "baselines"), "--modules", "mine",
+                             "--benchmark-autosave", *args)
+
+
+@pytest.mark.slow(8)
+@pytest.mark.parametrize(("model", "says"), [
+    ("broken", "model 'broken': its builder raised ValueError: Could not interpret activation function identifier: nope"),
+    ("no_optimizer", "model 'no_optimizer': its optimizer factory raised RuntimeError: the optimizer's real reason"),
+])
+def test_a_model_that_raises_is_one_line_and_stops_the_run_unsaved(project, model, says):
+    result = run(project, "test_training.py", "test_inference.py", "--models", model)
+    assert result.ret != 0
+    result.assert_outcomes(failed=1)  # stopped after the first cell: every other would fail alike
+    text = result.stdout.str()
+    assert f"{says}" in text and "Traceback" not in text and "def " not in text
+    assert "this run was not saved to .benchmarks" in text
+    assert not list(project.path.glob(".benchmarks/**/*.json"))
+    assert "mine.py:" in run(project, "test_training.py::test_train", "--models", model, "--tb=long").stdout.str()
+
+
+def test_a_loader_that_raises_is_one_line_before_any_cell(project):
+    result = run(project, "test_training.py::test_train", "--models", "mlp", "--dataset", "unreadable")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*dataset 'unreadable': its loader raised OSError: cannot open the user's files"])
