@@ -22,10 +22,43 @@ def test_the_repositorys_benchmarks_are_what_init_writes():
 
 
 def test_init_writes_nothing_over_a_file_that_is_there(tmp_path, capsys):
-    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "benchmark_models.py").write_text("# mine\n")
     assert cli.main(["init", str(tmp_path)]) == 2
-    assert "pytest.ini already there; nothing was written" in capsys.readouterr().err
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["pytest.ini"]
+    assert "benchmark_models.py already there; nothing was written" in capsys.readouterr().err
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["benchmark_models.py"]
+
+
+# A project's own pytest settings, in each file pytest reads them from: a marker its test needs
+# (--strict-markers fails the test without it) and its testpaths.
+LAYOUTS = {
+    "pyproject.toml": '[project]\nname = "mine"\n\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
+                      'markers = ["mine: the project\'s own marker"]\n',
+    "setup.cfg": "[metadata]\nname = mine\n\n[tool:pytest]\ntestpaths = tests\nmarkers =\n    mine: its own marker\n",
+    "tox.ini": "[tox]\nenv_list = py\n\n[pytest]\ntestpaths = tests\nmarkers =\n    mine: its own marker\n",
+    "pytest.ini": "[pytest]\ntestpaths = tests\nmarkers =\n    mine: its own marker\n",
+}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_init_joins_the_project_s_pytest_settings_and_its_tests_run_as_before(pytester, layout, heavy_imports):
+    (pytester.path / layout).write_text(LAYOUTS[layout])
+    pytester.mkdir("tests")
+    (pytester.path / "tests" / "test_own.py").write_text(
+        "import pytest\n\n\n@pytest.mark.mine\ndef test_own():\n    pass\n")
+    assert cli.main(["init", str(pytester.path)]) == 0
+    assert layout == "pytest.ini" or not (pytester.path / "pytest.ini").exists()  # nothing shadows it
+    own = pytester.runpytest("--strict-markers", "-p", "no:cacheprovider")
+    own.assert_outcomes(passed=1)  # its testpaths and its marker, as before
+    cells = pytester.runpytest("benchmarks/test_training.py", "--collect-only", "-q", "-p", "no:cacheprovider",
+                               "--models", "my_mlp", "--preset", "smoke")
+    cells.stdout.fnmatch_lines(["*test_train?cpu-bs32-my_mlp?*"])
+
+
+def test_init_stops_where_the_project_sets_addopts_and_says_what_to_add(tmp_path, capsys):
+    (tmp_path / "setup.cfg").write_text("[tool:pytest]\naddopts = -ra\n")
+    assert cli.main(["init", str(tmp_path)]) == 2
+    assert "add -p accelbench.plugin to it and accelbench_modules = benchmark_models" in capsys.readouterr().err
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["setup.cfg"]
 
 
 @pytest.mark.slow(30)

@@ -5,7 +5,11 @@ start, and a CI workflow that runs the quick suite and, on a pull request, the A
 against its base (--ab-ref).
 
 Nothing is overwritten: a file that is already there stops init, named, before anything is
-written.
+written. A project that already keeps pytest settings (pytest.ini, pyproject.toml, tox.ini,
+setup.cfg: the first pytest reads) gets the two keys accelbench needs added there, and no
+pytest.ini of its own, which pytest would read instead, dropping the project's addopts,
+markers and testpaths; its own tests run as before. Where that file already sets addopts, init
+stops and says what to add.
 """
 
 from __future__ import annotations
@@ -112,13 +116,65 @@ def project_files() -> dict[str, str]:
             "pytest.ini": INI, f"{MODELS_MODULE}.py": MODELS, ".github/workflows/accelbench.yml": WORKFLOW}
 
 
+# Where a project keeps its pytest settings, in the order pytest looks for them, and the header
+# of the section that holds them; whether values are TOML (quoted) or ini text.
+SETTINGS = (("pytest.ini", "[pytest]", False), ("pyproject.toml", "[tool.pytest.ini_options]", True),
+            ("tox.ini", "[pytest]", False), ("setup.cfg", "[tool:pytest]", False))
+
+
+def _section(lines: list[str], header: str) -> tuple[int, int] | None:
+    """(header line, end) of the section, or None where the file has none."""
+    starts = [index for index, line in enumerate(lines) if line.strip() == header]
+    if not starts:
+        return None
+    end = next((index for index in range(starts[0] + 1, len(lines)) if lines[index].lstrip().startswith("[")),
+               len(lines))
+    return starts[0], end
+
+
+def joined_settings(directory: Path) -> tuple[str, str] | None:
+    """(file, its new text) where the project keeps pytest settings, with accelbench's keys
+    added to them; None where it keeps none (init writes pytest.ini). Raises ScaffoldError where
+    the keys cannot be added without changing what the project set."""
+    for name, header, toml in SETTINGS:
+        path = directory / name
+        if not path.is_file():
+            continue
+        lines = path.read_text(encoding="utf-8").splitlines()
+        found = _section(lines, header)
+        if found is None:
+            if name == "pytest.ini":  # pytest takes pytest.ini whatever it holds
+                found = (len(lines), len(lines))
+                lines.append(header)
+            else:
+                continue
+        start, end = found
+        keys = [line.split("=")[0].strip() for line in lines[start + 1:end] if "=" in line]
+        plugin = '["-p", "accelbench.plugin"]' if toml else "-p accelbench.plugin"
+        if "addopts" in keys:
+            raise ScaffoldError(f"{name} already sets addopts under {header}; nothing was written: add "
+                                f"-p accelbench.plugin to it and accelbench_modules = {MODELS_MODULE}, "
+                                "then run init again")
+        quoted = f'"{MODELS_MODULE}"' if toml else MODELS_MODULE
+        added = ["# accelbench: its plugin and your models' module (accelbench init)",
+                 f"addopts = {plugin}", f"accelbench_modules = {quoted}"]
+        lines[start + 1:start + 1] = added
+        return name, "\n".join(lines) + "\n"
+    return None
+
+
 def init(directory: Path) -> list[str]:
-    """Write the project's files under `directory`; returns what was written."""
+    """Write the project's files under `directory`; returns what was written (or changed)."""
     files = project_files()
+    joined = joined_settings(directory)
+    if joined is not None:
+        del files["pytest.ini"]
     taken = [path for path in files if (directory / path).exists()]
     if taken:
         raise ScaffoldError(f"{directory}: {', '.join(taken)} already there; nothing was written "
                             "(add what you need from `accelbench init` in an empty folder by hand)")
+    if joined is not None:
+        files[joined[0]] = joined[1]
     for path, text in files.items():
         target = directory / path
         target.parent.mkdir(parents=True, exist_ok=True)
