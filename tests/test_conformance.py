@@ -8,6 +8,7 @@ unchanged code must be green: every number judged, or new, ungated or unknown wi
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 from pathlib import Path
 
@@ -64,6 +65,8 @@ def test_every_cell_kind_is_green_on_tensorflow(project, group):
 @pytest.mark.parametrize("backend", ["jax", "torch"])
 @pytest.mark.parametrize("group", GROUPS)
 def test_the_backend_cells_are_green_on_jax_and_torch(project, group, backend):
-    pytest.importorskip(backend, reason=f"{backend} is installed by tox -e tests (the {backend} extra)")
+    # Looked up, not imported: torch imported beside TensorFlow in one process can crash it.
+    if importlib.util.find_spec(backend) is None:
+        pytest.skip(f"{backend} is not installed here (tox -e tests installs it)")
     text = run(project, group, *BACKEND_CELLS, "--backends", f"tensorflow,{backend}", "-v")
     assert f"[{backend}-cpu-" in text
