@@ -918,3 +918,39 @@ def test_ab_ref_outside_a_repository_or_to_no_commit_is_one_line(suite):
     commit(suite.path, "the suite")
     assert_one_clear_line(run(suite, "test_training.py::test_train", "--models", "mlp", "--ab-ref", "no-such-branch"),
                           "--ab-ref: 'no-such-branch' names no commit in *")
+
+
+@pytest.mark.slow(60)
+def test_one_recording_gives_every_memory_gate_its_spread_and_a_halved_baseline_fails(suite):
+    """The documented recording, run once: each memory cell measures its peak MIN_SPREAD_RUNS
+    times, so its baseline is stored with a spread and the spread's gate holds it; unchanged,
+    no cell fails. On those baselines halved, every cell whose gate can see a doubling fails."""
+    from accelbench.judge.rules import MIN_SPREAD_RUNS, RUNS_SUFFIX, SPREAD_SUFFIX, SpreadGrowth
+
+    args = ("test_memory.py::test_train_memory", "test_memory.py::test_inference_memory", "--models", "mlp,cnn",
+            "--batch-sizes", "32,256")
+    run(suite, *args, "--update-baselines").assert_outcomes(passed=8)
+    stored = suite.path / "baselines" / "memory.json"
+    recorded = json.loads(stored.read_text())  # fingerprint -> software -> dataset -> cell -> metrics
+    entries = {cell: metrics for software in recorded.values() for datasets in software.values()
+               for cells in datasets.values() for cell, metrics in cells.items()}
+    assert len(entries) == 8 and all(metrics.get(f"peak_memory_bytes{RUNS_SUFFIX}") == MIN_SPREAD_RUNS
+                                     and f"peak_memory_bytes{SPREAD_SUFFIX}" in metrics for metrics in entries.values())
+    run(suite, *args).assert_outcomes(passed=8)
+
+    def gate(metrics, baseline):
+        return SpreadGrowth.of(metrics[f"peak_memory_bytes{SPREAD_SUFFIX}"], MIN_SPREAD_RUNS, baseline)
+
+    # Each cell's gate on its halved baseline, and whether its own recorded peak clears it by 10%:
+    # those must fail. The gate's one-arena granule (1 MiB) is what a peak of 1-2.2 MiB cannot
+    # clear by doubling (rules.PEAK_GRANULE); the note and docs/memory.md state each cell's reach.
+    halved = {cell: metrics["peak_memory_bytes"] // 2 for cell, metrics in entries.items()}
+    must_fail = [cell for cell, metrics in entries.items()
+                 if metrics["peak_memory_bytes"] > 1.1 * gate(metrics, halved[cell]).bound(halved[cell])]
+    assert len(must_fail) >= 2, {cell: m["peak_memory_bytes"] for cell, m in entries.items()}
+    for cell, metrics in entries.items():
+        metrics["peak_memory_bytes"] = halved[cell]
+    stored.write_text(json.dumps(recorded))
+    text = run(suite, *args).stdout.str()
+    missed = [cell for cell in must_fail if f"peak_memory_bytes regression in {cell}" not in text]
+    assert not missed, f"halved baselines that passed: {missed}"

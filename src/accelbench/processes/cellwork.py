@@ -159,7 +159,7 @@ def _predicted_batch(built: _Built) -> Any:
 MEMORY_WORK = {"train": _training_step, "inference": _predicted_batch}  # a memory cell's kind -> its step
 
 
-def step_memory(spec: dict[str, Any], steps_measured: int) -> dict[str, Any]:
+def step_memory(spec: dict[str, Any], steps_measured: int, repeats: int = 1) -> dict[str, Any]:
     """A memory cell measured here, as the pytest process measures its own (StepMemoryBench):
     the step built and warmed up, then memray's host peak over `steps_measured` steps, the
     backend allocator's device peak where it keeps one, and the analytic estimate."""
@@ -172,9 +172,10 @@ def step_memory(spec: dict[str, Any], steps_measured: int) -> dict[str, Any]:
         for _ in range(steps_measured):
             work()
 
+    repeated = [memory.host_peak(steps) for _ in range(repeats - 1)]  # recording: the peak's spread
     host_peak = memory.host_peak(steps)
     device_peak = backends.device_peak_bytes(_backend(), built.spec.device, steps)
-    return {"host_peak_bytes": host_peak, "device_peak_bytes": device_peak, "estimated_bytes": estimated,
+    return {"host_peak_bytes": host_peak, "host_peak_repeats": repeated, "device_peak_bytes": device_peak, "estimated_bytes": estimated,
             "estimate_unknown": why_unknown,
             "device": built.placement.description}
 
