@@ -98,3 +98,17 @@ def test_the_options_page_holds_the_option_table_as_it_is():
     committed = pages.committed_table(pages.OPTIONS_PAGE.read_text())
     assert committed == pages.options_table(), "docs/options.md's option table is stale"
     assert "95% bound" in committed  # a literal % reads as one %, not argparse's %%
+
+
+def test_the_timed_marker_selects_the_timed_cells_alone(pytester, heavy_imports):
+    from accelbench.benches.catalog import BENCHMARKS
+
+    root = Path(__file__).resolve().parents[1] / "benchmarks"
+    for path in root.glob("test_*.py"):
+        pytester.makepyfile(**{path.stem: path.read_text()})
+    (pytester.path / "baselines").mkdir()
+    result = pytester.runpytest("-p", "accelbench.plugin", "-p", "no:cacheprovider", "--collect-only", "-q",
+                                "-m", "timed", "--preset", "smoke", "--baselines", str(pytester.path / "baselines"))
+    selected = {line.split("::")[1].split("[")[0] for line in result.stdout.lines if "::" in line}
+    timed = {benchmark.test for benchmark in BENCHMARKS.values() if benchmark.timed}
+    assert selected and selected <= timed and "test_train_memory" not in selected

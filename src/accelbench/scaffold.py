@@ -83,7 +83,7 @@ jobs:
       - run: python -m pip install accelbench  # or however this project installs itself and accelbench
       - run: python -m pytest benchmarks --benchmark-json=run.json
       - if: github.event_name == 'pull_request'
-        run: python -m pytest benchmarks -k "test_train or test_inference" --ab-ref "origin/${{ github.base_ref }}" --benchmark-json=ab.json
+        run: python -m pytest benchmarks/test_training.py::test_train benchmarks/test_inference.py::test_inference --ab-ref "origin/${{ github.base_ref }}" --benchmark-json=ab.json
       - if: always()
         run: |
           accelbench report run.json $(test -f ab.json && echo ab.json) -o report.html --markdown summary.md

@@ -35,7 +35,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     options.add_options(parser)
 
 
+TIMED_MARKER = "timed"
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", f"{TIMED_MARKER}: an accelbench cell that pytest-benchmark times "
+                                       "(select the timed cells alone with -m timed, e.g. for an A/B run)")
     session = config.stash[SESSION] = Session(options.run_config(config))
     session.progress = Progress(config)
 
@@ -90,6 +95,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         name, model = benchmark_of(item), getattr(cell_of(item), "model", None)
         if name and model:  # a placeholder (nothing to compare) has no cell
             item.add_marker(pytest.mark.benchmark(group=f"{name.removesuffix('_bench')} {model}"))
+        if name and BENCHMARKS[name].timed:
+            item.add_marker(TIMED_MARKER)
 
 
 def cell_of(item: pytest.Item) -> Any:
