@@ -118,6 +118,11 @@ def rate(value: float) -> str:
     return _scaled(value, ((1e9, "G"), (1e6, "M"), (1e3, "k"))) + "/s"
 
 
+def flops(value: float) -> str:
+    """Floating-point operations in readable units: 1.23 GFLOP."""
+    return _scaled(value, ((1e12, " T"), (1e9, " G"), (1e6, " M"), (1e3, " k"))) + "FLOP"
+
+
 def milliseconds(value: float) -> str:
     return f"{value:.3g} ms"
 

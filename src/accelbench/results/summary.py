@@ -32,7 +32,9 @@ from accelbench.judge.verdicts import (
 )
 from accelbench.units import (
     count,
+    flops,
     format_bytes,
+    format_seconds,
     format_small,
     milliseconds,
     percent,
@@ -96,8 +98,8 @@ class Section:
 
     def cell_text(self, record: CellRecord) -> str:
         value = record.info.get(self.metric)
-        if isinstance(value, str):  # a derived finding, already in words
-            return value
+        if isinstance(value, str):  # a derived finding, already in words; "unknown: why" reads "unknown" here
+            return "unknown" if value.startswith("unknown:") else value
         if not isinstance(value, (int, float)):
             return "-"
         text = self.show(value)
@@ -115,6 +117,10 @@ PRECISION_SPEEDUP = "precision_speedup"  # derived records: a precision's throug
 SECTIONS = (
     Section("training throughput (samples/s), median round", {"train_bench": "{column}"}, "samples_per_s", rate, (TIMING,)),
     Section("inference throughput (samples/s), median round", {"inference_bench": "{column}"}, "samples_per_s", rate, (TIMING,)),
+    Section("FLOPs per sample (training: 3 x forward; unknown where a layer's FLOPs are not counted)",
+            {"train_bench": "train {column}", "inference_bench": "predict {column}"}, "flops_per_sample", flops),
+    Section("achieved FLOP/s, median round", {"train_bench": "train {column}", "inference_bench": "predict {column}"},
+            "achieved_flops", lambda value: rate(value).replace("/s", " FLOP/s")),
     Section("batch-1 latency, median", {"latency_bench": "{column}"}, "latency_p50_ms", milliseconds, (TIMING,)),
     Section("time per sample over tensorflow's, round for round with the same cell [95% interval] (above 1: slower)",
             {"train_bench": "train {column}", "inference_bench": "predict {column}"},
@@ -123,8 +129,12 @@ SECTIONS = (
             ("speedup",)),
     Section("harness efficiency: fit() / a hand-written loop, median of pairs [95% interval] (not gated)",
             {"overhead_bench": "{column}"}, "harness_efficiency", plain, interval="harness_efficiency_ci95"),
-    Section("test accuracy after the published recipe", {"accuracy_bench": "recipe"}, "accuracy", percent,
-            ("accuracy",)),
+    Section("test accuracy after the model's recipe (its ModelSpec's recipe_batch_size and recipe_epochs)",
+            {"accuracy_bench": "recipe"}, "accuracy", percent, ("accuracy",)),
+    Section("recipe: epochs to its target quality ('-': not reached, or no target)", {"accuracy_bench": "recipe"},
+            "epochs_to_target", count),
+    Section("recipe: training seconds to its target quality", {"accuracy_bench": "recipe"}, "seconds_to_target",
+            format_seconds),
     Section("test mean absolute error after the recipe (lower is better; marked by its baseline, and by tensorflow's "
             "and float32's where it is held to them)", {"accuracy_bench": "recipe"}, "mae", plain,
             ("mae", "mae_against_tensorflow", "mae_against_float32")),
