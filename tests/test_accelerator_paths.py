@@ -46,8 +46,9 @@ def test_a_cpu_cell_is_compiled_without_xla_when_the_process_sees_a_gpu(heavy_im
 
 
 def test_a_torch_or_jax_cpu_cell_is_pinned_to_the_cpu():
-    """Keras' torch backend puts tensors on CUDA wherever CUDA is available: a cpu cell names its device."""
-    assert Neutral("cpu", "a CPU", "torch").keras_device == "cpu:0"
+    """Keras' torch backend puts tensors on CUDA wherever CUDA is available: a cpu cell names its
+    device ("cpu" on torch: Keras' torch variables moved to "cpu:0" are copies, and nothing trains)."""
+    assert Neutral("cpu", "a CPU", "torch").keras_device == "cpu"
     assert Neutral("cpu", "a CPU", "jax").keras_device == "cpu:0"
     assert Neutral("gpu", "a GPU", "torch").keras_device is None  # Keras' default: the first accelerator
 

@@ -82,7 +82,7 @@ def test_several_backends_name_theirs_side_by_side_and_the_svm_runs_once_under_i
 
 
 def test_a_backend_that_is_not_installed_skips_saying_how_to_get_it(monkeypatch):
-    monkeypatch.setattr(backends, "importable", lambda module: module != "torch")
+    monkeypatch.setattr(backends.base, "importable", lambda module: module != "torch")  # where Backend looks
     several = cells.Grid(("cpu",), (32,), ("mlp",), (500,), True, grid().inventory, backends=("tensorflow", "torch"))
     result = ids_and_skips(cells.train_cells(several))
     assert result["tensorflow-cpu-bs32-mlp"] is None

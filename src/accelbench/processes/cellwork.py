@@ -193,7 +193,7 @@ def trace_steps(spec: dict[str, Any], directory: str, cell_name: str) -> dict[st
     from accelbench.work import traces
 
     built = _Built.of(spec)
-    work, _ = MEMORY_WORK[built.spec.kind](built)
+    work = MEMORY_WORK[built.spec.kind](built)[0]
     return traces.trace_steps(Path(directory), cell_name, TRACED_PHASES[built.spec.kind], work, backend=_backend())
 
 
