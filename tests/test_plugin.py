@@ -250,7 +250,7 @@ def test_published_mnist_mlp_meets_its_committed_baseline(suite):
     result = run(suite, "-k", "test_time_to_accuracy", "--dataset", "mnist", "--data-dir", str(SHARED_MNIST),
                  "--models", "mlp", baselines=ROOT / "benchmarks" / "baselines")
     result.assert_outcomes(passed=1)
-    result.stdout.re_match_lines([r"test accuracy after the published recipe", r"device +model +recipe", r"cpu +mlp +9\d\.\d\d% ok"])
+    result.stdout.re_match_lines([r"test accuracy after the model's recipe.*", r"device +model +recipe", r"cpu +mlp +9\d\.\d\d% ok"])
 
 
 MEMORY_CELL = ("test_memory.py::test_train_memory", "--models", "mlp", "--batch-sizes", "32")
@@ -276,8 +276,9 @@ def test_memory_gate_catches_a_planted_allocation(suite, monkeypatch):
     monkeypatch.setattr(OneStep, "run", lambda self: (np.ones(50 * 2**20, np.uint8).sum(), step(self))[1])
     result = run(suite, *MEMORY_CELL)
     result.assert_outcomes(failed=1)
+    # one recording measured the peak 5 times: the gate is the spread's, not the fixed 25% + 2 MiB
     result.stdout.fnmatch_lines(["*peak_memory_bytes regression in test_train_memory[[]cpu-bs32-mlp[]]: measured *, "
-                                 f"baseline * ({peak:,} B), tolerance 25% relative + 2.0 MiB (2,097,152 B) (must be <= *)*"])
+                                 f"baseline * ({peak:,} B), tolerance +* (2 x the peak's spread over 5 runs, *"])
 
 
 def test_planted_leak_in_repeated_inference_is_caught(suite, monkeypatch):
