@@ -657,7 +657,7 @@ def test_ab_fails_a_planted_slowdown_in_b_naming_cell_ratio_and_interval(suite):
                                   # where load made the first looks' interval reach below 1.15, the
                                   # confirmations ran, and rule 2's bound is named
                                   r"(; B/A at least \d\.\d+ over every pair \(95% bound\))?: "
-                                  r"B/A = \d\.\d\d\d \[95% \d\.\d+, \d\.\d+\] over (12|24|36) pairs"])
+                                  r"B/A = \d\.\d\d\d \[95% interval \d\.\d+, \d\.\d+\] over (12|24|36) pairs"])
     result.stdout.re_match_lines([r"cell +A round +B round +B/A \[95% interval\] +pairs +verdict",
                                   r"test_\w+\[cpu-bs32-mlp\] .* \d\.\d\d\d \[\d\.\d+, \d\.\d+\] +(12|24|36) +FAIL"])
     output = json.loads(saved.read_text())

@@ -113,23 +113,25 @@ def test_two_machine_classes_merge_and_nothing_of_either_is_lost(tmp_path, two_r
     out, md = tmp_path / "report.html", tmp_path / "summary.md"
     assert cli.main(["report", str(two_runs[0]), str(two_runs[1]), "-o", str(out), "--markdown", str(md)]) == 0
     page, text = out.read_text(), md.read_text()
-    for tag, path in zip("AB", two_runs):
+    tags = ("abcdef1 11-22 21:00 x86_64-2cpu", "abcdef1 11-22 21:00 x86_64-64cpu-1-x-H100")  # two machines: named
+    for tag, path in zip(tags, two_runs):
         for name in names_of(path):
             assert re.search(rf"<td>{tag}</td><td>{re.escape(name)}</td>", page), (tag, name)
-    assert "<td>x86_64-2cpu</td><td>tensorflow 2.21.0" in page  # a run saved without a fingerprint: its class
-    assert "<td>x86_64-64cpu-1-x-H100</td><td>tensorflow 2.20.0" in page
+    assert "<abbr title='x86_64-2cpu'>x86_64-2cpu</abbr></td><td>tensorflow 2.21.0" in page  # saved without a fingerprint: its class
+    assert "<abbr title='x86_64-64cpu-1-x-H100'>x86_64-64cpu-1-x-H100</abbr></td><td>tensorflow 2.20.0" in page
     runs = load_runs(two_runs)
     tables = {t.title: t for t in summary.tables([(r.tag, list(r.cells)) for r in runs])}
     training = tables["training throughput (samples/s), median round"]
-    assert training.header == ("device", "model", "bs32 A", "bs32 B", "bs256 A", "bs256 B", "bs1024 A", "bs1024 B")
-    cpu_mlp = next(row for row in training.rows if row[:2] == ("cpu", "mlp"))
-    assert all(value != "-" for value in cpu_mlp)  # every run's number is there, side by side
+    assert training.header == ("device", "model", "run", "bs32", "bs256", "bs1024")  # as wide as one run's
+    cpu_mlp = [row for row in training.rows if row[:2] == ("cpu", "mlp")]
+    assert [row[2] for row in cpu_mlp] == list(tags)  # a row per run, one under the other
+    assert all(value != "-" for row in cpu_mlp for value in row)  # every run's number is there
     for run in runs:  # every number of every cell of both runs is in some table of the summary
         for record in run.cells_of("train_bench", "inference_bench"):
             assert summary.rate(record.info["samples_per_s"]) in str(tables), record.name
-    assert "- **A**: `x86_64-2cpu` · tensorflow 2.21.0" in text
-    assert "- **B**: `x86_64-64cpu-1-x-H100` · tensorflow 2.20.0" in text
-    for tag in "AB":  # each run's verdicts, tagged
+    assert f"- **{tags[0]}**: x86_64-2cpu (`x86_64-2cpu`) · tensorflow 2.21.0" in text
+    assert f"- **{tags[1]}**: x86_64-64cpu-1-x-H100 (`x86_64-64cpu-1-x-H100`) · tensorflow 2.20.0" in text
+    for tag in tags:  # each run's verdicts, tagged
         assert f"| {tag} | test_batch_speedup[cpu-bs1024-over-bs32-mlp] | speedup | fail |" in text
     assert "speedup regression in x of mlp" in text
 
@@ -163,7 +165,7 @@ def test_a_storage_folder_stands_for_its_runs(tmp_path, two_runs):
     storage.mkdir(parents=True)
     for index, path in enumerate(two_runs, 1):
         (storage / f"000{index}_run.json").write_text(path.read_text())
-    assert [run.tag for run in load_runs([tmp_path / "storage"])] == ["A", "B"]
+    assert [run.path.name for run in load_runs([tmp_path / "storage"])] == ["0001_run.json", "0002_run.json"]
     (tmp_path / "empty").mkdir()
     with pytest.raises(ReportError, match="a folder with no .json runs"):
         load_runs([tmp_path / "empty"])
@@ -248,3 +250,31 @@ def test_two_batch_sizes_are_points_not_a_line(monkeypatch):
     plots._measured(Axes(), [32, 256], [1.0, 2.0], marker="o")
     plots._measured(Axes(), [32, 64, 128], [1.0, 2.0, 3.0], marker="o")
     assert drawn == [(2, ""), (3, None)]
+
+
+def test_runs_are_named_by_commit_date_and_machine_with_the_fingerprint_on_hover(tmp_path):
+    """Runs of one machine: commit and date; of several: the machine's label too; a name two
+    runs share is numbered; the whole fingerprint is the label's hover and a Machines row."""
+    fingerprint = ("arch=x86_64; cpu=AMD EPYC; caches=L2 1024K; isa=avx512_core_bf16; onednn=on; cpus=2; "
+                   "accelerators=none")
+    paths = []
+    for index, (commit, dirty, when) in enumerate([("1234567890", False, "2026-11-24T19:41:21+00:00"),
+                                                   ("89abcdef00", True, "2026-11-24T20:05:00+00:00"),
+                                                   ("89abcdef00", True, "2026-11-24T20:05:30+00:00")]):
+        document = run_document()
+        document["machine_info"]["accelbench_fingerprint"] = fingerprint
+        document["commit_info"], document["datetime"] = {"id": commit, "dirty": dirty}, when
+        paths.append(tmp_path / f"run{index}.json")
+        paths[-1].write_text(json.dumps(document))
+    runs = load_runs(paths)
+    assert [run.tag for run in runs] == ["1234567 11-24 19:41", "89abcde+ 11-24 20:05 (1)", "89abcde+ 11-24 20:05 (2)"]
+    assert runs[0].machine_label == "AMD EPYC 2c avx512_core_bf16"
+    out = tmp_path / "report.html"
+    assert cli.main(["report", *map(str, paths), "-o", str(out)]) == 0
+    page = out.read_text()
+    assert f"<abbr title='{fingerprint}'>AMD EPYC 2c avx512_core_bf16</abbr>" in page
+    assert "<th>1234567 11-24 19:41</th>" in page  # the Machines table's column
+    other = json.loads(paths[0].read_text())
+    other["machine_info"]["accelbench_fingerprint"] = fingerprint.replace("accelerators=none", "accelerators=1x H100")
+    paths[0].write_text(json.dumps(other))
+    assert load_runs(paths)[0].tag == "1234567 11-24 19:41 AMD EPYC 2c avx512_core_bf16 + 1x H100"

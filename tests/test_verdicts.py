@@ -181,7 +181,7 @@ def test_an_ab_failure_names_the_cell_b_the_ratio_its_interval_and_the_round_tim
     made = verdicts.ab("test_train[cpu-bs32-cnn]", AB_TIME, _compared("fail", 1.93, 1.88, 1.97), 0.2, 0.386, 0.05,
                        "B (ONEDNN_MAX_CPU_ISA=AVX)")
     assert made.message.startswith("A/B regression in test_train[cpu-bs32-cnn]: B (ONEDNN_MAX_CPU_ISA=AVX) is slower")
-    assert "B/A = 1.930 [95% 1.880, 1.970] over 48 pairs (200 ms in A, 386 ms in B, median round)" in made.message
+    assert "B/A = 1.930 [95% interval 1.880, 1.970] over 48 pairs (200 ms in A, 386 ms in B, median round)" in made.message
 
 
 def test_the_ab_table_puts_the_largest_slowdown_first_with_peaks_and_compile_times():
@@ -203,3 +203,19 @@ def test_the_ab_table_puts_the_largest_slowdown_first_with_peaks_and_compile_tim
     peaks = [v for v in verdicts.all() if v.metric == AB_PEAK]
     assert {v.outcome for v in peaks} == {"reported"}  # one measurement a side: shown, never failing
     assert rows[2][6] == "10.0 MiB -> 10.0 MiB"
+
+
+def test_an_undecided_ab_line_shows_one_interval_and_names_it():
+    """The unknown reason names the one bound that kept a pass out; the only interval on the
+    line is the 95% interval of the median, called so."""
+    import re
+
+    from accelbench.judge import comparison
+
+    found = comparison.sequential([0.7, 1.4] * 24, comparison.Plan(cells=1))
+    assert found.outcome == comparison.UNKNOWN
+    verdicts = Verdicts(update=False, require_baselines=False, memray_tracking=False, timing_threshold=0.4)
+    line = verdicts.ab("test_train[cpu-bs32-mlp]", AB_TIME, found, 0.2, 0.21, 0.05, "B (X=1)").message
+    assert len(re.findall(r"\[95% interval \d\.\d+, \d\.\d+\]", line)) == 1, line
+    assert line.count("[") == 1 and " between " not in line, line
+    assert re.search(r"B/A's \d+\.\d% upper bound is \d\.\d{3}", line), line

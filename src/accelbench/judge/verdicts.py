@@ -282,7 +282,7 @@ class Verdicts:
         """B against A, interleaved in this run: the comparison decided pass, fail or unknown."""
         statistic = (("ci95", [round(found.low, 4), round(found.high, 4)]), ("wilcoxon_p", round(found.p_value, 6)),
                      ("pairs", found.pairs), ("a", a_value), ("b", b_value))
-        message = (f"{found.reason}: B/A = {found.ratio:.3f} [95% {found.low:.3f}, {found.high:.3f}] over "
+        message = (f"{found.reason}: B/A = {found.ratio:.3f} [95% interval {found.low:.3f}, {found.high:.3f}] over "
                    f"{found.pairs} pairs ({format_seconds(a_value)} in A, {format_seconds(b_value)} in B, median round)")
         if found.outcome == FAIL:
             message = f"A/B regression in {cell}: {environment} is slower, {message}"

@@ -183,8 +183,9 @@ class Table:
 
 
 def tables(runs: Sequence[tuple[str, Sequence[CellRecord]]]) -> list[Table]:
-    """One table per section that any run has numbers for. With several runs every column
-    repeats per run, headed by the run's tag (its label is the caller's to explain)."""
+    """One table per section that any run has numbers for. With several runs each (device,
+    model) has a row per run, the run's tag in its own column: runs compare down a column, and
+    a table is as wide for ten runs as for one."""
     runs = [(tag, [*records, *curve_records(records), *precision_records(records)]) for tag, records in runs]
     result = []
     for section in SECTIONS:
@@ -195,7 +196,7 @@ def tables(runs: Sequence[tuple[str, Sequence[CellRecord]]]) -> list[Table]:
 
 
 def _table(section: Section, runs: Sequence[tuple[str, Sequence[CellRecord]]]) -> Table:
-    found: dict[tuple[str, str], dict[tuple[str, str], str]] = {}  # (device, model) -> (column, tag) -> text
+    found: dict[tuple[str, str], dict[str, dict[str, str]]] = {}  # (device, model) -> tag -> column -> text
     columns: list[str] = []
     for tag, records in runs:
         for record in records:
@@ -204,11 +205,11 @@ def _table(section: Section, runs: Sequence[tuple[str, Sequence[CellRecord]]]) -
             column = section.column(record)
             if column not in columns:
                 columns.append(column)
-            found.setdefault((record.device, record.model), {})[(column, tag)] = section.cell_text(record)
-    tags = [tag for tag, _ in runs]
-    keys = [(column, tag) for column in columns for tag in tags]
-    header = ("device", "model", *(f"{c} {t}" if len(tags) > 1 else c for c, t in keys))
-    rows = tuple((device, model, *(texts.get(key, "-") for key in keys)) for (device, model), texts in found.items())
+            found.setdefault((record.device, record.model), {}).setdefault(tag, {})[column] = section.cell_text(record)
+    several = len(runs) > 1
+    header = ("device", "model", *(("run",) if several else ()), *columns)
+    rows = tuple((device, model, *((tag,) if several else ()), *(by_tag[tag].get(column, "-") for column in columns))
+                 for (device, model), by_tag in found.items() for tag, _ in runs if tag in by_tag)
     return Table(section.title, header, rows)
 
 

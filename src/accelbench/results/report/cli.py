@@ -19,7 +19,7 @@ def add_to(commands: Any) -> None:
         "report", help="write an HTML report and a Markdown summary of saved runs",
         description="Merge saved pytest-benchmark runs of `pytest benchmarks` (--benchmark-json files, "
                     "or a --benchmark-storage folder) into one HTML page and a Markdown summary; "
-                    "each run is a series in every plot and a column in every table.")
+                    "each run, named by commit and date, is a series in every plot and a row in every table.")
     report.add_argument("runs", nargs="+", metavar="RUN", help="a run's JSON file, or a folder of them")
     report.add_argument("-o", "--output", type=Path, default=Path("accelbench-report.html"),
                         help="the HTML file to write (default: %(default)s)")

@@ -119,6 +119,7 @@ def projection_rows(runs: Sequence[Run]) -> list[tuple[str, ...]]:
 def machine_rows(runs: Sequence[Run]) -> list[tuple[str, ...]]:
     """One row per machine fact, one column per run."""
     rows = [("file", *(str(run.path) for run in runs)), ("date", *(run.datetime for run in runs)),
+            ("machine", *(run.machine_label for run in runs)),
             ("commit", *(f"{run.commit.get('id', '')[:10]}{' (dirty)' if run.commit.get('dirty') else ''}"
                          for run in runs))]
     for key in MACHINE_KEYS:

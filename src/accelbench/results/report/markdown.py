@@ -28,7 +28,7 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 def _parts(runs: Sequence[Run]) -> list[tuple[str, str]]:
     """(name, text) in the order they matter to a reviewer."""
-    runs_text = "".join(f"- **{run.tag}**: `{run.fingerprint}` · {run.label} — {content.verdict_counts(run)}\n"
+    runs_text = "".join(f"- **{run.tag}**: {run.machine_label} (`{run.fingerprint}`) · {run.label} — {content.verdict_counts(run)}\n"
                         for run in runs)
     attention = content.verdict_rows(runs, content.ATTENTION)
     shown = attention[:MAX_VERDICT_ROWS]
@@ -54,6 +54,17 @@ def render(runs: Sequence[Run]) -> str:
             left_out.append(name)
         else:
             text += part
+    closing = f"\n_{summary.LEGEND}_\n"
     if left_out:
-        text += f"\n_Left out to stay under {LIMIT // 1000} kB (see the HTML report): {', '.join(left_out)}._\n"
-    return text + f"\n_{summary.LEGEND}_\n"
+        text += _left_out(left_out, LIMIT - len((text + closing).encode()))
+    return text + closing
+
+
+def _left_out(names: Sequence[str], room: int) -> str:
+    """The line naming the parts that did not fit, itself cut to the room left."""
+    line = f"\n_Left out to stay under {LIMIT // 1000} kB (see the HTML report): {', '.join(names)}._\n"
+    while len(line.encode()) > room and len(names) > 1:
+        names = names[:-1]
+        line = (f"\n_Left out to stay under {LIMIT // 1000} kB (see the HTML report): {', '.join(names)} "
+                f"and more._\n")
+    return line

@@ -15,6 +15,8 @@ body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 
 h1 { margin-bottom: 0.2em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: 0.2em; margin-top: 2em; }
 table { border-collapse: collapse; margin: 0.6em 0 1.2em; font-size: 0.9em; }
 th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
+td { overflow-wrap: anywhere; } /* paths, fingerprints and messages wrap: no page wider than the window */
+td:first-child { overflow-wrap: normal; white-space: nowrap; } /* a run's name or a device: one line */
 th { background: #f3f3f3; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .fail { background: #fdd; } .ungated, .new { background: #fff4cc; } .pass { background: #e6f6e6; }
 .note { color: #555; font-style: italic; } img { max-width: 100%; border: 1px solid #eee; }
@@ -32,8 +34,14 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], outcome_column: 
 
 
 def _runs(runs: Sequence[Run]) -> str:
-    rows = [(run.tag, run.fingerprint, run.label, content.verdict_counts(run), str(run.path)) for run in runs]
-    return table(("run", "machine (fingerprint)", "libraries · date", "verdicts", "file"), rows)
+    """Each run's name, its machine in a few words (the whole fingerprint on hover and in the
+    Machines table), libraries, verdicts and file."""
+    head = "".join(f"<th>{h}</th>" for h in ("run", "machine", "libraries · date", "verdicts", "file"))
+    body = "".join(f"<tr><td>{html.escape(run.tag)}</td>"
+                   f"<td><abbr title='{html.escape(run.fingerprint, quote=True)}'>{html.escape(run.machine_label)}</abbr></td>"
+                   f"<td>{html.escape(run.label)}</td><td>{html.escape(content.verdict_counts(run))}</td>"
+                   f"<td>{html.escape(str(run.path))}</td></tr>" for run in runs)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def _verdicts(runs: Sequence[Run]) -> str:
@@ -74,7 +82,7 @@ def render(runs: Sequence[Run], plots: Sequence[Plot]) -> str:
         ("Projections to the target data sizes",
          table(content.PROJECTION_HEADER, projections) if projections else "<p>No data-scaling cells ran.</p>"),
         ("Every cell, timed by pytest-benchmark or not", table(content.CELL_HEADER, content.cell_rows(runs))),
-        ("Machines", table(("", *(f"run {run.tag}" for run in runs)), content.machine_rows(runs))),
+        ("Machines", table(("", *(run.tag for run in runs)), content.machine_rows(runs))),
     ]
     body = "".join(f"<h2>{html.escape(title)}</h2>{part}" for title, part in sections)
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>accelbench report</title>"

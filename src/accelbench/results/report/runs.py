@@ -6,9 +6,9 @@ Every file is checked before anything is drawn, so a bad input is one clear line
 from __future__ import annotations
 
 import json
-import string
+from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ class ReportError(Exception):
 @dataclass(frozen=True)
 class Run:
     path: Path
-    tag: str  # A, B, ...: a run's column and series in every table and plot
+    tag: str  # its name (names()): a run's column and series in every table and plot
     machine: dict[str, Any]
     commit: dict[str, Any]
     datetime: str
@@ -39,6 +39,23 @@ class Run:
         versions = " ".join(f"{name} {self.machine[name]}" for name in ("tensorflow", "keras", "scikit-learn")
                             if self.machine.get(name))
         return f"{versions} · {self.datetime[:16].replace('T', ' ')}"
+
+    @property
+    def machine_label(self) -> str:
+        """The machine in a few words: the CPU, its count and ISA, and its accelerators from the
+        fingerprint (the whole fingerprint is the Machines table's and the label's hover)."""
+        facts = dict(part.split("=", 1) for part in self.fingerprint.split("; ") if "=" in part)
+        if not facts:
+            return self.fingerprint
+        label = f"{facts.get('cpu', '?')} {facts.get('cpus', '?')}c {facts.get('isa', '')}".strip()
+        accelerators = facts.get("accelerators", "none")
+        return label if accelerators == "none" else f"{label} + {accelerators}"
+
+    @property
+    def commit_date(self) -> str:
+        """The commit (+ where the tree had uncommitted changes) and the run's date to the minute."""
+        commit = str(self.commit.get("id") or "")[:7] or "no commit"
+        return f"{commit}{'+' if self.commit.get('dirty') else ''} {self.datetime[5:16].replace('T', ' ')}".strip()
 
     @property
     def fingerprint(self) -> str:
@@ -67,14 +84,31 @@ def run_files(paths: Sequence[str | Path]) -> list[Path]:
     return files
 
 
+MOST_RUNS = 26  # a column per run in every table: more than this no page holds
+
+
 def load_runs(paths: Sequence[str | Path]) -> list[Run]:
     files = run_files(paths)
-    if len(files) > len(string.ascii_uppercase):
-        raise ReportError(f"{len(files)} runs given; the report compares at most {len(string.ascii_uppercase)}")
-    return [load_run(path, tag) for path, tag in zip(files, string.ascii_uppercase)]
+    if len(files) > MOST_RUNS:
+        raise ReportError(f"{len(files)} runs given; the report compares at most {MOST_RUNS}")
+    runs = [load_run(path) for path in files]
+    return [replace(run, tag=name) for run, name in zip(runs, names(runs))]
 
 
-def load_run(path: Path, tag: str = "A") -> Run:
+def names(runs: Sequence[Run]) -> list[str]:
+    """Each run's name as a reader tells runs apart: its commit and date, with the machine's
+    label where the runs are of more than one machine; a name two runs share gets (2), (3)."""
+    several_machines = len({run.fingerprint for run in runs}) > 1
+    plain = [f"{run.commit_date} {run.machine_label}" if several_machines else run.commit_date for run in runs]
+    seen: Counter[str] = Counter()
+    named = []
+    for name in plain:
+        seen[name] += 1
+        named.append(name if plain.count(name) == 1 else f"{name} ({seen[name]})")
+    return named
+
+
+def load_run(path: Path, tag: str = "") -> Run:
     document = _read_json(path)
     if not (isinstance(document, dict) and isinstance(document.get("benchmarks"), list)
             and isinstance(document.get("machine_info"), dict)):
@@ -88,7 +122,7 @@ def load_run(path: Path, tag: str = "A") -> Run:
         raise ReportError(f"{path}: a pytest-benchmark run with no accelbench cells (none of its "
                           f"{len(document['benchmarks'])} benchmarks has the '{CELL_KEY}' record that "
                           f"`pytest benchmarks` of this accelbench version saves)")
-    return Run(path=path, tag=tag, machine=document["machine_info"], commit=document.get("commit_info") or {},
+    return Run(path=path, tag=tag or path.stem, machine=document["machine_info"], commit=document.get("commit_info") or {},
                datetime=str(document.get("datetime", "")), cells=cells,
                timed={b["name"]: b.get("stats") or {} for b in document["benchmarks"] if "name" in b},
                verdicts=tuple(accelbench.get("verdicts", ())), projections=tuple(accelbench.get("projections", ())))
