@@ -88,16 +88,45 @@ def test_help_lists_every_option_and_ini_key(pytester):
     assert not missing, f"not in pytest --help: {missing}"
 
 
-def test_the_options_page_holds_the_option_table_as_it_is():
-    """docs/options.md reads whole on the repository: its committed table is the one the option
-    table makes (rewrite it with `python docs/hooks/generated_pages.py`)."""
+def _generated_pages():
     path = Path(__file__).resolve().parents[1] / "docs" / "hooks" / "generated_pages.py"
     spec = importlib.util.spec_from_file_location("generated_pages", path)
     pages = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(pages)
+    return pages
+
+
+def test_the_options_page_holds_the_option_table_as_it_is():
+    """docs/options.md reads whole on the repository: its committed table is the one the option
+    table makes (rewrite it with `python docs/hooks/generated_pages.py`)."""
+    pages = _generated_pages()
     committed = pages.committed_table(pages.OPTIONS_PAGE.read_text())
     assert committed == pages.options_table(), "docs/options.md's option table is stale"
     assert "95% bound" in committed  # a literal % reads as one %, not argparse's %%
+
+
+def test_the_results_page_says_what_the_terminal_shows_and_what_only_the_json_holds():
+    """The terminal's tables are listed as the code has them; every key the page says only the
+    JSON holds is one the code writes and no summary table shows."""
+    import re
+
+    from accelbench.results.summary import SECTIONS
+
+    pages = _generated_pages()
+    page = (pages.DOCS / "results.md").read_text()
+    assert pages.committed_table(page, "summary-sections") == pages.summary_sections(), "docs/results.md is stale"
+    json_only = page.split("What **only the JSON** holds:", 1)[1].lstrip().split("\n\n", 1)[0]
+    keys = set(re.findall(r"`(\w+)`", json_only)) - {"stats"}  # stats: pytest-benchmark's own
+    assert len(keys) > 40, keys
+    shown = {name for section in SECTIONS for name in (section.metric, section.interval, section.stderr) if name}
+    assert not keys & shown, f"shown in the terminal, not JSON-only: {keys & shown}"
+    source = "".join(path.read_text() for path in (Path(__file__).resolve().parents[1] / "src").rglob("*.py"))
+    # keys the code makes with an f-string (f"latency_{k}_ms", f"{prefix}exponent"): as patterns
+    made = [re.compile(re.sub(r"\\\{[^}]*\\\}", r"\\w*", re.escape(text)))
+            for text in re.findall(r'f"([\w{}]*\{[\w{}.]*)"', source) if re.sub(r"\{[^}]*\}", "", text)]
+    unwritten = [key for key in keys if not re.search(rf"\b{key}\b", source)
+                 and not any(pattern.fullmatch(key) for pattern in made)]
+    assert not unwritten, f"named on the page, written by no code: {unwritten}"
 
 
 def test_the_timed_marker_selects_the_timed_cells_alone(pytester, heavy_imports):
