@@ -13,17 +13,30 @@ os.environ.setdefault("TF_ONEDNN_USE_SYSTEM_ALLOCATOR", "1")
 
 # pytester's in-process runs drop modules first imported inside them, and numpy, scipy and
 # TensorFlow refuse to be imported twice in one process: import them once, up front.
-HEAVY_MODULES = ("tensorflow", "keras", "sklearn.svm", "sklearn.datasets", "sklearn.model_selection",
-                 "scipy.stats", "numpy.fft")
+HEAVY_MODULES = (
+    "tensorflow",
+    "keras",
+    "sklearn.svm",
+    "sklearn.datasets",
+    "sklearn.model_selection",
+    "scipy.stats",
+    "numpy.fft",
+)
 
 
 def pytest_configure(config):
     share_one_xla_cache(config)
-    config.addinivalue_line("markers", "timing: asserts on measured times or ratios; run alone, after the "
-                                       "parallel tests (tox -e tests), as other tests' load would bend them")
-    config.addinivalue_line("markers", "slow(seconds): takes over 5 s (worker processes, a recipe, tf.distribute "
-                                       "jobs); dealt out first, longest first, so that pytest-xdist's workers "
-                                       "finish together")
+    config.addinivalue_line(
+        "markers",
+        "timing: asserts on measured times or ratios; run alone, after the "
+        "parallel tests (tox -e tests), as other tests' load would bend them",
+    )
+    config.addinivalue_line(
+        "markers",
+        "slow(seconds): takes over 5 s (worker processes, a recipe, tf.distribute "
+        "jobs); dealt out first, longest first, so that pytest-xdist's workers "
+        "finish together",
+    )
 
 
 def share_one_xla_cache(config):
@@ -35,9 +48,13 @@ def share_one_xla_cache(config):
     if "JAX_COMPILATION_CACHE_DIR" in os.environ:  # a worker of this session, or the user's own cache
         return
     folder = tempfile.mkdtemp(prefix="accelbench-tests-xla-")
-    os.environ.update({"JAX_COMPILATION_CACHE_DIR": folder,
-                       "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",  # small steps too (default: 1 s)
-                       "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"})
+    os.environ.update(
+        {
+            "JAX_COMPILATION_CACHE_DIR": folder,
+            "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",  # small steps too (default: 1 s)
+            "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+        }
+    )
     config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
 
 

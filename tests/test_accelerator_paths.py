@@ -33,8 +33,11 @@ def test_a_cpu_cell_is_compiled_without_xla_when_the_process_sees_a_gpu(heavy_im
 
     listed = tf.config.list_physical_devices
     fake_gpu = tf.config.PhysicalDevice(name="/physical_device:GPU:0", device_type="GPU")
-    monkeypatch.setattr(tf.config, "list_physical_devices",
-                        lambda kind=None: [*listed(kind), *([fake_gpu] if kind in (None, "GPU") else [])])
+    monkeypatch.setattr(
+        tf.config,
+        "list_physical_devices",
+        lambda kind=None: [*listed(kind), *([fake_gpu] if kind in (None, "GPU") else [])],
+    )
     dataset = load("digits", None).head(64)
     cpu = Placement("cpu", "/cpu:0", "a CPU")
     auto = MODELS["mlp"].build(dataset.input_shape, 10, ModelOptions())
@@ -64,8 +67,9 @@ def test_worker_environments_keep_float32_ieee_and_leave_the_gpu_to_share():
 def test_the_jax_worker_runs_with_those_settings_and_places_a_cpu_cell_on_the_cpu(tmp_path):
     pytest.importorskip("jax", reason="the jax extra is not installed: pip install 'accelbench[jax]'")
     base = BACKENDS["jax"].environment()
-    environment = Environment("jax", sys.executable,
-                              (*base.variables, ("PYTHONPATH", os.pathsep.join([HERE, *sys.path]))))
+    environment = Environment(
+        "jax", sys.executable, (*base.variables, ("PYTHONPATH", os.pathsep.join([HERE, *sys.path])))
+    )
     pool = Workers(tmp_path)
     try:
         found = pool.call(environment, "worker_faults:jax_worker_settings", 120)
@@ -104,8 +108,9 @@ def test_three_logical_cpu_devices_train_to_the_loss_of_one_device(heavy_imports
     """Three replicas, not the suite's two: a count taken from anywhere but the strategy shows.
     The one-device reference runs here, in this process (the same job_main code a "single" job's
     process runs), so the test starts one TensorFlow process, not two."""
-    small = dict(model="mlp", dataset="digits", data_dir=None, per_replica_batch=32, check_steps=3, rounds=1,
-                 steps_per_round=2)
+    small = dict(
+        model="mlp", dataset="digits", data_dir=None, per_replica_batch=32, check_steps=3, rounds=1, steps_per_round=2
+    )
     reference = job_main.run_in_process(Job("single", replicas=3, **small))
     spread = distributed.run_job(Job("replicas", replicas=3, **small), 120.0)
     assert spread.replicas_in_sync == 3 and len(spread.devices) == 3
@@ -150,13 +155,16 @@ class OutOfMemoryError(Exception):
     pass
 
 
-@pytest.mark.parametrize("error", [
-    InternalError("cuDNN launch failure: CUDNN_STATUS_ALLOC_FAILED"),
-    InternalError("Blas GEMM launch failed: CUBLAS_STATUS_ALLOC_FAILED"),
-    XlaRuntimeError("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 4.0GiB"),
-    OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB"),
-    MemoryError(),
-])
+@pytest.mark.parametrize(
+    "error",
+    [
+        InternalError("cuDNN launch failure: CUDNN_STATUS_ALLOC_FAILED"),
+        InternalError("Blas GEMM launch failed: CUBLAS_STATUS_ALLOC_FAILED"),
+        XlaRuntimeError("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 4.0GiB"),
+        OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB"),
+        MemoryError(),
+    ],
+)
 def test_accelerator_out_of_memory_in_its_many_forms_is_recognised(error):
     assert memory.is_out_of_memory(error)
 
@@ -176,7 +184,9 @@ placement = Placement("cpu", "/cpu:0", "two logical CPUs", strategy)
 
 @tf.function
 def both():
-    replica = lambda: tf.fill((2, 3), tf.cast(tf.distribute.get_replica_context().replica_id_in_sync_group, tf.float32) + 1.0)
+    replica = lambda: tf.fill(
+        (2, 3), tf.cast(tf.distribute.get_replica_context().replica_id_in_sync_group, tf.float32) + 1.0
+    )
     return placement.synced(placement.run(replica, ()))
 
 print(float(both()))
@@ -189,7 +199,12 @@ def test_multi_replica_inference_waits_for_every_replica_not_only_the_first():
     gives 2, and the fetched number is their sum (replica 0's alone would be 1)."""
     import subprocess
 
-    found = subprocess.run([sys.executable, "-c", SYNCED_ACROSS_REPLICAS], capture_output=True, text=True, timeout=120,
-                           env={**os.environ, "CUDA_VISIBLE_DEVICES": "-1", "TF_CPP_MIN_LOG_LEVEL": "2"})
+    found = subprocess.run(
+        [sys.executable, "-c", SYNCED_ACROSS_REPLICAS],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "CUDA_VISIBLE_DEVICES": "-1", "TF_CPP_MIN_LOG_LEVEL": "2"},
+    )
     assert found.returncode == 0, found.stderr[-2000:]
     assert float(found.stdout.strip().splitlines()[-1]) == 3.0

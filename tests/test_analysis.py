@@ -59,13 +59,16 @@ def test_significantly_below():
     assert analysis.significantly_below([0.9] * 9, 0.9) == (False, 1.0)
 
 
-@pytest.mark.parametrize("reference, candidate, digits", [
-    (0.9812, 0.9815, 3),  # the studies' "equal to the 3rd significant digit"
-    (0.2345, 0.2391, 1),
-    (1.0, 1.0, analysis.MAX_DIGITS),
-    (0.5, 0.9, 0),
-    (0.0, 0.1, 0),
-])
+@pytest.mark.parametrize(
+    "reference, candidate, digits",
+    [
+        (0.9812, 0.9815, 3),  # the studies' "equal to the 3rd significant digit"
+        (0.2345, 0.2391, 1),
+        (1.0, 1.0, analysis.MAX_DIGITS),
+        (0.5, 0.9, 0),
+        (0.0, 0.1, 0),
+    ],
+)
 def test_matching_significant_digits(reference, candidate, digits):
     assert analysis.matching_digits(reference, candidate) == digits
 

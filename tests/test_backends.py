@@ -14,5 +14,3 @@ def test_array_input_gives_exactly_the_steps_asked_for_wrapping_round_the_fixed_
     assert given["x"].shape == (20, 3) and given["y"].shape == (20,)
     assert list(given["y"]) == [0, 1, 2, 3, 4, 5, 6, 7] * 2 + [0, 1, 2, 3]
     assert feed.for_steps(5) is given  # made once, never inside a timed round
-
-

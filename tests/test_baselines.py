@@ -50,12 +50,15 @@ def test_missing_file_is_empty(tmp_path):
     assert BaselineFile.load(tmp_path / "none.json", depth=1).data == {}
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ('{"digits-n1347": {"test_x": {"accuracy": 0.9}', "corrupt baseline JSON"),
-    ('[1, 2]', "expected a JSON object, found list"),
-    ('{"digits-n1347": {"test_x": {"accuracy": "high"}}}', "accuracy must be a number"),
-    ('{"digits-n1347": {"test_x": 0.9}}', "expected a JSON object, found float"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"digits-n1347": {"test_x": {"accuracy": 0.9}', "corrupt baseline JSON"),
+        ("[1, 2]", "expected a JSON object, found list"),
+        ('{"digits-n1347": {"test_x": {"accuracy": "high"}}}', "accuracy must be a number"),
+        ('{"digits-n1347": {"test_x": 0.9}}', "expected a JSON object, found float"),
+    ],
+)
 def test_corrupt_files_are_named(tmp_path, text, message):
     path = tmp_path / "accuracy.json"
     path.write_text(text)
@@ -82,8 +85,10 @@ def test_failed_write_keeps_the_old_file(tmp_path, monkeypatch):
 
 def test_accuracy_regression_message_names_everything():
     message = regression("accuracy", "test_time_to_accuracy[cpu-bs100-mlp]", 0.98, 0.9, AbsoluteDrop(0.02))
-    assert message == ("accuracy regression in test_time_to_accuracy[cpu-bs100-mlp]: measured 0.9000, "
-                       "baseline 0.9800, tolerance 0.02 absolute (must be >= 0.9600)")
+    assert message == (
+        "accuracy regression in test_time_to_accuracy[cpu-bs100-mlp]: measured 0.9000, "
+        "baseline 0.9800, tolerance 0.02 absolute (must be >= 0.9600)"
+    )
     assert regression("accuracy", "c", 0.98, 0.961, AbsoluteDrop(0.02)) is None
 
 

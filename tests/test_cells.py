@@ -54,11 +54,20 @@ def test_batch_speedup_needs_two_sizes():
 
 def test_a_sweep_gives_each_model_its_own_batch_sizes():
     sweep = {"mlp": (32, 64, 128), "cnn": (32, 64)}
-    swept = cells.Grid(("cpu",), (32,), ("mlp", "cnn"), (500,), True, grid().inventory,
-                       sweep=lambda device, model: sweep[model])
+    swept = cells.Grid(
+        ("cpu",), (32,), ("mlp", "cnn"), (500,), True, grid().inventory, sweep=lambda device, model: sweep[model]
+    )
     assert list(ids_and_skips(cells.train_cells(swept))) == [
-        "cpu-bs32-mlp", "cpu-bs32-cnn", "cpu-bs64-mlp", "cpu-bs64-cnn", "cpu-bs128-mlp"]
-    assert list(ids_and_skips(cells.batch_speedup_cells(swept))) == ["cpu-bs128-over-bs32-mlp", "cpu-bs64-over-bs32-cnn"]
+        "cpu-bs32-mlp",
+        "cpu-bs32-cnn",
+        "cpu-bs64-mlp",
+        "cpu-bs64-cnn",
+        "cpu-bs128-mlp",
+    ]
+    assert list(ids_and_skips(cells.batch_speedup_cells(swept))) == [
+        "cpu-bs128-over-bs32-mlp",
+        "cpu-bs64-over-bs32-cnn",
+    ]
     assert list(ids_and_skips(cells.leak_cells(swept))) == ["cpu-bs128-mlp", "cpu-bs64-cnn"]
     assert list(ids_and_skips(cells.scaling_cells(swept))) == ["cpu-mlp", "cpu-cnn"]
 
@@ -74,8 +83,9 @@ def test_one_backend_keeps_the_plain_ids():
 
 def test_several_backends_name_theirs_side_by_side_and_the_svm_runs_once_under_its_plain_id(monkeypatch):
     monkeypatch.setattr(backends, "importable", lambda module: True)
-    several = cells.Grid(("cpu",), (32,), ("mlp", "svm"), (500,), True, grid().inventory,
-                         backends=("tensorflow", "jax"))
+    several = cells.Grid(
+        ("cpu",), (32,), ("mlp", "svm"), (500,), True, grid().inventory, backends=("tensorflow", "jax")
+    )
     result = ids_and_skips(cells.inference_cells(several))
     assert list(result) == ["tensorflow-cpu-bs32-mlp", "jax-cpu-bs32-mlp", "cpu-bs32-svm"]
     assert set(result.values()) == {None}
@@ -86,8 +96,9 @@ def test_a_backend_that_is_not_installed_skips_saying_how_to_get_it(monkeypatch)
     several = cells.Grid(("cpu",), (32,), ("mlp",), (500,), True, grid().inventory, backends=("tensorflow", "torch"))
     result = ids_and_skips(cells.train_cells(several))
     assert result["tensorflow-cpu-bs32-mlp"] is None
-    assert result["torch-cpu-bs32-mlp"].startswith("the torch backend needs torch, which is not installed here: "
-                                                   "pip install 'accelbench[torch]'")
+    assert result["torch-cpu-bs32-mlp"].startswith(
+        "the torch backend needs torch, which is not installed here: pip install 'accelbench[torch]'"
+    )
 
 
 def test_a_cell_named_with_its_backend_is_the_same_cell():
@@ -97,22 +108,38 @@ def test_a_cell_named_with_its_backend_is_the_same_cell():
 
 
 def test_several_precisions_end_the_id_with_theirs_and_the_svm_runs_once():
-    several = cells.Grid(("cpu",), (32,), ("mlp", "svm"), (500,), True, grid().inventory,
-                         precisions=("float32", "mixed_bfloat16"))
+    several = cells.Grid(
+        ("cpu",), (32,), ("mlp", "svm"), (500,), True, grid().inventory, precisions=("float32", "mixed_bfloat16")
+    )
     result = ids_and_skips(cells.train_cells(several))
     assert list(result) == ["cpu-bs32-mlp-fp32", "cpu-bs32-mlp-bf16", "cpu-bs32-svm"]
-    both = cells.Grid(("cpu",), (32,), ("mlp",), (500,), True, grid().inventory,
-                      backends=("tensorflow", "jax"), precisions=("float32", "mixed_float16"))
+    both = cells.Grid(
+        ("cpu",),
+        (32,),
+        ("mlp",),
+        (500,),
+        True,
+        grid().inventory,
+        backends=("tensorflow", "jax"),
+        precisions=("float32", "mixed_float16"),
+    )
     assert [p.id for p in cells.inference_cells(both)] == [
-        "tensorflow-cpu-bs32-mlp-fp32", "tensorflow-cpu-bs32-mlp-fp16", "jax-cpu-bs32-mlp-fp32", "jax-cpu-bs32-mlp-fp16"]
+        "tensorflow-cpu-bs32-mlp-fp32",
+        "tensorflow-cpu-bs32-mlp-fp16",
+        "jax-cpu-bs32-mlp-fp32",
+        "jax-cpu-bs32-mlp-fp16",
+    ]
 
 
 def test_one_backend_or_precision_other_than_the_default_is_named_in_the_id(monkeypatch):
     monkeypatch.setattr(backends, "importable", lambda module: True)
 
     def ids(**axes):
-        return list(ids_and_skips(cells.train_cells(cells.Grid(("cpu",), (32,), ("mlp",), (500,), True,
-                                                                grid().inventory, **axes))))
+        return list(
+            ids_and_skips(
+                cells.train_cells(cells.Grid(("cpu",), (32,), ("mlp",), (500,), True, grid().inventory, **axes))
+            )
+        )
 
     assert ids() == ids(backends=("tensorflow",), precisions=("float32",)) == ["cpu-bs32-mlp"]
     assert ids(backends=("jax",)) == ["jax-cpu-bs32-mlp"]  # not the tensorflow cell's name
@@ -121,12 +148,17 @@ def test_one_backend_or_precision_other_than_the_default_is_named_in_the_id(monk
 
 def test_memory_and_latency_cells_run_on_every_backend_asked_for(monkeypatch):
     monkeypatch.setattr(backends, "importable", lambda module: True)
-    several = cells.Grid(("cpu",), (32,), ("mlp", "svm"), (500,), True, grid().inventory,
-                         backends=("tensorflow", "jax"))
+    several = cells.Grid(
+        ("cpu",), (32,), ("mlp", "svm"), (500,), True, grid().inventory, backends=("tensorflow", "jax")
+    )
     for cells_of in (cells.train_memory_cells, cells.inference_memory_cells):
         result = ids_and_skips(cells_of(several))
         assert result["tensorflow-cpu-bs32-mlp"] is None and result["jax-cpu-bs32-mlp"] is None
-    assert list(ids_and_skips(cells.latency_cells(several))) == ["tensorflow-cpu-bs1-mlp", "jax-cpu-bs1-mlp", "cpu-bs1-svm"]
+    assert list(ids_and_skips(cells.latency_cells(several))) == [
+        "tensorflow-cpu-bs1-mlp",
+        "jax-cpu-bs1-mlp",
+        "cpu-bs1-svm",
+    ]
 
 
 def test_a_default_cell_named_with_its_backend_keeps_the_plain_cell_s_baseline():
@@ -135,7 +167,14 @@ def test_a_default_cell_named_with_its_backend_keeps_the_plain_cell_s_baseline()
     def key(cell):
         return Bench(session=None, cell=cell, name=f"test_time_to_accuracy[{cell.id}]").baseline_key
 
-    assert key(cells.Cell("cpu", 100, "mlp", "tensorflow", "float32", (True, True))) == "test_time_to_accuracy[cpu-bs100-mlp]"
-    assert key(cells.Cell("cpu", 100, "mlp", "jax", "float32", (True, False))) == "test_time_to_accuracy[jax-cpu-bs100-mlp]"
+    assert (
+        key(cells.Cell("cpu", 100, "mlp", "tensorflow", "float32", (True, True)))
+        == "test_time_to_accuracy[cpu-bs100-mlp]"
+    )
+    assert (
+        key(cells.Cell("cpu", 100, "mlp", "jax", "float32", (True, False)))
+        == "test_time_to_accuracy[jax-cpu-bs100-mlp]"
+    )
     assert key(cells.Cell("cpu", 100, "mlp", "tensorflow", "mixed_bfloat16", (False, True))) == (
-        "test_time_to_accuracy[cpu-bs100-mlp-bf16]")
+        "test_time_to_accuracy[cpu-bs100-mlp-bf16]"
+    )

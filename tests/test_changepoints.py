@@ -43,7 +43,7 @@ def per_push(name: str, runs_per_push: int) -> np.ndarray:
     pool = []
     for runs in measured_cells(name).values():
         pushes = len(runs) // runs_per_push
-        points = np.median(np.reshape(runs[:pushes * runs_per_push], (pushes, runs_per_push)), axis=1)
+        points = np.median(np.reshape(runs[: pushes * runs_per_push], (pushes, runs_per_push)), axis=1)
         pool.append((points - np.median(points)) * np.sqrt(pushes / (pushes - 1)))
     return np.concatenate(pool)
 
@@ -84,9 +84,11 @@ def found_within(noise, step: float, after: int, series: int, seed: int = 1, run
     hits = 0
     for _ in range(series):
         logs = noise(rng, RUNS)
-        logs[RUNS - after:] += np.log1p(step)
-        hits += any(change.ratio > 1 and abs(change.index - (RUNS - after)) <= 1
-                    for change in changepoints.find(np.exp(logs), penalty))
+        logs[RUNS - after :] += np.log1p(step)
+        hits += any(
+            change.ratio > 1 and abs(change.index - (RUNS - after)) <= 1
+            for change in changepoints.find(np.exp(logs), penalty)
+        )
     return hits / series
 
 

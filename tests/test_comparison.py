@@ -52,7 +52,7 @@ def verdicts(slowdown, plan=QUICK, noise=NOISE, seed0=0, draws=DRAWS):
         first = draw()
         found = comparison.sequential(first, plan)
         fresh = lambda: comparison.fresh_pairs(prefixes(draw()), plan)  # as a run does: in fresh processes
-        found = comparison.confirmed(found, first[:found.pairs], fresh, plan.min_effect)
+        found = comparison.confirmed(found, first[: found.pairs], fresh, plan.min_effect)
         counts[found.outcome] += 1
     return counts
 
@@ -92,8 +92,10 @@ def test_pure_noise_fails_at_most_1_in_100(noise):
 @BOTH_MACHINES
 def test_a_whole_run_of_unchanged_cells_fails_at_most_1_in_100(noise):
     """The correction is for the run: 100 A/A runs of the quick suite's 18 cells each."""
-    failed_runs = sum(verdicts(0.0, noise=noise, seed0=1000 + run * QUICK.cells, draws=QUICK.cells)[comparison.FAIL]
-                      > 0 for run in range(100))
+    failed_runs = sum(
+        verdicts(0.0, noise=noise, seed0=1000 + run * QUICK.cells, draws=QUICK.cells)[comparison.FAIL] > 0
+        for run in range(100)
+    )
     assert failed_runs <= 1
 
 
@@ -179,7 +181,7 @@ def test_rounds_run_in_seeded_abba_blocks():
     assert orders == comparison.order(48, seed=3)
     assert orders != comparison.order(48, seed=4)
     for block in range(0, 48, 2):  # every block has one pair of each order
-        assert sorted(orders[block:block + 2]) == [("A", "B"), ("B", "A")]
+        assert sorted(orders[block : block + 2]) == [("A", "B"), ("B", "A")]
 
 
 def test_fewer_pairs_than_the_first_look_is_an_error():
@@ -187,8 +189,26 @@ def test_fewer_pairs_than_the_first_look_is_an_error():
         comparison.sequential([1.0] * 10, QUICK)
 
 
-PROCESS_SPREAD = [0.049, 0.047, 0.039, 0.029, 0.027, 0.021, 0.021, 0.016, 0.016, 0.016, 0.014, 0.013, 0.012, 0.011,
-                  0.010, 0.010, 0.008, 0.007]  # sd of each quick cell's B/A over six runs: five A/A, one TF 2.20 vs 2.21
+PROCESS_SPREAD = [
+    0.049,
+    0.047,
+    0.039,
+    0.029,
+    0.027,
+    0.021,
+    0.021,
+    0.016,
+    0.016,
+    0.016,
+    0.014,
+    0.013,
+    0.012,
+    0.011,
+    0.010,
+    0.010,
+    0.008,
+    0.007,
+]  # sd of each quick cell's B/A over six runs: five A/A, one TF 2.20 vs 2.21
 
 
 def quick_runs(slowdown, runs, confirmations=comparison.CONFIRMATIONS, seed=0):
@@ -199,12 +219,13 @@ def quick_runs(slowdown, runs, confirmations=comparison.CONFIRMATIONS, seed=0):
     for _ in range(runs):
         row = []
         for spread in PROCESS_SPREAD:
-            draw = lambda: list(np.exp(rng.choice(NOISE, QUICK.most) + rng.normal(0.0, spread)
-                                       + math.log1p(slowdown)))
+            draw = lambda: list(np.exp(rng.choice(NOISE, QUICK.most) + rng.normal(0.0, spread) + math.log1p(slowdown)))
             first = draw()
             found = comparison.sequential(first, QUICK)
             fresh = lambda: comparison.fresh_pairs(prefixes(draw()), QUICK)
-            row.append(comparison.confirmed(found, first[:found.pairs], fresh, QUICK.min_effect, confirmations).outcome)
+            row.append(
+                comparison.confirmed(found, first[: found.pairs], fresh, QUICK.min_effect, confirmations).outcome
+            )
         outcomes.append(row)
     return np.array(outcomes)
 

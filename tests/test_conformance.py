@@ -17,9 +17,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 FAMILIES = ROOT / "tests" / "conformance" / "families.py"
 # tox -e backends' selection: the cells that run on every Keras backend
-BACKEND_CELLS = ("test_training.py::test_train", "test_inference.py::test_inference", "test_inference.py::test_latency",
-                 "test_memory.py::test_train_memory", "test_memory.py::test_inference_memory",
-                 "test_training.py::test_time_to_accuracy")
+BACKEND_CELLS = (
+    "test_training.py::test_train",
+    "test_inference.py::test_inference",
+    "test_inference.py::test_latency",
+    "test_memory.py::test_train_memory",
+    "test_memory.py::test_inference_memory",
+    "test_training.py::test_time_to_accuracy",
+)
 # dataset -> its models, in groups that each make one run (tests/conformance/families.py FAMILIES)
 GROUPS = {
     "tokens-recurrent": ("tokens", "gru,lstm,bilstm"),
@@ -41,9 +46,23 @@ def project(pytester, heavy_imports):
 
 def run(project, group, *args):
     dataset, models = GROUPS[group]
-    result = project.runpytest("-p", "accelbench.plugin", "-p", "no:cacheprovider", "--preset", "smoke",
-                               "--baselines", str(project.path / "baselines"), "--modules", "families",
-                               "--dataset", dataset, "--models", models, *args)
+    result = project.runpytest(
+        "-p",
+        "accelbench.plugin",
+        "-p",
+        "no:cacheprovider",
+        "--preset",
+        "smoke",
+        "--baselines",
+        str(project.path / "baselines"),
+        "--modules",
+        "families",
+        "--dataset",
+        dataset,
+        "--models",
+        models,
+        *args,
+    )
     text = result.stdout.str()
     assert result.ret == 0, f"the first run of {group} on unchanged code is not green:\n{text[-6000:]}"
     outcomes = result.parseoutcomes()
@@ -57,8 +76,16 @@ def run(project, group, *args):
 def test_every_cell_kind_is_green_on_tensorflow(project, group):
     text = run(project, group, "-v")
     passed = [line for line in text.splitlines() if " PASSED" in line]
-    for kind in ("test_train[", "test_inference[", "test_latency[", "test_train_memory[", "test_time_to_accuracy[",
-                 "test_batch_speedup[", "test_multi_device[", "test_multi_worker["):
+    for kind in (
+        "test_train[",
+        "test_inference[",
+        "test_latency[",
+        "test_train_memory[",
+        "test_time_to_accuracy[",
+        "test_batch_speedup[",
+        "test_multi_device[",
+        "test_multi_worker[",
+    ):
         assert any(f"::{kind}" in line for line in passed), f"no {kind} cell passed for {group}"
 
 

@@ -23,8 +23,10 @@ def alive(pid):
 
 def test_tf_config_names_every_worker_and_this_task():
     config = json.loads(distributed.tf_config([4001, 4002], 1))
-    assert config == {"cluster": {"worker": ["127.0.0.1:4001", "127.0.0.1:4002"]},
-                      "task": {"type": "worker", "index": 1}}
+    assert config == {
+        "cluster": {"worker": ["127.0.0.1:4001", "127.0.0.1:4002"]},
+        "task": {"type": "worker", "index": 1},
+    }
     assert len(set(distributed.free_ports(3))) == 3
 
 
@@ -53,12 +55,17 @@ def test_a_transient_grpc_failure_is_retried_once_and_then_reported(monkeypatch)
 
 
 # Two replicas and two workers against one process: test_plugin's multi-worker and multi-device cells.
-SMALL = dict(model="mlp", dataset="digits", data_dir=None, per_replica_batch=32, check_steps=5, rounds=2,
-             steps_per_round=5)
+SMALL = dict(
+    model="mlp", dataset="digits", data_dir=None, per_replica_batch=32, check_steps=5, rounds=2, steps_per_round=5
+)
 
 
-@pytest.mark.xfail(strict=True, raises=JobFailed, reason="keras-team/keras#20585: Keras 3's fit() does not run "
-                   "under MultiWorkerMirroredStrategy; this passes once Keras fixes it")
+@pytest.mark.xfail(
+    strict=True,
+    raises=JobFailed,
+    reason="keras-team/keras#20585: Keras 3's fit() does not run "
+    "under MultiWorkerMirroredStrategy; this passes once Keras fixes it",
+)
 @pytest.mark.slow
 def test_keras_fit_under_multi_worker_mirrored_strategy():
     try:

@@ -20,13 +20,24 @@ BASELINES = EXAMPLE / "benchmarks" / "baselines"
 @pytest.fixture
 def example(pytester, heavy_imports):
     """A copy of the example project, as its user has it: its ini, models module, benchmarks, baselines."""
-    shutil.copytree(EXAMPLE, pytester.path, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".benchmarks", "__pycache__"))
+    shutil.copytree(
+        EXAMPLE, pytester.path, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".benchmarks", "__pycache__")
+    )
     return pytester
 
 
 def recipe(example, dataset, model, *args):
-    return example.runpytest("benchmarks/test_training.py::test_time_to_accuracy", "-p", "no:cacheprovider",
-                             "--benchmark-disable", "--dataset", dataset, "--models", model, *args)
+    return example.runpytest(
+        "benchmarks/test_training.py::test_time_to_accuracy",
+        "-p",
+        "no:cacheprovider",
+        "--benchmark-disable",
+        "--dataset",
+        dataset,
+        "--models",
+        model,
+        *args,
+    )
 
 
 def moved(path: Path, metric: str, change) -> None:
@@ -49,18 +60,27 @@ def test_the_classifier_holds_its_accuracy_baseline_and_fails_a_raised_one(examp
     moved(example.path / "benchmarks" / "baselines" / "accuracy.json", "accuracy", lambda value: value + 0.05)
     result = recipe(example, "wine", "wine_mlp")
     result.assert_outcomes(failed=1)
-    result.stdout.re_match_lines([r".*accuracy regression in test_time_to_accuracy\[cpu-bs16-wine_mlp\]: measured "
-                                  r"\d\.\d{4}, baseline \d\.\d{4}, tolerance 0\.02 absolute \(must be >= \d\.\d{4}\)"])
+    result.stdout.re_match_lines(
+        [
+            r".*accuracy regression in test_time_to_accuracy\[cpu-bs16-wine_mlp\]: measured "
+            r"\d\.\d{4}, baseline \d\.\d{4}, tolerance 0\.02 absolute \(must be >= \d\.\d{4}\)"
+        ]
+    )
 
 
 @pytest.mark.slow(4)
 def test_the_regression_holds_its_error_baseline_and_fails_a_lowered_one(example):
     result = recipe(example, "diabetes", "diabetes_mlp")
     result.assert_outcomes(passed=1)
-    result.stdout.re_match_lines([r"test mean absolute error after the recipe.*", r"device +model +recipe",
-                                  r"cpu +diabetes_mlp +\d+\.?\d* ok"])
+    result.stdout.re_match_lines(
+        [r"test mean absolute error after the recipe.*", r"device +model +recipe", r"cpu +diabetes_mlp +\d+\.?\d* ok"]
+    )
     moved(example.path / "benchmarks" / "baselines" / "mae.json", "mae", lambda value: value * 0.8)
     result = recipe(example, "diabetes", "diabetes_mlp")
     result.assert_outcomes(failed=1)
-    result.stdout.re_match_lines([r".*mae regression in test_time_to_accuracy\[cpu-bs32-diabetes_mlp\]: measured "
-                                  r"\d+\.\d{4}, baseline \d+\.\d{4}, tolerance 5% relative \(must be <= \d+\.\d{4}\)"])
+    result.stdout.re_match_lines(
+        [
+            r".*mae regression in test_time_to_accuracy\[cpu-bs32-diabetes_mlp\]: measured "
+            r"\d+\.\d{4}, baseline \d+\.\d{4}, tolerance 5% relative \(must be <= \d+\.\d{4}\)"
+        ]
+    )

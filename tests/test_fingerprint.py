@@ -10,10 +10,24 @@ from accelbench.judge.verdicts import RECORD_HERE, Verdicts
 
 EPYC_FLAGS = "fpu sse sse2 sse4_1 sse4_2 avx f16c fma avx2 bmi2 sha_ni vaes".split()
 XEON_FLAGS = EPYC_FLAGS + "avx512f avx512dq avx512bw avx512vl avx512_vnni".split()
-AMD = make(arch="x86_64", cpu="AMD EPYC", caches="L1d 32K, L2 512K, L3 32768K", isa="avx2", onednn="on", cpus="2",
-           accelerators="none")
-INTEL = make(arch="x86_64", cpu="Intel(R) Xeon(R) Processor", caches="L1d 48K, L2 2048K, L3 107520K",
-             isa="avx512_core_vnni", onednn="on", cpus="2", accelerators="none")
+AMD = make(
+    arch="x86_64",
+    cpu="AMD EPYC",
+    caches="L1d 32K, L2 512K, L3 32768K",
+    isa="avx2",
+    onednn="on",
+    cpus="2",
+    accelerators="none",
+)
+INTEL = make(
+    arch="x86_64",
+    cpu="Intel(R) Xeon(R) Processor",
+    caches="L1d 48K, L2 2048K, L3 107520K",
+    isa="avx512_core_vnni",
+    onednn="on",
+    cpus="2",
+    accelerators="none",
+)
 
 
 def test_a_key_reads_back_as_the_same_fingerprint():
@@ -38,8 +52,9 @@ def test_onednn_isa_is_the_best_the_flags_allow_capped_by_the_environment():
 
 
 def test_caches_are_read_from_the_kernels_cache_folders(tmp_path):
-    for index, (level, kind, size) in enumerate([("1", "Data", "32K"), ("1", "Instruction", "32K"),
-                                                 ("2", "Unified", "512K"), ("3", "Unified", "32768K")]):
+    for index, (level, kind, size) in enumerate(
+        [("1", "Data", "32K"), ("1", "Instruction", "32K"), ("2", "Unified", "512K"), ("3", "Unified", "32768K")]
+    ):
         folder = tmp_path / f"index{index}"
         folder.mkdir()
         for name, value in (("level", level), ("type", kind), ("size", size)):
@@ -63,16 +78,22 @@ def test_the_nearest_recorded_machine_differs_in_the_fewest_fields():
 def test_an_ungated_memory_number_names_the_nearest_machine_and_what_differs(tmp_path):
     """The AMD-vs-Intel case: a baseline recorded on the Xeon neither passes nor fails the EPYC."""
     software = make(tensorflow="2.21", keras="3.15")
-    store = BaselineFile(tmp_path / "memory.json", depth=3,
-                         data={INTEL.key: {software.key: {"digits": {"c": {"peak_memory_bytes": 3_247_574}}}}})
+    store = BaselineFile(
+        tmp_path / "memory.json",
+        depth=3,
+        data={INTEL.key: {software.key: {"digits": {"c": {"peak_memory_bytes": 3_247_574}}}}},
+    )
     gate = Gate("peak_memory_bytes", store, (AMD.key, software.key, "digits"), RelativeGrowth(0.25), fingerprints=2)
-    verdicts = Verdicts(update=False, require_baselines=False, memray_tracking=False, timing_threshold=0.4,
-                        fingerprint=AMD.key)
+    verdicts = Verdicts(
+        update=False, require_baselines=False, memray_tracking=False, timing_threshold=0.4, fingerprint=AMD.key
+    )
     verdict = verdicts.against_baseline("c", gate, 15_400_000)
     assert verdict.outcome == "ungated" and verdicts.failures("c") == []
-    assert verdict.message.startswith("no peak_memory_bytes baselines for this machine's fingerprint and digits in "
-                                      "memory.json; nearest recorded machine differs in cpu: AMD EPYC here, "
-                                      "Intel(R) Xeon(R) Processor there; caches: ")
+    assert verdict.message.startswith(
+        "no peak_memory_bytes baselines for this machine's fingerprint and digits in "
+        "memory.json; nearest recorded machine differs in cpu: AMD EPYC here, "
+        "Intel(R) Xeon(R) Processor there; caches: "
+    )
     assert "isa: avx2 here, avx512_core_vnni there" in verdict.message
     assert verdicts.lines()[-3:-1] == [f"this machine: {AMD.key}", RECORD_HERE]  # the block ends with the command
     assert RECORD_HERE.startswith("record this machine's baselines with: pytest benchmarks --update-baselines")

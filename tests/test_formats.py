@@ -81,8 +81,13 @@ def test_missing_files_say_which_and_where(tmp_path):
 
 def test_keras_npz_archive(tmp_path):
     rng = np.random.default_rng(1)
-    np.savez(tmp_path / "fashion_mnist.npz", x_train=rng.integers(0, 256, (6, 28, 28), dtype=np.uint8),
-             y_train=np.arange(6) % 10, x_test=np.zeros((2, 28, 28), np.uint8), y_test=[1, 2])
+    np.savez(
+        tmp_path / "fashion_mnist.npz",
+        x_train=rng.integers(0, 256, (6, 28, 28), dtype=np.uint8),
+        y_train=np.arange(6) % 10,
+        x_test=np.zeros((2, 28, 28), np.uint8),
+        y_test=[1, 2],
+    )
     dataset = data.load("fashion_mnist", tmp_path)
     assert dataset.x_train.shape == (6, 28, 28, 1) and list(dataset.y_test) == [1, 2]
 

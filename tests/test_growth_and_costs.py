@@ -11,13 +11,16 @@ from accelbench.work import growth
 GB = 10**9
 
 
-@pytest.mark.parametrize(("smallest", "largest", "unit", "sizes"), [
-    (250, 8000, 1, (250, 500, 1000, 2000, 4000, 8000)),  # mnist-10k's training set
-    (100, 1347, 100, (100, 200, 400, 800, 1300)),  # digits at the MLP's batch of 100: whole batches
-    (32, 450, 1, (32, 64, 128, 256, 450)),  # a doubling within 1.5x of the largest size is dropped
-    (250, 60_000, 1, (250, 500, 1000, 2000, 4000, 8000, 16_000, 32_000, 60_000)),
-    (100, 50, 100, ()),  # not one whole batch
-])
+@pytest.mark.parametrize(
+    ("smallest", "largest", "unit", "sizes"),
+    [
+        (250, 8000, 1, (250, 500, 1000, 2000, 4000, 8000)),  # mnist-10k's training set
+        (100, 1347, 100, (100, 200, 400, 800, 1300)),  # digits at the MLP's batch of 100: whole batches
+        (32, 450, 1, (32, 64, 128, 256, 450)),  # a doubling within 1.5x of the largest size is dropped
+        (250, 60_000, 1, (250, 500, 1000, 2000, 4000, 8000, 16_000, 32_000, 60_000)),
+        (100, 50, 100, ()),  # not one whole batch
+    ],
+)
 def test_ladder_doubles_up_to_all_of_the_data(smallest, largest, unit, sizes):
     assert growth.ladder(smallest, largest, unit) == sizes
 
@@ -31,13 +34,18 @@ def test_subsets_are_nested_random_samples():
 
 
 def test_sixty_billion_mnist_images_are_47_terabytes_and_their_kernel_matrix_is_named():
-    reasons = growth.regime_reasons(MODELS["svm"], "train", (28, 28, 1), 60e9, projected_peak=3e12,
-                                    machine_bytes=128 * GB)
-    assert reasons[0] == ("the data itself (47.0 TB as 8-bit pixels) outgrows this machine's memory (128.0 GB), "
-                          "and the measured work holds it in memory")
+    reasons = growth.regime_reasons(
+        MODELS["svm"], "train", (28, 28, 1), 60e9, projected_peak=3e12, machine_bytes=128 * GB
+    )
+    assert reasons[0] == (
+        "the data itself (47.0 TB as 8-bit pixels) outgrows this machine's memory (128.0 GB), "
+        "and the measured work holds it in memory"
+    )
     assert reasons[1] == "its kernel matrix, 8·n² bytes (28.8 ZB) outgrows this machine's memory (128.0 GB)"
-    assert reasons[2].startswith("the projected peak memory (3.0 TB) would take 24 machines of this kind "
-                                 "(128.0 GB each), and the method then changes (streaming, sharding)")
+    assert reasons[2].startswith(
+        "the projected peak memory (3.0 TB) would take 24 machines of this kind "
+        "(128.0 GB each), and the method then changes (streaming, sharding)"
+    )
 
 
 def test_what_fits_raises_no_reason_and_prediction_holds_no_kernel_matrix():
@@ -71,11 +79,18 @@ def test_measured_and_assumed_devices_get_hours_and_dollars_each_labelled():
 
 
 def test_a_measured_device_is_never_replaced_by_an_assumption_and_svm_gets_none():
-    rows = costs.device_costs([projected("cpu", 100.0), projected("gpu", 10.0), projected("cpu", 50.0, model="svm")],
-                              {"gpu": 14.0, "tpu": 10752.0}, {})
+    rows = costs.device_costs(
+        [projected("cpu", 100.0), projected("gpu", 10.0), projected("cpu", 50.0, model="svm")],
+        {"gpu": 14.0, "tpu": 10752.0},
+        {},
+    )
     labels = [(r.projected.model, r.device, r.basis.split(":")[0]) for r in rows]
-    assert labels == [("mlp", "cpu", "measured"), ("mlp", "gpu", "measured"), ("mlp", "tpu", "assumed"),
-                      ("svm", "cpu", "measured")]
+    assert labels == [
+        ("mlp", "cpu", "measured"),
+        ("mlp", "gpu", "measured"),
+        ("mlp", "tpu", "assumed"),
+        ("svm", "cpu", "measured"),
+    ]
     assert rows[0].dollars is None
     assert "no price given (--device-prices)" in "\n".join(costs.lines(rows))
 
@@ -98,7 +113,11 @@ def test_option_values_for_targets_speedups_and_prices():
     for bad, message in [("60e9", "is not two sizes"), ("60e9,-1", "is not a positive number")]:
         with pytest.raises(ValueError, match=message):
             target_sizes(bad)
-    for bad, message in [("tpu", "is not DEVICE=NUMBER"), ("all=2", "name one device"),
-                         ("tpx=2", "unknown device 'tpx'"), ("tpu=fast", "'fast' is not a number")]:
+    for bad, message in [
+        ("tpu", "is not DEVICE=NUMBER"),
+        ("all=2", "name one device"),
+        ("tpx=2", "unknown device 'tpx'"),
+        ("tpu=fast", "'fast' is not a number"),
+    ]:
         with pytest.raises(ValueError, match=message):
             device_numbers(bad)

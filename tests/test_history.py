@@ -18,21 +18,37 @@ HERE_MACHINE = "arch=x86_64; cpu=AMD EPYC; caches=L2 1024K; isa=avx512_core_bf16
 OTHER_MACHINE = "arch=x86_64; cpu=Intel Xeon; caches=L2 2048K; isa=avx512_core_amx; cpus=8; accelerators=none"
 
 
-def saved_run(storage: Path, number: int, cells: dict[str, float], machine: str = HERE_MACHINE,
-              commit: str | None = None, tensorflow: str = "2.21.0", dirty: bool = False,
-              peak: int | None = None) -> Path:
+def saved_run(
+    storage: Path,
+    number: int,
+    cells: dict[str, float],
+    machine: str = HERE_MACHINE,
+    commit: str | None = None,
+    tensorflow: str = "2.21.0",
+    dirty: bool = False,
+    peak: int | None = None,
+) -> Path:
     """A run as pytest-benchmark saves it: its machine, commit, date, and each training cell's
     rounds (seconds per sample), written where --benchmark-autosave writes it."""
-    benchmarks = [{"name": f"test_train[cpu-bs256-{model}]", "stats": {"median": seconds * 256},
-                   "extra_info": {"accelbench_cell": {"benchmark": "train_bench", "device": "cpu", "model": model,
-                                                      "column": "bs256"},
-                                  "seconds_per_sample": [seconds * 1.01, seconds, seconds * 0.99],
-                                  **({"peak_memory_bytes": peak} if peak else {})}}
-                  for model, seconds in cells.items()]
-    document = {"machine_info": {"accelbench_fingerprint": machine, "tensorflow": tensorflow, "keras": "3.15.1"},
-                "commit_info": {"id": commit or f"{number:040x}", "dirty": dirty},
-                "datetime": f"2026-11-{1 + number // 24:02d}T{number % 24:02d}:00:00+00:00",
-                "benchmarks": benchmarks, "accelbench": {"verdicts": []}}
+    benchmarks = [
+        {
+            "name": f"test_train[cpu-bs256-{model}]",
+            "stats": {"median": seconds * 256},
+            "extra_info": {
+                "accelbench_cell": {"benchmark": "train_bench", "device": "cpu", "model": model, "column": "bs256"},
+                "seconds_per_sample": [seconds * 1.01, seconds, seconds * 0.99],
+                **({"peak_memory_bytes": peak} if peak else {}),
+            },
+        }
+        for model, seconds in cells.items()
+    ]
+    document = {
+        "machine_info": {"accelbench_fingerprint": machine, "tensorflow": tensorflow, "keras": "3.15.1"},
+        "commit_info": {"id": commit or f"{number:040x}", "dirty": dirty},
+        "datetime": f"2026-11-{1 + number // 24:02d}T{number % 24:02d}:00:00+00:00",
+        "benchmarks": benchmarks,
+        "accelbench": {"verdicts": []},
+    }
     path = storage / "Linux-CPython-3.11-64bit" / f"{number:04d}_run.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(document))
@@ -47,8 +63,12 @@ def test_a_planted_step_is_named_at_its_first_run_and_an_unchanged_cell_has_none
     rng = np.random.default_rng(1)
     for number in range(12):
         wide = number >= 8  # runs 9-12: the mlp twice as slow
-        saved_run(tmp_path, number, {"mlp": noisy(rng, 40e-6 if wide else 20e-6), "cnn": noisy(rng, 50e-6)},
-                  commit="a1b2c3d4e5" + "0" * 30 if number == 8 else None)
+        saved_run(
+            tmp_path,
+            number,
+            {"mlp": noisy(rng, 40e-6 if wide else 20e-6), "cnn": noisy(rng, 50e-6)},
+            commit="a1b2c3d4e5" + "0" * 30 if number == 8 else None,
+        )
     assert cli.main(["history", str(tmp_path), "--markdown", str(tmp_path / "changes.md")]) == 0
     out = capsys.readouterr().out.splitlines()
     changes = [line for line in out if line.startswith(("REGRESSION", "change"))]
@@ -87,8 +107,12 @@ def test_a_library_upgrade_that_slows_a_cell_is_a_change_that_names_the_upgrade(
     rng = np.random.default_rng(3)
     for number in range(10):
         upgraded = number >= 6
-        saved_run(tmp_path, number, {"mlp": noisy(rng, 30e-6 if upgraded else 20e-6)},
-                  tensorflow="2.22.0" if upgraded else "2.21.0")
+        saved_run(
+            tmp_path,
+            number,
+            {"mlp": noisy(rng, 30e-6 if upgraded else 20e-6)},
+            tensorflow="2.22.0" if upgraded else "2.21.0",
+        )
     cli.main(["history", str(tmp_path)])
     (change,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("REGRESSION")]
     assert "libraries tensorflow 2.21.0 keras 3.15.1 -> tensorflow 2.22.0 keras 3.15.1" in change
@@ -116,12 +140,17 @@ def test_by_commit_a_push_s_three_runs_are_one_point_their_median_so_a_slow_run_
         slow_run = rng.integers(3)
         for repeat in range(3):
             busy = 1.33 if repeat == slow_run else 1.0
-            saved_run(tmp_path, 3 * push + repeat, {"mlp": busy * noisy(rng, 24e-6 if push >= 8 else 20e-6),
-                                                    "cnn": busy * noisy(rng, 50e-6)}, commit=f"{push:02d}" + "a" * 38)
+            saved_run(
+                tmp_path,
+                3 * push + repeat,
+                {"mlp": busy * noisy(rng, 24e-6 if push >= 8 else 20e-6), "cnn": busy * noisy(rng, 50e-6)},
+                commit=f"{push:02d}" + "a" * 38,
+            )
     assert cli.main(["history", str(tmp_path), "--by-commit"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == ("accelbench history: 36 saved run(s) as 12 point(s), one per commit and machine, "
-                      "2 series on 1 machine(s)")
+    assert out[0] == (
+        "accelbench history: 36 saved run(s) as 12 point(s), one per commit and machine, 2 series on 1 machine(s)"
+    )
     (change,) = [line for line in out if line.startswith(("REGRESSION", "change"))]
     assert change.startswith("REGRESSION  test_train[cpu-bs256-mlp] time_per_sample: ")
     assert "from commit 9 of 12 (commit 08aaaaaaaa, 3 runs, 2026-11-02 00:00), a regression" in change
@@ -138,8 +167,9 @@ def test_by_commit_runs_with_uncommitted_changes_and_other_machines_stay_points_
         saved_run(tmp_path, number, {"svm": 9e-6}, commit="unversioned")
     assert cli.main(["history", str(tmp_path), "--by-commit"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == ("accelbench history: 17 saved run(s) as 14 point(s), one per commit and machine, "
-                      "4 series on 2 machine(s)")
+    assert out[0] == (
+        "accelbench history: 17 saved run(s) as 14 point(s), one per commit and machine, 4 series on 2 machine(s)"
+    )
     assert f"not enough history: 2 series with 1 commit(s) ({changepoints.MIN_RUNS} needed), not searched" in out
     assert "2 of 2 searched series: no change of level" in out
 
@@ -166,8 +196,12 @@ def test_by_commit_the_push_that_confirms_a_regression_fails_once_after_all_its_
     outcomes = []
     for push in range(13):
         for repeat in range(4):
-            saved_run(tmp_path, 4 * push + repeat, {"mlp": noisy(rng, 22e-6 if push >= 8 else 20e-6)},
-                      commit=f"{push:02d}" + "b" * 38)
+            saved_run(
+                tmp_path,
+                4 * push + repeat,
+                {"mlp": noisy(rng, 22e-6 if push >= 8 else 20e-6)},
+                commit=f"{push:02d}" + "b" * 38,
+            )
         outcomes.append(cli.main(["history", str(tmp_path), "--by-commit", "--fail-on-regression"]))
     assert outcomes.count(1) == 1 and outcomes.index(1) >= 9, outcomes
     last = [line for line in capsys.readouterr().out.splitlines() if line.startswith("REGRESSION")][-1]
@@ -178,7 +212,8 @@ def test_no_saved_run_is_one_line_and_exit_2(tmp_path, capsys):
     assert cli.main(["history", str(tmp_path)]) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         f"accelbench history: error: no saved run found in {tmp_path} "
-        "(pytest benchmarks --benchmark-autosave saves each run there)")
+        "(pytest benchmarks --benchmark-autosave saves each run there)"
+    )
 
 
 def test_the_trend_page_has_a_plot_for_the_changed_series_and_one_for_the_rest(tmp_path):

@@ -13,8 +13,13 @@ import accelbench
 PACKAGE = Path(accelbench.__file__).parent
 # Lowest first: a module may import its own layer and those below it.
 LAYERS = (
-    ("accelbench.units", "accelbench.registry", "accelbench.environments", "accelbench.progress",
-     "accelbench.user_modules"),
+    (
+        "accelbench.units",
+        "accelbench.registry",
+        "accelbench.environments",
+        "accelbench.progress",
+        "accelbench.user_modules",
+    ),
     ("accelbench.judge",),
     ("accelbench.axes",),
     ("accelbench.grid",),
@@ -37,8 +42,9 @@ def module_names() -> dict[str, Path]:
 
 
 def layer_of(module: str) -> int:
-    best = max((prefix for layer in LAYERS for prefix in layer if module == prefix or module.startswith(prefix + ".")),
-               key=len)
+    best = max(
+        (prefix for layer in LAYERS for prefix in layer if module == prefix or module.startswith(prefix + ".")), key=len
+    )
     return next(index for index, layer in enumerate(LAYERS) if best in layer)
 
 
@@ -52,7 +58,9 @@ def imports_of(module: str, path: Path, known: set[str]) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join(package.split(".")[:len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                base = ".".join(
+                    package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else [])
+                )
             found.update(f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names)
     return {name for name in found if name in known and name != module}
 
@@ -63,14 +71,20 @@ def graph() -> dict[str, set[str]]:
 
 
 def test_no_module_imports_one_above_its_layer():
-    upward = [f"{module} ({layer_of(module)}) imports {target} ({layer_of(target)})"
-              for module, targets in graph().items() for target in targets if layer_of(target) > layer_of(module)]
+    upward = [
+        f"{module} ({layer_of(module)}) imports {target} ({layer_of(target)})"
+        for module, targets in graph().items()
+        for target in targets
+        if layer_of(target) > layer_of(module)
+    ]
     assert upward == []
 
 
 def test_no_import_circle():
-    edges = {module: {t for t in targets if not module.startswith(t + ".")}  # a package's own __init__ is no circle
-             for module, targets in graph().items()}
+    edges = {
+        module: {t for t in targets if not module.startswith(t + ".")}  # a package's own __init__ is no circle
+        for module, targets in graph().items()
+    }
     state: dict[str, str] = {}
     circles = []
 
@@ -78,7 +92,7 @@ def test_no_import_circle():
         state[module] = "open"
         for target in sorted(edges[module]):
             if state.get(target) == "open":
-                circles.append(" -> ".join(trail[trail.index(target):] + [target]))
+                circles.append(" -> ".join(trail[trail.index(target) :] + [target]))
             elif target not in state:
                 visit(target, trail + [target])
         state[module] = "done"
@@ -91,9 +105,11 @@ def test_no_import_circle():
 
 def test_the_report_loads_neither_pytest_a_framework_nor_process_code():
     """`accelbench report` is the `accelbench` command (accelbench/cli.py) with `report`."""
-    probe = ("import sys, accelbench.cli; accelbench.cli.parser(); "
-             "print(' '.join(sorted(name for name in sys.modules if name.split('.')[0] in "
-             "('pytest', '_pytest', 'tensorflow', 'keras', 'jax', 'torch') or name.startswith('accelbench.processes'))))")
+    probe = (
+        "import sys, accelbench.cli; accelbench.cli.parser(); "
+        "print(' '.join(sorted(name for name in sys.modules if name.split('.')[0] in "
+        "('pytest', '_pytest', 'tensorflow', 'keras', 'jax', 'torch') or name.startswith('accelbench.processes'))))"
+    )
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
     assert loaded == []
 
@@ -102,13 +118,15 @@ def test_an_unrelated_project_s_pytest_run_is_left_alone(pytester):
     """accelbench installed, a project that does not ask for its plugin (no -p accelbench.plugin,
     no pytest_plugins): no TensorFlow, no accelbench module, no option or line of its own. The
     plugin is loaded only where asked: the package registers no pytest11 entry point."""
-    pytester.makepyfile(test_unrelated='''
+    pytester.makepyfile(
+        test_unrelated="""
 import sys
 
 def test_nothing_of_ours_is_loaded():
     loaded = sorted(name for name in sys.modules if name.split(".")[0] in ("accelbench", "tensorflow", "keras", "jax"))
     assert loaded == []
-''')
+"""
+    )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
     assert "accelbench" not in result.stdout.str() + result.stderr.str()

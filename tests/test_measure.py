@@ -37,8 +37,7 @@ def test_steps_for_bounds():
 
 def test_a_partner_runs_round_for_round_around_the_timed_rounds_in_the_given_orders():
     events = []
-    partner = measure.Partner(lambda: events.append("A") or 1.0, [("A", "B"), ("B", "A"), ("B", "A")],
-                              warmup_rounds=1)
+    partner = measure.Partner(lambda: events.append("A") or 1.0, [("A", "B"), ("B", "A"), ("B", "A")], warmup_rounds=1)
     for _ in range(1 + 3 + 1):  # as pedantic() calls them: a warm-up, 3 timed rounds, --benchmark-cprofile's extra
         partner.setup()
         events.append("B")

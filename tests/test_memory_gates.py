@@ -34,11 +34,23 @@ def test_recording_takes_the_median_and_spread_of_this_and_the_saved_runs(tmp_pa
 
 
 def test_with_too_few_runs_the_fixed_rule_holds_and_the_record_says_so(tmp_path):
-    gate = memory_gate(tmp_path, {"hw": {"sw": {"digits": {CELL: {"peak_memory_bytes": 1, "peak_memory_bytes_spread": 9,
-                                                                  "peak_memory_bytes_runs": 5}}}}})
+    gate = memory_gate(
+        tmp_path,
+        {
+            "hw": {
+                "sw": {
+                    "digits": {
+                        CELL: {"peak_memory_bytes": 1, "peak_memory_bytes_spread": 9, "peak_memory_bytes_runs": 5}
+                    }
+                }
+            }
+        },
+    )
     made = verdicts(update=True).against_baseline(CELL, gate, 2.70 * MiB)
     assert "its spread is not measured: 1 run(s) of this machine saved, 5 needed" in made.message
-    assert gate.store.data["hw"]["sw"]["digits"][CELL] == {"peak_memory_bytes": round(2.70 * MiB)}  # the old spread dropped
+    assert gate.store.data["hw"]["sw"]["digits"][CELL] == {
+        "peak_memory_bytes": round(2.70 * MiB)
+    }  # the old spread dropped
 
 
 def test_a_halved_baseline_fails_where_the_spread_allows_and_unchanged_peaks_pass(tmp_path):
@@ -49,7 +61,9 @@ def test_a_halved_baseline_fails_where_the_spread_allows_and_unchanged_peaks_pas
     unchanged = verdicts().against_baseline(CELL, gate, 8.36 * MiB)
     assert unchanged.outcome == "pass"
     growth = dict(unchanged.statistic)["smallest_detectable_growth"]
-    assert abs(growth - (max(SPREAD_FACTOR * 0.06 * MiB, SPREAD_FLOOR * 8.30 * MiB) + PEAK_GRANULE) / (8.30 * MiB)) < 1e-9
+    assert (
+        abs(growth - (max(SPREAD_FACTOR * 0.06 * MiB, SPREAD_FLOOR * 8.30 * MiB) + PEAK_GRANULE) / (8.30 * MiB)) < 1e-9
+    )
     assert growth < 0.16  # 3% and one pymalloc arena
     halved = memory_gate(tmp_path, {"hw": {"sw": {"digits": {CELL: {**recorded, "peak_memory_bytes": 4.15 * MiB}}}}})
     failed = verdicts().against_baseline(CELL, halved, 8.30 * MiB)
@@ -63,9 +77,15 @@ def test_saved_runs_of_this_machine_only_are_read_and_a_corrupt_one_is_named(tmp
     def saved(name, hardware, peak, tensorflow="2.21.0"):
         path = tmp_path / "Linux-CPython-3.11-64bit" / name
         path.parent.mkdir(exist_ok=True)
-        path.write_text(json.dumps({
-            "machine_info": {"accelbench_fingerprint": hardware, "tensorflow": tensorflow, "keras": "3.15.1"},
-            "benchmarks": [], "accelbench": {"untimed_cells": [{"name": CELL, "extra_info": {"peak_memory_bytes": peak}}]}}))
+        path.write_text(
+            json.dumps(
+                {
+                    "machine_info": {"accelbench_fingerprint": hardware, "tensorflow": tensorflow, "keras": "3.15.1"},
+                    "benchmarks": [],
+                    "accelbench": {"untimed_cells": [{"name": CELL, "extra_info": {"peak_memory_bytes": peak}}]},
+                }
+            )
+        )
 
     saved("0001_a.json", "hw", 100)
     saved("0002_b.json", "other", 200)

@@ -8,8 +8,10 @@ from accelbench.judge.rules import RelativeGrowth, regression
 from accelbench.work import memory
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("4GiB", 4 * 2**30), ("512 MiB", 512 * 2**20), ("500MB", 500 * 10**6), ("1.5kb", 1500), ("1024", 1024)])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("4GiB", 4 * 2**30), ("512 MiB", 512 * 2**20), ("500MB", 500 * 10**6), ("1.5kb", 1500), ("1024", 1024)],
+)
 def test_parse_bytes(text, expected):
     assert units.parse_bytes(text) == expected
 
@@ -46,7 +48,9 @@ def test_largest_fitting_none_when_nothing_fits():
 
 
 def test_budget_predicate_counts_resident_state():
-    fits = memory.budget_predicate(memory.LinearFit(fixed=1000, per_sample=10, max_residual=0), resident=500, budget=2500)
+    fits = memory.budget_predicate(
+        memory.LinearFit(fixed=1000, per_sample=10, max_residual=0), resident=500, budget=2500
+    )
     assert fits(100) and not fits(101)
 
 
@@ -102,6 +106,8 @@ def test_memory_regression_message_names_everything():
     check = RelativeGrowth(0.25, slack=2 * 2**20)
     assert regression("peak_memory_bytes", "t[cpu-bs32-mlp]", 4 * 2**20, 7 * 2**20, check) is None
     message = regression("peak_memory_bytes", "t[cpu-bs32-mlp]", 4 * 2**20, 60 * 2**20, check)
-    assert message == ("peak_memory_bytes regression in t[cpu-bs32-mlp]: measured 60.0 MiB (62,914,560 B), "
-                       "baseline 4.0 MiB (4,194,304 B), tolerance 25% relative + 2.0 MiB (2,097,152 B) "
-                       "(must be <= 7.0 MiB (7,340,032 B))")
+    assert message == (
+        "peak_memory_bytes regression in t[cpu-bs32-mlp]: measured 60.0 MiB (62,914,560 B), "
+        "baseline 4.0 MiB (4,194,304 B), tolerance 25% relative + 2.0 MiB (2,097,152 B) "
+        "(must be <= 7.0 MiB (7,340,032 B))"
+    )

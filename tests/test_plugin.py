@@ -29,8 +29,9 @@ def run(pytester, *args, baselines=None):
     baselines = baselines or pytester.path / "baselines"
     if "--update-baselines" not in args:  # a named directory must exist, unless the run records into it
         baselines.mkdir(parents=True, exist_ok=True)
-    return pytester.runpytest("-p", "accelbench.plugin", "-p", "no:cacheprovider", "--preset", "smoke",
-                              "--baselines", str(baselines), *args)
+    return pytester.runpytest(
+        "-p", "accelbench.plugin", "-p", "no:cacheprovider", "--preset", "smoke", "--baselines", str(baselines), *args
+    )
 
 
 def edit_baselines(path, change):
@@ -53,41 +54,75 @@ def assert_one_clear_line(result, message):
     assert result.ret == pytest.ExitCode.USAGE_ERROR
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--devices", "tpx"], "argument --devices: unknown device 'tpx'; use cpu, gpu, gpu:N, tpu or all"),
-    (["--batch-sizes", "0"], "argument --batch-sizes: '0' is not a positive integer"),
-    (["--batch-sizes", "abc"], "argument --batch-sizes: 'abc' is not a positive integer"),
-    (["--models", "resnet"], "argument --models: unknown model 'resnet'; choose from: mlp, mlp_wide, mlp_deep, cnn, svm"),
-    (["--dataset", "imagenet"], "argument --dataset: unknown dataset 'imagenet'; choose from: digits, mnist"),
-    (["--memory-budget", "lots"], "argument --memory-budget: 'lots' is not a size; write e.g. 4GiB, 512MiB or 500MB"),
-    (["--memory-tolerance", "2"], "argument --memory-tolerance: 2.0 is outside [0, 1)"),
-    (["--backends", "mxnet"], "argument --backends: unknown backend 'mxnet'; choose from: tensorflow, jax, torch"),
-    (["--precisions", "float8"],
-     "argument --precisions: unknown precision 'float8'; choose from: float32, mixed_bfloat16, mixed_float16"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--devices", "tpx"], "argument --devices: unknown device 'tpx'; use cpu, gpu, gpu:N, tpu or all"),
+        (["--batch-sizes", "0"], "argument --batch-sizes: '0' is not a positive integer"),
+        (["--batch-sizes", "abc"], "argument --batch-sizes: 'abc' is not a positive integer"),
+        (
+            ["--models", "resnet"],
+            "argument --models: unknown model 'resnet'; choose from: mlp, mlp_wide, mlp_deep, cnn, svm",
+        ),
+        (["--dataset", "imagenet"], "argument --dataset: unknown dataset 'imagenet'; choose from: digits, mnist"),
+        (
+            ["--memory-budget", "lots"],
+            "argument --memory-budget: 'lots' is not a size; write e.g. 4GiB, 512MiB or 500MB",
+        ),
+        (["--memory-tolerance", "2"], "argument --memory-tolerance: 2.0 is outside [0, 1)"),
+        (["--backends", "mxnet"], "argument --backends: unknown backend 'mxnet'; choose from: tensorflow, jax, torch"),
+        (
+            ["--precisions", "float8"],
+            "argument --precisions: unknown precision 'float8'; choose from: float32, mixed_bfloat16, mixed_float16",
+        ),
+    ],
+)
 def test_bad_options_are_usage_errors(suite, args, message):
     assert_one_clear_line(run(suite, *args), message)
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--target-sizes", "0.4,10"], "argument --target-sizes: '0.4' is not a whole number"),
-    (["--parity-digits", "20"], "argument --parity-digits: 20 digits can never match: a float64 holds 15 (float32 about 7)"),
-    (["--accuracy-tolerance", "0.999"],
-     "argument --accuracy-tolerance: 0.999 leaves no gate: an accuracy may drop by less than 0.5 (e.g. 0.02)"),
-    (["--ab-env", "=1"], "argument --ab-env: '=1' is not KEY=VALUE, e.g. ONEDNN_MAX_CPU_ISA=AVX2"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--target-sizes", "0.4,10"], "argument --target-sizes: '0.4' is not a whole number"),
+        (
+            ["--parity-digits", "20"],
+            "argument --parity-digits: 20 digits can never match: a float64 holds 15 (float32 about 7)",
+        ),
+        (
+            ["--accuracy-tolerance", "0.999"],
+            "argument --accuracy-tolerance: 0.999 leaves no gate: an accuracy may drop by less than 0.5 (e.g. 0.02)",
+        ),
+        (["--ab-env", "=1"], "argument --ab-env: '=1' is not KEY=VALUE, e.g. ONEDNN_MAX_CPU_ISA=AVX2"),
+    ],
+)
 def test_values_that_would_leave_a_gate_without_teeth_are_usage_errors(suite, args, message):
     assert_one_clear_line(run(suite, *args), message)
 
 
 def test_a_baselines_directory_that_does_not_exist_is_a_usage_error_unless_recording(suite):
     missing = suite.path / "no-such-dir"
-    result = suite.runpytest("-p", "accelbench.plugin", "-p", "no:cacheprovider", "--preset", "smoke",
-                             "--baselines", str(missing))
-    assert_one_clear_line(result, f"--baselines: {missing} is not a directory (record baselines there with "
-                                  "--update-baselines, or name the directory that holds them)")
-    recording = suite.runpytest("-p", "accelbench.plugin", "-p", "no:cacheprovider", "--preset", "smoke",
-                                "--baselines", str(missing), "--update-baselines", "--collect-only", "-q")
+    result = suite.runpytest(
+        "-p", "accelbench.plugin", "-p", "no:cacheprovider", "--preset", "smoke", "--baselines", str(missing)
+    )
+    assert_one_clear_line(
+        result,
+        f"--baselines: {missing} is not a directory (record baselines there with "
+        "--update-baselines, or name the directory that holds them)",
+    )
+    recording = suite.runpytest(
+        "-p",
+        "accelbench.plugin",
+        "-p",
+        "no:cacheprovider",
+        "--preset",
+        "smoke",
+        "--baselines",
+        str(missing),
+        "--update-baselines",
+        "--collect-only",
+        "-q",
+    )
     assert recording.ret == pytest.ExitCode.OK
 
 
@@ -110,8 +145,10 @@ def test_offline_without_data_dir(suite, monkeypatch):
 
     monkeypatch.setattr(keras.datasets.mnist, "load_data", offline)
     result = run(suite, "-k", "test_svm", "--dataset", "mnist")
-    assert_one_clear_line(result, "ERROR: mnist is not in the Keras cache and could not be downloaded (OSError); "
-                                  "put train-images-idx3-ubyte.gz")
+    assert_one_clear_line(
+        result,
+        "ERROR: mnist is not in the Keras cache and could not be downloaded (OSError); put train-images-idx3-ubyte.gz",
+    )
 
 
 def test_corrupt_idx(suite):
@@ -144,9 +181,12 @@ def test_accuracy_gate(suite):
     result = run(suite, *args)
     result.assert_outcomes(failed=4)
     accuracy = recorded["test_svm[cpu-n500-grayscale]"]["accuracy"]
-    result.stdout.fnmatch_lines([
-        f"*accuracy regression in test_svm[[]cpu-n500-grayscale[]]: measured {accuracy:.4f}, "
-        f"baseline {accuracy + 0.1:.4f}, tolerance 0.02 absolute (must be >= {accuracy + 0.08:.4f})*"])
+    result.stdout.fnmatch_lines(
+        [
+            f"*accuracy regression in test_svm[[]cpu-n500-grayscale[]]: measured {accuracy:.4f}, "
+            f"baseline {accuracy + 0.1:.4f}, tolerance 0.02 absolute (must be >= {accuracy + 0.08:.4f})*"
+        ]
+    )
 
 
 @pytest.mark.slow
@@ -160,17 +200,28 @@ def test_speedup_and_memory_baselines_hold_on_their_own_fingerprint_only(suite):
     3.13, 3.64 and 5.01), so the gate's mechanics are tested with a 50% tolerance and a
     tenfold baseline: neither outcome then depends on the machine's noise.
     """
-    args = ("test_speedup.py::test_batch_speedup", "test_memory.py::test_train_memory",
-            "--models", "mlp", "--batch-sizes", "16,128", "--speedup-tolerance", "0.5")
+    args = (
+        "test_speedup.py::test_batch_speedup",
+        "test_memory.py::test_train_memory",
+        "--models",
+        "mlp",
+        "--batch-sizes",
+        "16,128",
+        "--speedup-tolerance",
+        "0.5",
+    )
     saved = suite.path / "run.json"
-    run(suite, "test_training.py::test_train", *args, "--update-baselines",
-        f"--benchmark-json={saved}").assert_outcomes(passed=5)
+    run(
+        suite, "test_training.py::test_train", *args, "--update-baselines", f"--benchmark-json={saved}"
+    ).assert_outcomes(passed=5)
 
     report = json.loads(saved.read_text())
     assert report["machine_info"]["tensorflow"] and report["machine_info"]["accelbench_fingerprint"]
     train = next(b for b in report["benchmarks"] if b["name"] == "test_train[cpu-bs128-mlp]")["extra_info"]
     assert train["samples_per_s"] > 0 and train["compile_seconds"] > 0 and train["achieved_flops"] > 0
-    assert len(train["seconds_per_sample"]) == PRESETS["smoke"].rounds and train["verdicts"] == []  # nothing to compare with
+    assert (
+        len(train["seconds_per_sample"]) == PRESETS["smoke"].rounds and train["verdicts"] == []
+    )  # nothing to compare with
 
     speedups, memory = (suite.path / "baselines" / name for name in ("speedup.json", "memory.json"))
     assert list(json.loads(speedups.read_text())) == [report["machine_info"]["accelbench_fingerprint"]]
@@ -182,8 +233,12 @@ def test_speedup_and_memory_baselines_hold_on_their_own_fingerprint_only(suite):
     # its first pair cold and the gate unable to fail (measure.interleaved).
     result = run(suite, *args)
     result.assert_outcomes(passed=2, failed=1)
-    result.stdout.fnmatch_lines(["*speedup regression in test_batch_speedup[[]cpu-bs128-over-bs16-mlp[]]: "
-                                 "measured *, baseline *, tolerance 50% relative (must be >= *), Wilcoxon p = * < 0.05"])
+    result.stdout.fnmatch_lines(
+        [
+            "*speedup regression in test_batch_speedup[[]cpu-bs128-over-bs16-mlp[]]: "
+            "measured *, baseline *, tolerance 50% relative (must be >= *), Wilcoxon p = * < 0.05"
+        ]
+    )
 
     speedups.write_text(recorded)
     here = Fingerprint.parse(report["machine_info"]["accelbench_fingerprint"]).as_dict()["isa"]
@@ -193,15 +248,19 @@ def test_speedup_and_memory_baselines_hold_on_their_own_fingerprint_only(suite):
         path.write_text(json.dumps({re.sub(r"isa=[^;]*", f"isa={other_isa}", key): value}))
     result = run(suite, *args)
     result.assert_outcomes(passed=3)
-    result.stdout.re_match_lines([
-        rf"UNGATED  2 numbers: no peak_memory_bytes baselines .* differs in isa: \S+ here, {other_isa} there$",
-        r" +test_train_memory\[cpu-bs16-mlp\] peak_memory_bytes$",
-        r" +test_train_memory\[cpu-bs128-mlp\] peak_memory_bytes$",
-        r"UNGATED  test_batch_speedup\[cpu-bs128-over-bs16-mlp\] speedup: no speedup baselines for this machine's "
-        rf"fingerprint and digits in speedup.json; nearest recorded machine differs in isa: \S+ here, {other_isa} there$",
-        r"3 gated number\(s\) had nothing to be judged against",
-        r"this machine: arch=.*; isa=.*",
-        r"record this machine's baselines with: pytest benchmarks --update-baselines"])
+    result.stdout.re_match_lines(
+        [
+            rf"UNGATED  2 numbers: no peak_memory_bytes baselines .* differs in isa: \S+ here, {other_isa} there$",
+            r" +test_train_memory\[cpu-bs16-mlp\] peak_memory_bytes$",
+            r" +test_train_memory\[cpu-bs128-mlp\] peak_memory_bytes$",
+            r"UNGATED  test_batch_speedup\[cpu-bs128-over-bs16-mlp\] speedup: no speedup baselines for this machine's "
+            rf"fingerprint and digits in speedup.json; nearest recorded machine differs in isa: "
+            rf"\S+ here, {other_isa} there$",
+            r"3 gated number\(s\) had nothing to be judged against",
+            r"this machine: arch=.*; isa=.*",
+            r"record this machine's baselines with: pytest benchmarks --update-baselines",
+        ]
+    )
     result.stdout.fnmatch_lines(["verdicts: 0 fail, 3 ungated, 0 new, 0 skipped, * pass"])
     # --require-baselines turns each into one failing line: test_missing_baselines_are_listed_...
 
@@ -210,17 +269,24 @@ def test_missing_baselines_are_listed_and_fail_only_when_required(suite):
     args = ("-k", "test_svm and n500-grayscale", "--models", "svm")
     result = run(suite, *args)
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines([
-        "*accelbench verdicts*",
-        "UNGATED  test_svm[[]cpu-n500-grayscale[]] accuracy: no accuracy baselines for digits-n1347 in accuracy.json "
-        "(it has: none)",
-        "1 gated number(s) had nothing to be judged against: not judged: pass --require-baselines to fail them",
-        "record with: pytest benchmarks --update-baselines"])
+    result.stdout.fnmatch_lines(
+        [
+            "*accelbench verdicts*",
+            "UNGATED  test_svm[[]cpu-n500-grayscale[]] accuracy: no accuracy baselines for digits-n1347 in "
+            "accuracy.json (it has: none)",
+            "1 gated number(s) had nothing to be judged against: not judged: pass --require-baselines to fail them",
+            "record with: pytest benchmarks --update-baselines",
+        ]
+    )
 
     result = run(suite, *args, "--require-baselines")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*--require-baselines: accuracy of test_svm[[]cpu-n500-grayscale[]] is ungated: "
-                                 "no accuracy baselines for digits-n1347*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*--require-baselines: accuracy of test_svm[[]cpu-n500-grayscale[]] is ungated: "
+            "no accuracy baselines for digits-n1347*"
+        ]
+    )
     # one line per missing baseline in the failure sections (the short summary repeats it)
     assert sum(line.startswith("--require-baselines: ") for line in result.stdout.lines) == 1
 
@@ -232,13 +298,29 @@ def test_nan_loss_fails_clearly_and_blocks_update(suite):
     import numpy as np
 
     images = np.full((64, 28, 28), 3e38, dtype=np.float32)  # a corrupt export: absurd pixel values
-    np.savez(suite.path / "mnist.npz", x_train=images, y_train=np.arange(64) % 10,
-             x_test=images[:8], y_test=np.arange(8))
-    result = run(suite, "test_training.py::test_train", "--dataset", "mnist", "--data-dir", str(suite.path),
-                 "--models", "mlp", "--batch-sizes", "32", "--update-baselines")
+    np.savez(
+        suite.path / "mnist.npz", x_train=images, y_train=np.arange(64) % 10, x_test=images[:8], y_test=np.arange(8)
+    )
+    result = run(
+        suite,
+        "test_training.py::test_train",
+        "--dataset",
+        "mnist",
+        "--data-dir",
+        str(suite.path),
+        "--models",
+        "mlp",
+        "--batch-sizes",
+        "32",
+        "--update-baselines",
+    )
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*cpu-bs32-mlp: training loss became nan; lower the learning rate or check the data*",
-                                 "accelbench: baselines NOT updated: 1 test(s) failed"])
+    result.stdout.fnmatch_lines(
+        [
+            "*cpu-bs32-mlp: training loss became nan; lower the learning rate or check the data*",
+            "accelbench: baselines NOT updated: 1 test(s) failed",
+        ]
+    )
     assert "Traceback" not in result.stdout.str()
     assert not (suite.path / "baselines").exists()
 
@@ -247,10 +329,22 @@ def test_nan_loss_fails_clearly_and_blocks_update(suite):
 @pytest.mark.slow(26)
 def test_published_mnist_mlp_meets_its_committed_baseline(suite):
     """The published MLP, 20 epochs at batch 100 on real MNIST, against the repo's baseline."""
-    result = run(suite, "-k", "test_time_to_accuracy", "--dataset", "mnist", "--data-dir", str(SHARED_MNIST),
-                 "--models", "mlp", baselines=ROOT / "benchmarks" / "baselines")
+    result = run(
+        suite,
+        "-k",
+        "test_time_to_accuracy",
+        "--dataset",
+        "mnist",
+        "--data-dir",
+        str(SHARED_MNIST),
+        "--models",
+        "mlp",
+        baselines=ROOT / "benchmarks" / "baselines",
+    )
     result.assert_outcomes(passed=1)
-    result.stdout.re_match_lines([r"test accuracy after the model's recipe.*", r"device +model +recipe", r"cpu +mlp +9\d\.\d\d% ok"])
+    result.stdout.re_match_lines(
+        [r"test accuracy after the model's recipe.*", r"device +model +recipe", r"cpu +mlp +9\d\.\d\d% ok"]
+    )
 
 
 MEMORY_CELL = ("test_memory.py::test_train_memory", "--models", "mlp", "--batch-sizes", "32")
@@ -277,8 +371,12 @@ def test_memory_gate_catches_a_planted_allocation(suite, monkeypatch):
     result = run(suite, *MEMORY_CELL)
     result.assert_outcomes(failed=1)
     # one recording measured the peak 5 times: the gate is the spread's, not the fixed 25% + 2 MiB
-    result.stdout.fnmatch_lines(["*peak_memory_bytes regression in test_train_memory[[]cpu-bs32-mlp[]]: measured *, "
-                                 f"baseline * ({peak:,} B), tolerance +* (2 x the peak's spread over 5 runs, *"])
+    result.stdout.fnmatch_lines(
+        [
+            "*peak_memory_bytes regression in test_train_memory[[]cpu-bs32-mlp[]]: measured *, "
+            f"baseline * ({peak:,} B), tolerance +* (2 x the peak's spread over 5 runs, *"
+        ]
+    )
 
 
 def test_planted_leak_in_repeated_inference_is_caught(suite, monkeypatch):
@@ -301,18 +399,31 @@ def test_planted_leak_in_repeated_inference_is_caught(suite, monkeypatch):
     monkeypatch.setattr(OneBatch, "build", classmethod(leaky_build))
     result = run(suite, *args)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*Test was allowed to leak 1.0MiB per location but at least one location leaked more*"])
+    result.stdout.fnmatch_lines(
+        ["*Test was allowed to leak 1.0MiB per location but at least one location leaked more*"]
+    )
 
 
 def test_memory_scaling_finds_the_largest_batch_under_a_budget(suite):
     saved = suite.path / "run.json"
     budget = 256 * 2**20
     # pytest-benchmark writes its JSON only when something was timed: a latency cell is.
-    result = run(suite, "test_memory.py::test_memory_scaling", "test_inference.py::test_latency",
-                 "--models", "mlp", "--memory-budget", "256MiB", f"--benchmark-json={saved}")
+    result = run(
+        suite,
+        "test_memory.py::test_memory_scaling",
+        "test_inference.py::test_latency",
+        "--models",
+        "mlp",
+        "--memory-budget",
+        "256MiB",
+        f"--benchmark-json={saved}",
+    )
     result.assert_outcomes(passed=2)
+
     def needs(info, batch):  # resident state + the fitted step peak
-        return info["weight_bytes"] + info["optimizer_slot_bytes"] + info["fixed_bytes"] + info["per_sample_bytes"] * batch
+        return (
+            info["weight_bytes"] + info["optimizer_slot_bytes"] + info["fixed_bytes"] + info["per_sample_bytes"] * batch
+        )
 
     cells = json.loads(saved.read_text())["accelbench"]["untimed_cells"]
     assert len(cells) == 1
@@ -336,16 +447,27 @@ def test_memray_run_does_not_judge_timings(suite):
     (baselines / "speedup.json").write_text(json.dumps({here: {"digits": far_above}}))
     result = run(suite, *args, "--memray")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*MEMRAY REPORT*", "skipped  1 verdict(s): --memray slows TensorFlow down unevenly: "
-                                 "judge speed in a run without --memray"])
+    result.stdout.fnmatch_lines(
+        [
+            "*MEMRAY REPORT*",
+            "skipped  1 verdict(s): --memray slows TensorFlow down unevenly: judge speed in a run without --memray",
+        ]
+    )
 
 
 def test_harness_overhead_reports_fit_over_a_hand_loop_in_interleaved_pairs_ungated(suite):
     """The suite's fit() over a hand-written tf.function loop on the same data (the cell the
     quick preset leaves out): the median of the interleaved pairs' ratios, reported, not gated."""
     saved = suite.path / "run.json"
-    run(suite, "test_training.py::test_harness_overhead", "--models", "mlp", "--batch-sizes", "32",
-        f"--benchmark-json={saved}").assert_outcomes(passed=1)
+    run(
+        suite,
+        "test_training.py::test_harness_overhead",
+        "--models",
+        "mlp",
+        "--batch-sizes",
+        "32",
+        f"--benchmark-json={saved}",
+    ).assert_outcomes(passed=1)
     (bench,) = json.loads(saved.read_text())["benchmarks"]
     info = bench["extra_info"]
     pairs = PRESETS["smoke"].interleaved_pairs
@@ -384,9 +506,17 @@ def test_compare_judges_timings_and_names_a_planted_slowdown(suite, monkeypatch)
 
     from accelbench.work.inference import Predictor
 
-    args = ("test_inference.py::test_inference", "--models", "mlp", "--batch-sizes", "32",
-            "--preset", "quick",  # a rank test of fast halves needs 8 rounds: smoke's 4 cannot be significant
-            "--benchmark-storage", str(suite.path / "storage"))
+    args = (
+        "test_inference.py::test_inference",
+        "--models",
+        "mlp",
+        "--batch-sizes",
+        "32",
+        "--preset",
+        "quick",  # a rank test of fast halves needs 8 rounds: smoke's 4 cannot be significant
+        "--benchmark-storage",
+        str(suite.path / "storage"),
+    )
     run(suite, *args, "--benchmark-autosave").assert_outcomes(passed=1)
 
     predict = Predictor._predict
@@ -401,21 +531,35 @@ def test_compare_judges_timings_and_names_a_planted_slowdown(suite, monkeypatch)
     saved = suite.path / "run.json"
     result = run(suite, *args, "--benchmark-compare", f"--benchmark-json={saved}")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*timing regression in test_inference[[]cpu-bs32-mlp[]]: *x the time per sample "
-                                 "of saved run of *, tolerance 40% slower and Mann-Whitney p < 0.05 (p = *)"])
+    result.stdout.fnmatch_lines(
+        [
+            "*timing regression in test_inference[[]cpu-bs32-mlp[]]: *x the time per sample "
+            "of saved run of *, tolerance 40% slower and Mann-Whitney p < 0.05 (p = *)"
+        ]
+    )
     (bench,) = json.loads(saved.read_text())["benchmarks"]
     (verdict,) = bench["extra_info"]["verdicts"]
     assert verdict["outcome"] == "fail" and verdict["statistic"]["ratio"] > 2.0
     stored = sorted((suite.path / "storage").rglob("*.json"))[0]
-    assert bench["extra_info"]["steps_per_round"] == json.loads(stored.read_text())["benchmarks"][0]["extra_info"]["steps_per_round"]
+    assert (
+        bench["extra_info"]["steps_per_round"]
+        == json.loads(stored.read_text())["benchmarks"][0]["extra_info"]["steps_per_round"]
+    )
 
 
 def test_compare_against_another_machines_run_kept_outside_the_working_directory(suite, tmp_path_factory):
     """pytest-benchmark's own machine_info warning crashes on storage outside the working
     directory (its issue #217): one line naming what differs instead, and the run goes on."""
     storage = tmp_path_factory.mktemp("ci-cache") / "storage"
-    args = ("test_inference.py::test_inference", "--models", "mlp", "--batch-sizes", "32",
-            "--benchmark-storage", f"file://{storage}")
+    args = (
+        "test_inference.py::test_inference",
+        "--models",
+        "mlp",
+        "--batch-sizes",
+        "32",
+        "--benchmark-storage",
+        f"file://{storage}",
+    )
     run(suite, *args, "--benchmark-autosave").assert_outcomes(passed=1)
     (saved,) = storage.rglob("*.json")
     foreign = json.loads(saved.read_text())
@@ -423,7 +567,9 @@ def test_compare_against_another_machines_run_kept_outside_the_working_directory
     saved.write_text(json.dumps(foreign))
     from pytest_benchmark.logger import PytestBenchmarkWarning
 
-    with pytest.warns(PytestBenchmarkWarning, match=r"saved run of .* is from another machine: arch: \S+ here, aarch64 there"):
+    with pytest.warns(
+        PytestBenchmarkWarning, match=r"saved run of .* is from another machine: arch: \S+ here, aarch64 there"
+    ):
         result = run(suite, *args, "--benchmark-compare")
     result.assert_outcomes(passed=1)
     output = result.stdout.str() + result.stderr.str()
@@ -431,27 +577,51 @@ def test_compare_against_another_machines_run_kept_outside_the_working_directory
     result.stdout.fnmatch_lines(["*UNGATED*saved run of * is from another machine*"])
 
 
-DATA_SCALING_KEYS = {"sizes", "seconds", "peak_memory_bytes", "exponent", "exponent_stderr", "target_n",
-                     "projected_seconds", "projected_seconds_ci95", "projected_peak_memory_bytes",
-                     "projection_verdict", "backtest_ok"}
+DATA_SCALING_KEYS = {
+    "sizes",
+    "seconds",
+    "peak_memory_bytes",
+    "exponent",
+    "exponent_stderr",
+    "target_n",
+    "projected_seconds",
+    "projected_seconds_ci95",
+    "projected_peak_memory_bytes",
+    "projection_verdict",
+    "backtest_ok",
+}
 
 
 @pytest.mark.slow
 def test_data_scaling_projects_hours_and_dollars_per_device_measured_or_assumed(suite):
     """The CPU measured, a TPU assumed by the user, both priced: the MLP recipe at 60 billion images."""
     saved = suite.path / "scaling.json"
-    result = run(suite, "-k", "data_scaling and mlp", "--models", "mlp", "--devices", "cpu",
-                 "--assume-speedup", "tpu=10752", "--device-prices", "cpu=0.10,tpu=6.88", f"--benchmark-json={saved}")
+    result = run(
+        suite,
+        "-k",
+        "data_scaling and mlp",
+        "--models",
+        "mlp",
+        "--devices",
+        "cpu",
+        "--assume-speedup",
+        "tpu=10752",
+        "--device-prices",
+        "cpu=0.10,tpu=6.88",
+        f"--benchmark-json={saved}",
+    )
     result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines([
-        "*accelbench projections*",
-        "mlp recipe, 20 epochs of 60,000,000,000 images:",
-        "  cpu *h [[]*h, *h[]]  $* at $0.1/h * measured",
-        "  tpu *h [[]*h, *h[]]  $* at $6.88/h * assumed: 10752x cpu (--assume-speedup)",
-        "  projection: unsafe",
-        "    - the target is *x the largest measured size (extrapolated only within 10x)",
-        "mlp predicting 10,000,000,000 test images:",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*accelbench projections*",
+            "mlp recipe, 20 epochs of 60,000,000,000 images:",
+            "  cpu *h [[]*h, *h[]]  $* at $0.1/h * measured",
+            "  tpu *h [[]*h, *h[]]  $* at $6.88/h * assumed: 10752x cpu (--assume-speedup)",
+            "  projection: unsafe",
+            "    - the target is *x the largest measured size (extrapolated only within 10x)",
+            "mlp predicting 10,000,000,000 test images:",
+        ]
+    )
     report = json.loads(saved.read_text())
     for bench in report["benchmarks"]:
         info = bench["extra_info"]
@@ -472,18 +642,42 @@ def test_data_scaling_projects_hours_and_dollars_per_device_measured_or_assumed(
 def test_summary_is_a_table_and_pytest_benchmark_groups_like_with_like(suite):
     """Rows device x model, a column per batch size in readable units; one group per kind and model."""
     saved = suite.path / "run.json"
-    result = run(suite, "test_training.py::test_train", "test_inference.py::test_inference", "--models", "mlp",
-                 "--batch-sizes", "16,32", f"--benchmark-json={saved}")
+    result = run(
+        suite,
+        "test_training.py::test_train",
+        "test_inference.py::test_inference",
+        "--models",
+        "mlp",
+        "--batch-sizes",
+        "16,32",
+        f"--benchmark-json={saved}",
+    )
     result.assert_outcomes(passed=4)
-    result.stdout.re_match_lines([r"training throughput \(samples/s\)", r"device +model +bs16 +bs32$",
-                                  r"cpu +mlp +[\d.]+k?/s +[\d.]+k?/s$", r"inference throughput \(samples/s\)"])
+    result.stdout.re_match_lines(
+        [
+            r"training throughput \(samples/s\)",
+            r"device +model +bs16 +bs32$",
+            r"cpu +mlp +[\d.]+k?/s +[\d.]+k?/s$",
+            r"inference throughput \(samples/s\)",
+        ]
+    )
     benchmarks = json.loads(saved.read_text())["benchmarks"]
     assert {b["name"]: b["group"] for b in benchmarks} == {
-        "test_train[cpu-bs16-mlp]": "train mlp", "test_train[cpu-bs32-mlp]": "train mlp",
-        "test_inference[cpu-bs16-mlp]": "inference mlp", "test_inference[cpu-bs32-mlp]": "inference mlp"}
+        "test_train[cpu-bs16-mlp]": "train mlp",
+        "test_train[cpu-bs32-mlp]": "train mlp",
+        "test_inference[cpu-bs16-mlp]": "inference mlp",
+        "test_inference[cpu-bs32-mlp]": "inference mlp",
+    }
     assert benchmarks[0]["extra_info"]["accelbench_cell"] == {
-        "benchmark": "train_bench", "device": "cpu", "model": "mlp", "batch_size": 16, "column": "bs16",
-        "model_name": "mlp", "backend": "tensorflow", "precision": "float32"}
+        "benchmark": "train_bench",
+        "device": "cpu",
+        "model": "mlp",
+        "batch_size": 16,
+        "column": "bs16",
+        "model_name": "mlp",
+        "backend": "tensorflow",
+        "precision": "float32",
+    }
     assert not any("chrome_trace" in b["extra_info"] for b in benchmarks)  # no --trace-dir: no trace
 
 
@@ -500,8 +694,17 @@ def test_trace_dir_writes_a_tensorboard_profile_and_a_chrome_trace_of_the_same_s
     from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
     saved = suite.path / "run.json"
-    result = run(suite, "test_training.py::test_train", "--models", "mlp", "--batch-sizes", "32",
-                 "--trace-dir", str(tmp_path / "traces"), f"--benchmark-json={saved}")
+    result = run(
+        suite,
+        "test_training.py::test_train",
+        "--models",
+        "mlp",
+        "--batch-sizes",
+        "32",
+        "--trace-dir",
+        str(tmp_path / "traces"),
+        f"--benchmark-json={saved}",
+    )
     result.assert_outcomes(passed=1)
     info = json.loads(saved.read_text())["benchmarks"][0]["extra_info"]
     assert Path(info["chrome_trace"]).parent == tmp_path / "traces" / "test_train-cpu-bs32-mlp"
@@ -533,13 +736,27 @@ def test_multi_worker_and_multi_device_cells_match_one_process_loss_and_leave_no
     import os
 
     saved = suite.path / "run.json"
-    result = run(suite, "-k", "multi_worker or multi_device", "--models", "mlp", "--batch-sizes", "32",
-                 "--dataset", "digits", f"--benchmark-json={saved}")
+    result = run(
+        suite,
+        "-k",
+        "multi_worker or multi_device",
+        "--models",
+        "mlp",
+        "--batch-sizes",
+        "32",
+        "--dataset",
+        "digits",
+        f"--benchmark-json={saved}",
+    )
     result.assert_outcomes(passed=2)
-    result.stdout.re_match_lines([r"loss gap to one device after the same steps",
-                                  r"cpu +mlp +(0|0\.0*[1-9]\d*) ok +(0|0\.0*[1-9]\d*) ok"])  # written out
+    result.stdout.re_match_lines(
+        [r"loss gap to one device after the same steps", r"cpu +mlp +(0|0\.0*[1-9]\d*) ok +(0|0\.0*[1-9]\d*) ok"]
+    )  # written out
     cells = {bench["name"]: bench["extra_info"] for bench in json.loads(saved.read_text())["benchmarks"]}
-    workers, replicas = cells["test_multi_worker[cpu-bs32-mlp-2workers]"], cells["test_multi_device[cpu-bs32-mlp-2replicas]"]
+    workers, replicas = (
+        cells["test_multi_worker[cpu-bs32-mlp-2workers]"],
+        cells["test_multi_device[cpu-bs32-mlp-2replicas]"],
+    )
     assert workers["workers"] == 2 and replicas["replicas_in_sync"] == 2
     # the one-process reference (run once, for the cell that ran first: multi_device), then the spread
     assert len(replicas["process_ids"]) == 2 and len(workers["process_ids"]) == 2
@@ -554,11 +771,11 @@ def test_multi_worker_and_multi_device_cells_match_one_process_loss_and_leave_no
 @pytest.mark.slow(16)
 def test_threads_cell_compares_one_intra_op_thread_with_all_in_fresh_processes(suite):
     saved = suite.path / "run.json"
-    result = run(suite, "-k", "test_threads", "--models", "mlp", "--batch-sizes", "32",
-                 f"--benchmark-json={saved}")
+    result = run(suite, "-k", "test_threads", "--models", "mlp", "--batch-sizes", "32", f"--benchmark-json={saved}")
     result.assert_outcomes(passed=1)
-    result.stdout.re_match_lines([r"all intra-op threads against 1 \(interleaved processes\)",
-                                  r"cpu +mlp +\d+\.\d\dx$"])
+    result.stdout.re_match_lines(
+        [r"all intra-op threads against 1 \(interleaved processes\)", r"cpu +mlp +\d+\.\d\dx$"]
+    )
     info = json.loads(saved.read_text())["benchmarks"][0]["extra_info"]
     per_side = PRESETS["smoke"].thread_processes
     assert len(info["pair_ratios"]) == per_side and len(info["process_ids"]) == 2 * per_side  # A B (B A)
@@ -574,7 +791,7 @@ def plant_in_b(suite, code):
 
 
 AB_CELLS = ("test_training.py::test_train", "test_inference.py::test_inference")  # the cells an A/B run judges
-PLANTED_FAULTS = '''
+PLANTED_FAULTS = """
 import os, time
 import accelbench.processes.cellwork as cellwork
 
@@ -588,7 +805,7 @@ def faulty(key):
     return one_round(key)
 
 cellwork.one_round = faulty
-'''
+"""
 
 
 @pytest.mark.slow(55)
@@ -599,15 +816,30 @@ def test_a_crash_and_a_hang_in_b_fail_their_cells_in_one_line_and_the_run_goes_o
     # --ab-min-effect 0.5: the cells judged after a restart are A against A, and this test is about
     # the faults, not the rule; a 50% minimum effect keeps them from fresh-process confirmations,
     # each a pair of TensorFlow starts (the rule's error rates are tests/test_comparison.py's).
-    result = run(suite, *AB_CELLS, "--models", "mlp,mlp_deep", "--batch-sizes", "32",
-                 "--ab-env", plant_in_b(suite, PLANTED_FAULTS), "--worker-deadline", "20", "--ab-min-effect", "0.5",
-                 f"--benchmark-json={saved}")
+    result = run(
+        suite,
+        *AB_CELLS,
+        "--models",
+        "mlp,mlp_deep",
+        "--batch-sizes",
+        "32",
+        "--ab-env",
+        plant_in_b(suite, PLANTED_FAULTS),
+        "--worker-deadline",
+        "20",
+        "--ab-min-effect",
+        "0.5",
+        f"--benchmark-json={saved}",
+    )
     result.assert_outcomes(passed=2, failed=2)
-    result.stdout.fnmatch_lines([
-        "*test_train[[]cpu-bs32-mlp[]]: A/B: worker B (PYTHONPATH=*), one_round: the worker died (exit status 7); "
-        "restarted for the next cell*",
-        "*test_inference[[]cpu-bs32-mlp[]]: A/B: worker B (PYTHONPATH=*), one_round: no answer within its 20 s deadline; "
-        "killed (it is restarted for the next cell)*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*test_train[[]cpu-bs32-mlp[]]: A/B: worker B (PYTHONPATH=*), one_round: the worker died (exit status 7); "
+            "restarted for the next cell*",
+            "*test_inference[[]cpu-bs32-mlp[]]: A/B: worker B (PYTHONPATH=*), one_round: no answer within its "
+            "20 s deadline; killed (it is restarted for the next cell)*",
+        ]
+    )
     assert "Traceback" not in result.stdout.str()
     cells = {bench["name"]: bench["extra_info"] for bench in json.loads(saved.read_text())["benchmarks"]}
     for cell in ("test_train[cpu-bs32-mlp_deep]", "test_inference[cpu-bs32-mlp_deep]"):  # B restarted, and judged
@@ -617,8 +849,10 @@ def test_a_crash_and_a_hang_in_b_fail_their_cells_in_one_line_and_the_run_goes_o
     # confirmation an mlp_deep cell asked for (CI saw one): a cell's first looks take at most
     # `most` pairs, each confirmation `most` more.
     most = PRESETS["smoke"].ab_pairs[2]
-    confirmations = sum((int(cells[cell]["ab_pairs"]) - 1) // most
-                        for cell in ("test_train[cpu-bs32-mlp_deep]", "test_inference[cpu-bs32-mlp_deep]"))
+    confirmations = sum(
+        (int(cells[cell]["ab_pairs"]) - 1) // most
+        for cell in ("test_train[cpu-bs32-mlp_deep]", "test_inference[cpu-bs32-mlp_deep]")
+    )
     assert len(pids) == 4 + 2 * confirmations
     for pid in pids:
         with pytest.raises(ProcessLookupError):
@@ -646,20 +880,37 @@ measure.seconds = slower
 @pytest.mark.slow(21)
 def test_ab_fails_a_planted_slowdown_in_b_naming_cell_ratio_and_interval(suite):
     saved = suite.path / "run.json"
-    result = run(suite, *AB_CELLS, "--models", "mlp", "--batch-sizes", "32",
-                 "--ab-env", plant_in_b(suite, PLANTED_SLOWDOWN), f"--benchmark-json={saved}")
+    result = run(
+        suite,
+        *AB_CELLS,
+        "--models",
+        "mlp",
+        "--batch-sizes",
+        "32",
+        "--ab-env",
+        plant_in_b(suite, PLANTED_SLOWDOWN),
+        f"--benchmark-json={saved}",
+    )
     result.assert_outcomes(failed=2)
     # A 2x slowdown is beyond any difference between two processes: it fails without the
     # confirmation in fresh processes that a smaller one needs (comparison.BEYOND_PROCESS_SPREAD),
     # unless a loaded machine widens its first interval below that.
-    result.stdout.re_match_lines([r".*A/B regression in test_train\[cpu-bs32-mlp\]: B \(PYTHONPATH=.*\) is slower, "
-                                  r"B slower \(one-sided Wilcoxon p = [^)]*\)(; and again in fresh processes \([^)]*\))*"
-                                  # where load made the first looks' interval reach below 1.15, the
-                                  # confirmations ran, and rule 2's bound is named
-                                  r"(; B/A at least \d\.\d+ over every pair \(95% bound\))?: "
-                                  r"B/A = \d\.\d\d\d \[95% interval \d\.\d+, \d\.\d+\] over (12|24|36) pairs"])
-    result.stdout.re_match_lines([r"cell +A round +B round +B/A \[95% interval\] +pairs +verdict",
-                                  r"test_\w+\[cpu-bs32-mlp\] .* \d\.\d\d\d \[\d\.\d+, \d\.\d+\] +(12|24|36) +FAIL"])
+    result.stdout.re_match_lines(
+        [
+            r".*A/B regression in test_train\[cpu-bs32-mlp\]: B \(PYTHONPATH=.*\) is slower, "
+            r"B slower \(one-sided Wilcoxon p = [^)]*\)(; and again in fresh processes \([^)]*\))*"
+            # where load made the first looks' interval reach below 1.15, the
+            # confirmations ran, and rule 2's bound is named
+            r"(; B/A at least \d\.\d+ over every pair \(95% bound\))?: "
+            r"B/A = \d\.\d\d\d \[95% interval \d\.\d+, \d\.\d+\] over (12|24|36) pairs"
+        ]
+    )
+    result.stdout.re_match_lines(
+        [
+            r"cell +A round +B round +B/A \[95% interval\] +pairs +verdict",
+            r"test_\w+\[cpu-bs32-mlp\] .* \d\.\d\d\d \[\d\.\d+, \d\.\d+\] +(12|24|36) +FAIL",
+        ]
+    )
     output = json.loads(saved.read_text())
     verdicts = [v for v in output["accelbench"]["verdicts"] if v["metric"] == "ab_round_seconds"]
     assert {v["outcome"] for v in verdicts} == {"fail"}
@@ -668,14 +919,18 @@ def test_ab_fails_a_planted_slowdown_in_b_naming_cell_ratio_and_interval(suite):
 
 
 def test_a_bad_b_interpreter_is_a_usage_error(suite):
-    assert_one_clear_line(run(suite, "--ab-python", "/no/python"),
-                          "argument --ab-python: '/no/python' is not an executable file")
+    assert_one_clear_line(
+        run(suite, "--ab-python", "/no/python"), "argument --ab-python: '/no/python' is not an executable file"
+    )
     without = suite.path / "python-without-accelbench"
     without.write_text("#!/bin/sh\necho 'No module named accelbench' >&2\nexit 1\n")
     without.chmod(0o755)
     result = run(suite, *AB_CELLS, "--ab-python", str(without))
-    assert_one_clear_line(result, "A/B: worker B (*python-without-accelbench), describe: the worker died (exit status 1)*"
-                                  "No module named accelbench (does B's interpreter have accelbench*")
+    assert_one_clear_line(
+        result,
+        "A/B: worker B (*python-without-accelbench), describe: the worker died (exit status 1)*"
+        "No module named accelbench (does B's interpreter have accelbench*",
+    )
 
 
 def test_a_backend_not_installed_skips_its_cells_with_how_to_install_it(suite):
@@ -683,8 +938,9 @@ def test_a_backend_not_installed_skips_its_cells_with_how_to_install_it(suite):
         pytest.skip("torch is installed here: its cells run (see the jax test for the worker path)")
     result = run(suite, *AB_CELLS, "--models", "mlp", "--batch-sizes", "32", "--backends", "tensorflow,torch", "-rs")
     result.assert_outcomes(passed=2, skipped=2)
-    result.stdout.fnmatch_lines(["*the torch backend needs torch, which is not installed here: "
-                                 "pip install 'accelbench[[]torch[]]'*"])
+    result.stdout.fnmatch_lines(
+        ["*the torch backend needs torch, which is not installed here: pip install 'accelbench[[]torch[]]'*"]
+    )
 
 
 @pytest.mark.timing
@@ -694,13 +950,25 @@ def test_jax_cells_run_in_a_worker_of_their_own_beside_tensorflow_s(suite):
     import os
 
     saved = suite.path / "run.json"
-    result = run(suite, *AB_CELLS, "--models", "mlp", "--batch-sizes", "32", "--backends", "tensorflow,jax",
-                 f"--benchmark-json={saved}")
+    result = run(
+        suite,
+        *AB_CELLS,
+        "--models",
+        "mlp",
+        "--batch-sizes",
+        "32",
+        "--backends",
+        "tensorflow,jax",
+        f"--benchmark-json={saved}",
+    )
     result.assert_outcomes(passed=4)
     result.stdout.re_match_lines([r"cpu +mlp on tensorflow +\S+/s", r"cpu +mlp on jax +\S+/s"])
     cells = {bench["name"]: bench["extra_info"] for bench in json.loads(saved.read_text())["benchmarks"]}
-    assert set(cells) == {f"{test}[{backend}-cpu-bs32-mlp]" for test in ("test_train", "test_inference")
-                          for backend in ("tensorflow", "jax")}
+    assert set(cells) == {
+        f"{test}[{backend}-cpu-bs32-mlp]"
+        for test in ("test_train", "test_inference")
+        for backend in ("tensorflow", "jax")
+    }
     for name, info in cells.items():
         backend = name.split("[")[1].split("-")[0]
         assert info["backend"] == backend and info["samples_per_s"] > 0
@@ -711,8 +979,11 @@ def test_jax_cells_run_in_a_worker_of_their_own_beside_tensorflow_s(suite):
     assert len(jax_train["worker_round_seconds"]) == PRESETS["smoke"].rounds
     assert 0 <= jax_train["pipe_seconds"] < 0.01  # the call to the worker adds little to a round
     for jax_cell in (jax_train, cells["test_inference[jax-cpu-bs32-mlp]"]):  # round for round with tensorflow's
-        assert len(jax_cell["tensorflow_round_seconds"]) == jax_cell["time_per_sample_over_tensorflow_pairs"] == \
-            PRESETS["smoke"].rounds
+        assert (
+            len(jax_cell["tensorflow_round_seconds"])
+            == jax_cell["time_per_sample_over_tensorflow_pairs"]
+            == PRESETS["smoke"].rounds
+        )
         # Of fewer than 6 pairs no pair of order statistics holds the median with 95%: no interval.
         assert PRESETS["smoke"].rounds >= 6 or jax_cell.get("time_per_sample_over_tensorflow_ci95") is None
         assert jax_cell["time_per_sample_over_tensorflow"] > 0
@@ -725,9 +996,21 @@ def test_jax_cells_run_in_a_worker_of_their_own_beside_tensorflow_s(suite):
 def test_jax_memory_and_latency_are_measured_in_its_worker_and_traced_by_jax_s_profiler(suite, tmp_path):
     pytest.importorskip("jax", reason="the jax extra is not installed: pip install 'accelbench[jax]'")
     saved = suite.path / "run.json"
-    result = run(suite, "test_memory.py::test_train_memory", "test_memory.py::test_inference_memory",
-                 "test_inference.py::test_latency", "--models", "mlp", "--batch-sizes", "32", "--backends", "jax",
-                 "--trace-dir", str(tmp_path / "traces"), f"--benchmark-json={saved}")
+    result = run(
+        suite,
+        "test_memory.py::test_train_memory",
+        "test_memory.py::test_inference_memory",
+        "test_inference.py::test_latency",
+        "--models",
+        "mlp",
+        "--batch-sizes",
+        "32",
+        "--backends",
+        "jax",
+        "--trace-dir",
+        str(tmp_path / "traces"),
+        f"--benchmark-json={saved}",
+    )
     result.assert_outcomes(passed=3)
     output = json.loads(saved.read_text())
     memory_cells = {cell["name"]: cell["extra_info"] for cell in output["accelbench"]["untimed_cells"]}
@@ -748,7 +1031,7 @@ def test_jax_memory_and_latency_are_measured_in_its_worker_and_traced_by_jax_s_p
     assert [e["name"] for e in steps] == [f"predict step {n}" for n in range(int(info["traced_steps"]))]
 
 
-PLANTED_LABEL_SWAP = '''
+PLANTED_LABEL_SWAP = """
 import dataclasses, os
 if os.environ.get("KERAS_BACKEND") == "jax":  # the jax worker only: its test labels are read wrongly
     import accelbench.processes.cellwork as cellwork
@@ -760,7 +1043,7 @@ if os.environ.get("KERAS_BACKEND") == "jax":  # the jax worker only: its test la
         return dataclasses.replace(dataset, y_test=(dataset.y_test + 1) % 10)
 
     cellwork._dataset = swapped
-'''
+"""
 
 
 @pytest.mark.slow(25)
@@ -773,21 +1056,32 @@ def test_backend_parity_gates_jax_against_tensorflow_and_catches_a_planted_label
     honest = run(suite, *args, f"--benchmark-json={saved}")
     honest.assert_outcomes(passed=2)
     infos = {b["name"]: b["extra_info"] for b in json.loads(saved.read_text())["benchmarks"]}
-    info, tensorflow = infos["test_time_to_accuracy[jax-cpu-bs100-mlp]"], infos["test_time_to_accuracy[tensorflow-cpu-bs100-mlp]"]
+    info, tensorflow = (
+        infos["test_time_to_accuracy[jax-cpu-bs100-mlp]"],
+        infos["test_time_to_accuracy[tensorflow-cpu-bs100-mlp]"],
+    )
     assert info["accuracy"] > 0.95 and abs(info["accuracy_gap_to_tensorflow"]) <= 0.02
     # Reported, not gated: the digits the two final losses share, from the losses each cell recorded.
     from accelbench.judge.analysis import matching_digits
-    assert info["loss_digits_shared_with_tensorflow"] == matching_digits(tensorflow["loss_per_epoch"][-1],
-                                                                         info["loss_per_epoch"][-1])
-    honest.stdout.re_match_lines([r"accuracy gap to tensorflow \(same recipe and seed\)", r"cpu +mlp on jax +[+-]\d\.\d\d pt ok"])
+
+    assert info["loss_digits_shared_with_tensorflow"] == matching_digits(
+        tensorflow["loss_per_epoch"][-1], info["loss_per_epoch"][-1]
+    )
+    honest.stdout.re_match_lines(
+        [r"accuracy gap to tensorflow \(same recipe and seed\)", r"cpu +mlp on jax +[+-]\d\.\d\d pt ok"]
+    )
 
     planted = suite.mkdir("jax_site")
     (planted / "sitecustomize.py").write_text(PLANTED_LABEL_SWAP)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(planted), os.environ.get("PYTHONPATH", "")]))
     swapped = run(suite, *args)
     swapped.assert_outcomes(passed=1, failed=1)
-    swapped.stdout.re_match_lines([r".*accuracy_gap_to_tensorflow regression in test_time_to_accuracy\[jax-cpu-bs100-mlp\]: "
-                                   r"measured -0\.\d{4}, parity 0\.0000, tolerance 0\.02 absolute"])
+    swapped.stdout.re_match_lines(
+        [
+            r".*accuracy_gap_to_tensorflow regression in test_time_to_accuracy\[jax-cpu-bs100-mlp\]: "
+            r"measured -0\.\d{4}, parity 0\.0000, tolerance 0\.02 absolute"
+        ]
+    )
 
 
 @pytest.mark.slow
@@ -797,20 +1091,27 @@ def test_a_lower_precision_is_held_to_99_percent_of_float32_and_a_planted_loss_f
     args = ("test_training.py::test_time_to_accuracy", "--models", "mlp", "--precisions", "float32,mixed_bfloat16")
     honest = run(suite, *args)
     honest.assert_outcomes(passed=2)
-    honest.stdout.re_match_lines([r"recipe accuracy as a share of float32's \(must be >= 99%\)",
-                                  r"cpu +mlp mixed_bfloat16 +\d+\.\d\d% ok"])
+    honest.stdout.re_match_lines(
+        [r"recipe accuracy as a share of float32's \(must be >= 99%\)", r"cpu +mlp mixed_bfloat16 +\d+\.\d\d% ok"]
+    )
     # The planted loss: bfloat16 variables as well as bfloat16 arithmetic (Keras' "bfloat16"
     # policy, not the mixed one): Adam's updates vanish in 8 bits of mantissa and the mlp
     # stays near chance on digits (8.7% here).
     real_policy = precisions.policy
-    monkeypatch.setattr(precisions, "policy", lambda name: real_policy("bfloat16" if name == "mixed_bfloat16" else name))
+    monkeypatch.setattr(
+        precisions, "policy", lambda name: real_policy("bfloat16" if name == "mixed_bfloat16" else name)
+    )
     planted = run(suite, *args)
     planted.assert_outcomes(passed=1, failed=1)
-    planted.stdout.re_match_lines([r".*accuracy_against_float32 regression in test_time_to_accuracy\[cpu-bs100-mlp-bf16\]: "
-                                   r"measured 0\.\d{4}, float32 0\.9\d{3}, tolerance 1% relative"])
+    planted.stdout.re_match_lines(
+        [
+            r".*accuracy_against_float32 regression in test_time_to_accuracy\[cpu-bs100-mlp-bf16\]: "
+            r"measured 0\.\d{4}, float32 0\.9\d{3}, tolerance 1% relative"
+        ]
+    )
 
 
-USER_MODEL = '''
+USER_MODEL = """
 import accelbench
 
 
@@ -829,7 +1130,7 @@ def optimizer():
 
 accelbench.register_model(accelbench.ModelSpec("tiny_user_mlp", "a user's MLP 784-32-10", build, optimizer=optimizer,
                                                recipe_epochs=2))
-'''
+"""
 
 
 @pytest.mark.slow
@@ -839,11 +1140,20 @@ def test_a_users_model_named_in_accelbench_modules_runs_in_a_worker(suite):
     installed, an A/B run's workers do; --ab-ref's test covers those with a worktree)."""
     suite.makepyfile(my_models=USER_MODEL)
     suite.makeini("[pytest]\naccelbench_modules = my_models\n")
-    in_a_worker = (("--backends", "jax") if importlib.util.find_spec("jax") is not None
-                   else ("--ab-env", "ACCELBENCH_AA=1"))
+    in_a_worker = (
+        ("--backends", "jax") if importlib.util.find_spec("jax") is not None else ("--ab-env", "ACCELBENCH_AA=1")
+    )
     saved = suite.path / "run.json"
-    result = run(suite, "test_training.py::test_train", "--models", "tiny_user_mlp", "--batch-sizes", "32",
-                 *in_a_worker, f"--benchmark-json={saved}")
+    result = run(
+        suite,
+        "test_training.py::test_train",
+        "--models",
+        "tiny_user_mlp",
+        "--batch-sizes",
+        "32",
+        *in_a_worker,
+        f"--benchmark-json={saved}",
+    )
     result.assert_outcomes(passed=1)
     (bench,) = json.loads(saved.read_text())["benchmarks"]
     assert bench["name"].endswith("cpu-bs32-tiny_user_mlp]") and bench["extra_info"]["worker_process_ids"]
@@ -851,16 +1161,20 @@ def test_a_users_model_named_in_accelbench_modules_runs_in_a_worker(suite):
 
 def test_a_module_that_does_not_import_and_a_model_no_module_declares_are_one_line_each(suite):
     suite.makeini("[pytest]\naccelbench_modules = no_such_module\n")
-    assert_one_clear_line(run(suite), "accelbench_modules: no_such_module could not be imported: "
-                                      "ModuleNotFoundError: No module named 'no_such_module'")
+    assert_one_clear_line(
+        run(suite),
+        "accelbench_modules: no_such_module could not be imported: "
+        "ModuleNotFoundError: No module named 'no_such_module'",
+    )
     suite.makepyfile(my_models=USER_MODEL)
     suite.makeini("[pytest]\naccelbench_modules = my_models\n")
-    assert_one_clear_line(run(suite, "--models", "resnet"),
-                          "argument --models: unknown model 'resnet'; choose from: mlp, mlp_wide, mlp_deep, cnn, svm, "
-                          "tiny_user_mlp")
+    assert_one_clear_line(
+        run(suite, "--models", "resnet"),
+        "argument --models: unknown model 'resnet'; choose from: mlp, mlp_wide, mlp_deep, cnn, svm, tiny_user_mlp",
+    )
 
 
-WIDTH_MODEL = '''
+WIDTH_MODEL = """
 import accelbench
 
 WIDTH = {width}
@@ -875,7 +1189,7 @@ def build(input_shape, outputs, options):
 
 
 accelbench.register_model(accelbench.ModelSpec("user_mlp", "a user's MLP", build))
-'''
+"""
 
 
 def commit(repository, message):
@@ -902,8 +1216,12 @@ def test_ab_ref_catches_a_commit_that_widens_the_model_and_passes_unchanged_code
     cells = ("test_training.py::test_train", "--models", "user_mlp", "--batch-sizes", "32")
     result = run(suite, *cells, "--ab-ref", "HEAD~1")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*B (this interpreter) against A (git HEAD~1 = *): B/A above 1 is B slower*",
-                                 "*A/B regression in test_train[[]cpu-bs32-user_mlp[]]: B (this interpreter) is slower*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*B (this interpreter) against A (git HEAD~1 = *): B/A above 1 is B slower*",
+            "*A/B regression in test_train[[]cpu-bs32-user_mlp[]]: B (this interpreter) is slower*",
+        ]
+    )
     result = run(suite, *cells, "--ab-ref", "HEAD")
     result.assert_outcomes(passed=1)
     worktrees = subprocess.run(["git", "-C", str(suite.path), "worktree", "list"], capture_output=True, text=True)
@@ -913,12 +1231,16 @@ def test_ab_ref_catches_a_commit_that_widens_the_model_and_passes_unchanged_code
 def test_ab_ref_outside_a_repository_or_to_no_commit_is_one_line(suite):
     import subprocess
 
-    assert_one_clear_line(run(suite, "test_training.py::test_train", "--models", "mlp", "--ab-ref", "HEAD"),
-                          "--ab-ref: git rev-parse --show-toplevel: fatal: not a git repository*")
+    assert_one_clear_line(
+        run(suite, "test_training.py::test_train", "--models", "mlp", "--ab-ref", "HEAD"),
+        "--ab-ref: git rev-parse --show-toplevel: fatal: not a git repository*",
+    )
     subprocess.run(["git", "init", "-q", str(suite.path)], check=True)
     commit(suite.path, "the suite")
-    assert_one_clear_line(run(suite, "test_training.py::test_train", "--models", "mlp", "--ab-ref", "no-such-branch"),
-                          "--ab-ref: 'no-such-branch' names no commit in *")
+    assert_one_clear_line(
+        run(suite, "test_training.py::test_train", "--models", "mlp", "--ab-ref", "no-such-branch"),
+        "--ab-ref: 'no-such-branch' names no commit in *",
+    )
 
 
 @pytest.mark.slow(60)
@@ -928,15 +1250,29 @@ def test_one_recording_gives_every_memory_gate_its_spread_and_a_halved_baseline_
     no cell fails. On those baselines halved, every cell whose gate can see a doubling fails."""
     from accelbench.judge.rules import MIN_SPREAD_RUNS, RUNS_SUFFIX, SPREAD_SUFFIX, SpreadGrowth
 
-    args = ("test_memory.py::test_train_memory", "test_memory.py::test_inference_memory", "--models", "mlp,cnn",
-            "--batch-sizes", "32,256")
+    args = (
+        "test_memory.py::test_train_memory",
+        "test_memory.py::test_inference_memory",
+        "--models",
+        "mlp,cnn",
+        "--batch-sizes",
+        "32,256",
+    )
     run(suite, *args, "--update-baselines").assert_outcomes(passed=8)
     stored = suite.path / "baselines" / "memory.json"
     recorded = json.loads(stored.read_text())  # fingerprint -> software -> dataset -> cell -> metrics
-    entries = {cell: metrics for software in recorded.values() for datasets in software.values()
-               for cells in datasets.values() for cell, metrics in cells.items()}
-    assert len(entries) == 8 and all(metrics.get(f"peak_memory_bytes{RUNS_SUFFIX}") == MIN_SPREAD_RUNS
-                                     and f"peak_memory_bytes{SPREAD_SUFFIX}" in metrics for metrics in entries.values())
+    entries = {
+        cell: metrics
+        for software in recorded.values()
+        for datasets in software.values()
+        for cells in datasets.values()
+        for cell, metrics in cells.items()
+    }
+    assert len(entries) == 8 and all(
+        metrics.get(f"peak_memory_bytes{RUNS_SUFFIX}") == MIN_SPREAD_RUNS
+        and f"peak_memory_bytes{SPREAD_SUFFIX}" in metrics
+        for metrics in entries.values()
+    )
     run(suite, *args).assert_outcomes(passed=8)
 
     def gate(metrics, baseline):
@@ -946,8 +1282,11 @@ def test_one_recording_gives_every_memory_gate_its_spread_and_a_halved_baseline_
     # those must fail. The gate's one-arena granule (1 MiB) is what a peak of 1-2.2 MiB cannot
     # clear by doubling (rules.PEAK_GRANULE); the note and docs/memory.md state each cell's reach.
     halved = {cell: metrics["peak_memory_bytes"] // 2 for cell, metrics in entries.items()}
-    must_fail = [cell for cell, metrics in entries.items()
-                 if metrics["peak_memory_bytes"] > 1.1 * gate(metrics, halved[cell]).bound(halved[cell])]
+    must_fail = [
+        cell
+        for cell, metrics in entries.items()
+        if metrics["peak_memory_bytes"] > 1.1 * gate(metrics, halved[cell]).bound(halved[cell])
+    ]
     assert len(must_fail) >= 2, {cell: m["peak_memory_bytes"] for cell, m in entries.items()}
     for cell, metrics in entries.items():
         metrics["peak_memory_bytes"] = halved[cell]

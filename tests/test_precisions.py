@@ -2,7 +2,18 @@
 
 from accelbench.axes.precisions import EMULATED, NATIVE, NOT_KNOWN, PRECISIONS
 
-AVX512_BF16 = {"sse4_1", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx512_bf16"}
+AVX512_BF16 = {
+    "sse4_1",
+    "avx",
+    "avx2",
+    "fma",
+    "avx512f",
+    "avx512bw",
+    "avx512vl",
+    "avx512dq",
+    "avx512_vnni",
+    "avx512_bf16",
+}
 AVX2_ONLY = {"sse4_1", "avx", "avx2", "fma"}
 BF16, FP16, FP32 = PRECISIONS["mixed_bfloat16"], PRECISIONS["mixed_float16"], PRECISIONS["float32"]
 

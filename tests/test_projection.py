@@ -69,8 +69,9 @@ def test_a_clean_curve_within_10x_is_extrapolated_and_far_beyond_it_is_unsafe_wi
     assert near.backtest_ok
     assert projection.verdict(projection.beyond_data(near) + projection.doubts(near, "time", "s")) == "extrapolated"
     far = projection.project(curve, target=60e9)
-    assert projection.beyond_data(far) == ["the target is 7,500,000x the largest measured size "
-                                           "(extrapolated only within 10x)"]
+    assert projection.beyond_data(far) == [
+        "the target is 7,500,000x the largest measured size (extrapolated only within 10x)"
+    ]
     # 7.5 million times beyond the data an exponent off by 0.014 is a factor 1.25: still inside
     assert far.ci95[0] <= quadratic(60e9) <= far.ci95[1]
 

@@ -36,14 +36,23 @@ def test_a_dataset_asks_for_a_logit_per_class_or_a_number_per_target():
     assert Dataset("two", x, two, x, two, quality="mae").outputs == 2
 
 
-@pytest.mark.parametrize("made, message", [
-    (lambda x, y: (x, y), "dataset 'bad': its loader returned tuple, not an accelbench.Dataset"),
-    (lambda x, y: Dataset("bad", x, y[:-1], x, y), "dataset 'bad': 8 training inputs and 7 training targets"),
-    (lambda x, y: Dataset("bad", np.full_like(x, np.nan), y, x, y), "dataset 'bad': its training inputs hold NaN"),
-    (lambda x, y: Dataset("bad", x, y, x, y, classes=2), "dataset 'bad': labels 0..2 outside 0..1"),
-    (lambda x, y: Dataset("bad", x, y + 0.5, x, y + 0.5), "dataset 'bad': quality 'accuracy' needs integer class labels"),
-    (lambda x, y: Dataset("bad", x, y, x, y, quality="r2"), "dataset 'bad': unknown quality 'r2'; choose from: accuracy, mae"),
-])
+@pytest.mark.parametrize(
+    "made, message",
+    [
+        (lambda x, y: (x, y), "dataset 'bad': its loader returned tuple, not an accelbench.Dataset"),
+        (lambda x, y: Dataset("bad", x, y[:-1], x, y), "dataset 'bad': 8 training inputs and 7 training targets"),
+        (lambda x, y: Dataset("bad", np.full_like(x, np.nan), y, x, y), "dataset 'bad': its training inputs hold NaN"),
+        (lambda x, y: Dataset("bad", x, y, x, y, classes=2), "dataset 'bad': labels 0..2 outside 0..1"),
+        (
+            lambda x, y: Dataset("bad", x, y + 0.5, x, y + 0.5),
+            "dataset 'bad': quality 'accuracy' needs integer class labels",
+        ),
+        (
+            lambda x, y: Dataset("bad", x, y, x, y, quality="r2"),
+            "dataset 'bad': unknown quality 'r2'; choose from: accuracy, mae",
+        ),
+    ],
+)
 def test_a_loader_that_returns_something_else_is_one_line_naming_the_dataset(made, message):
     with pytest.raises(DataError) as raised:
         checked(made(*arrays()), "bad")
@@ -55,7 +64,8 @@ def test_an_error_fails_above_its_baseline_and_passes_below_it():
     assert regression("mae", "cell", 40.0, 39.0, rule) is None  # better: lower
     assert regression("mae", "cell", 40.0, 41.9, rule) is None
     assert regression("mae", "cell", 40.0, 42.1, rule) == (
-        "mae regression in cell: measured 42.1000, baseline 40.0000, tolerance 5% relative (must be <= 42.0000)")
+        "mae regression in cell: measured 42.1000, baseline 40.0000, tolerance 5% relative (must be <= 42.0000)"
+    )
 
 
 def _twins(rng, images, accuracy, candidate_accuracy, agreement=0.9):

@@ -23,9 +23,15 @@ def test_unknown_name_lists_the_choices():
         MODELS["resnet"]
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("cpu", ("cpu",)), ("cpu,gpu:1", ("cpu", "gpu:1")), ("CPU, tpu,cpu", ("cpu", "tpu")), ("all", ()),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("cpu", ("cpu",)),
+        ("cpu,gpu:1", ("cpu", "gpu:1")),
+        ("CPU, tpu,cpu", ("cpu", "tpu")),
+        ("all", ()),
+    ],
+)
 def test_parse_devices(text, expected):
     assert parse_devices(text) == expected
 
@@ -67,11 +73,13 @@ def test_flops_are_counted_for_dense_and_conv_layers_and_unknown_for_any_other_w
 
     from accelbench.axes.models import forward_flops_per_sample
 
-    dense = keras.Sequential([keras.Input((20,)), keras.layers.Embedding(100, 8), keras.layers.Flatten(),
-                              keras.layers.Dense(4)])
+    dense = keras.Sequential(
+        [keras.Input((20,)), keras.layers.Embedding(100, 8), keras.layers.Flatten(), keras.layers.Dense(4)]
+    )
     assert forward_flops_per_sample(dense) == 2 * 160 * 4  # the lookup holds weights but does no multiply-adds
-    recurrent = keras.Sequential([keras.Input((20,)), keras.layers.Embedding(100, 8), keras.layers.GRU(8),
-                                  keras.layers.Dense(4)])
+    recurrent = keras.Sequential(
+        [keras.Input((20,)), keras.layers.Embedding(100, 8), keras.layers.GRU(8), keras.layers.Dense(4)]
+    )
     assert forward_flops_per_sample(recurrent) is None  # unknown, not the Dense layer's 64 alone
 
 
@@ -81,10 +89,20 @@ def test_help_lists_every_option_and_ini_key(pytester):
     result = pytester.runpytest_subprocess("-p", "accelbench.plugin", "--help")
     assert result.ret == 0, result.stderr.str()
     text = result.stdout.str()
-    missing = [name for option in options.OPTIONS for name in (option.flag, options.ini_key(option))
-               if name not in text]
-    missing += [name for name in ("--update-baselines", "--require-baselines", "--ab-strict",
-                                  options.REQUIRE_BASELINES_INI, options.AB_STRICT_INI) if name not in text]
+    missing = [
+        name for option in options.OPTIONS for name in (option.flag, options.ini_key(option)) if name not in text
+    ]
+    missing += [
+        name
+        for name in (
+            "--update-baselines",
+            "--require-baselines",
+            "--ab-strict",
+            options.REQUIRE_BASELINES_INI,
+            options.AB_STRICT_INI,
+        )
+        if name not in text
+    ]
     assert not missing, f"not in pytest --help: {missing}"
 
 
@@ -122,10 +140,16 @@ def test_the_results_page_says_what_the_terminal_shows_and_what_only_the_json_ho
     assert not keys & shown, f"shown in the terminal, not JSON-only: {keys & shown}"
     source = "".join(path.read_text() for path in (Path(__file__).resolve().parents[1] / "src").rglob("*.py"))
     # keys the code makes with an f-string (f"latency_{k}_ms", f"{prefix}exponent"): as patterns
-    made = [re.compile(re.sub(r"\\\{[^}]*\\\}", r"\\w*", re.escape(text)))
-            for text in re.findall(r'f"([\w{}]*\{[\w{}.]*)"', source) if re.sub(r"\{[^}]*\}", "", text)]
-    unwritten = [key for key in keys if not re.search(rf"\b{key}\b", source)
-                 and not any(pattern.fullmatch(key) for pattern in made)]
+    made = [
+        re.compile(re.sub(r"\\\{[^}]*\\\}", r"\\w*", re.escape(text)))
+        for text in re.findall(r'f"([\w{}]*\{[\w{}.]*)"', source)
+        if re.sub(r"\{[^}]*\}", "", text)
+    ]
+    unwritten = [
+        key
+        for key in keys
+        if not re.search(rf"\b{key}\b", source) and not any(pattern.fullmatch(key) for pattern in made)
+    ]
     assert not unwritten, f"named on the page, written by no code: {unwritten}"
 
 
@@ -136,8 +160,20 @@ def test_the_timed_marker_selects_the_timed_cells_alone(pytester, heavy_imports)
     for path in root.glob("test_*.py"):
         pytester.makepyfile(**{path.stem: path.read_text()})
     (pytester.path / "baselines").mkdir()
-    result = pytester.runpytest("-p", "accelbench.plugin", "-p", "no:cacheprovider", "--collect-only", "-q",
-                                "-m", "timed", "--preset", "smoke", "--baselines", str(pytester.path / "baselines"))
+    result = pytester.runpytest(
+        "-p",
+        "accelbench.plugin",
+        "-p",
+        "no:cacheprovider",
+        "--collect-only",
+        "-q",
+        "-m",
+        "timed",
+        "--preset",
+        "smoke",
+        "--baselines",
+        str(pytester.path / "baselines"),
+    )
     selected = {line.split("::")[1].split("[")[0] for line in result.stdout.lines if "::" in line}
     timed = {benchmark.test for benchmark in BENCHMARKS.values() if benchmark.timed}
     assert selected and selected <= timed and "test_train_memory" not in selected

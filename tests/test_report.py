@@ -24,8 +24,12 @@ def cell(name, benchmark, device, model, column="", batch_size=None, **info):
 
 
 def timed(entry, median=0.01):
-    return {**entry, "group": "g", "fullname": f"benchmarks/x.py::{entry['name']}",
-            "stats": {"median": median, "min": median * 0.9, "iqr": median / 10, "rounds": 8}}
+    return {
+        **entry,
+        "group": "g",
+        "fullname": f"benchmarks/x.py::{entry['name']}",
+        "stats": {"median": median, "min": median * 0.9, "iqr": median / 10, "rounds": 8},
+    }
 
 
 def run_document(machine_class="x86_64-2cpu", speed=1.0, tensorflow="2.21.0", models=("mlp", "cnn")):
@@ -34,51 +38,174 @@ def run_document(machine_class="x86_64-2cpu", speed=1.0, tensorflow="2.21.0", mo
     for model in models:
         for batch in (32, 256, 1024):
             rate = speed * batch * 100 / (1 + batch / 512)
-            benchmarks.append(timed(cell(f"test_train[cpu-bs{batch}-{model}]", "train_bench", "cpu", model,
-                                         f"bs{batch}", batch, samples_per_s=rate, verdicts=[])))
-            benchmarks.append(timed(cell(f"test_inference[cpu-bs{batch}-{model}]", "inference_bench", "cpu",
-                                         model, f"bs{batch}", batch, samples_per_s=3 * rate)))
-            benchmarks.append(timed(cell(f"test_train[gpu-bs{batch}-{model}]", "train_bench", "gpu", model,
-                                         f"bs{batch}", batch, samples_per_s=rate * batch / 100)))
-            untimed.append(cell(f"test_train_memory[cpu-bs{batch}-{model}]", "train_memory", "cpu", model,
-                                f"bs{batch}", batch, peak_memory_bytes=2**20 * (40 + batch / 10),
-                                verdicts=[{"cell": f"test_train_memory[cpu-bs{batch}-{model}]",
-                                           "metric": "peak_memory_bytes", "outcome": "pass"}]))
-        benchmarks.append(timed(cell(f"test_batch_speedup[cpu-bs1024-over-bs32-{model}]", "batch_speedup", "cpu",
-                                     model, "bs1024/bs32", 1024, speedup=2.9,
-                                     verdicts=[{"cell": f"test_batch_speedup[cpu-bs1024-over-bs32-{model}]",
-                                                "metric": "speedup", "outcome": "fail",
-                                                "measured": 2.9, "baseline": 4.5, "against": "baseline",
-                                                "tolerance": "30% relative",
-                                                "message": f"speedup regression in x of {model}"}])))
-        benchmarks.append(timed(cell(f"test_time_to_accuracy[cpu-bs100-{model}]", "accuracy_bench", "cpu", model,
-                                     "bs100", 100, accuracy=0.95, target_accuracy=0.95,
-                                     accuracy_per_epoch=[0.8, 0.9, 0.95],
-                                     cumulative_train_seconds=[1.0, 2.0, 3.0])))
-        untimed.append(cell(f"test_memory_scaling[cpu-{model}]", "memory_scaling", "cpu", model,
-                            per_sample_bytes=5000.0, fixed_bytes=4e7, largest_batch=4096,
-                            ladder_batch_sizes=[32, 64, 128], ladder_peak_bytes=[4.02e7, 4.03e7, 4.06e7]))
+            benchmarks.append(
+                timed(
+                    cell(
+                        f"test_train[cpu-bs{batch}-{model}]",
+                        "train_bench",
+                        "cpu",
+                        model,
+                        f"bs{batch}",
+                        batch,
+                        samples_per_s=rate,
+                        verdicts=[],
+                    )
+                )
+            )
+            benchmarks.append(
+                timed(
+                    cell(
+                        f"test_inference[cpu-bs{batch}-{model}]",
+                        "inference_bench",
+                        "cpu",
+                        model,
+                        f"bs{batch}",
+                        batch,
+                        samples_per_s=3 * rate,
+                    )
+                )
+            )
+            benchmarks.append(
+                timed(
+                    cell(
+                        f"test_train[gpu-bs{batch}-{model}]",
+                        "train_bench",
+                        "gpu",
+                        model,
+                        f"bs{batch}",
+                        batch,
+                        samples_per_s=rate * batch / 100,
+                    )
+                )
+            )
+            untimed.append(
+                cell(
+                    f"test_train_memory[cpu-bs{batch}-{model}]",
+                    "train_memory",
+                    "cpu",
+                    model,
+                    f"bs{batch}",
+                    batch,
+                    peak_memory_bytes=2**20 * (40 + batch / 10),
+                    verdicts=[
+                        {
+                            "cell": f"test_train_memory[cpu-bs{batch}-{model}]",
+                            "metric": "peak_memory_bytes",
+                            "outcome": "pass",
+                        }
+                    ],
+                )
+            )
+        benchmarks.append(
+            timed(
+                cell(
+                    f"test_batch_speedup[cpu-bs1024-over-bs32-{model}]",
+                    "batch_speedup",
+                    "cpu",
+                    model,
+                    "bs1024/bs32",
+                    1024,
+                    speedup=2.9,
+                    verdicts=[
+                        {
+                            "cell": f"test_batch_speedup[cpu-bs1024-over-bs32-{model}]",
+                            "metric": "speedup",
+                            "outcome": "fail",
+                            "measured": 2.9,
+                            "baseline": 4.5,
+                            "against": "baseline",
+                            "tolerance": "30% relative",
+                            "message": f"speedup regression in x of {model}",
+                        }
+                    ],
+                )
+            )
+        )
+        benchmarks.append(
+            timed(
+                cell(
+                    f"test_time_to_accuracy[cpu-bs100-{model}]",
+                    "accuracy_bench",
+                    "cpu",
+                    model,
+                    "bs100",
+                    100,
+                    accuracy=0.95,
+                    target_accuracy=0.95,
+                    accuracy_per_epoch=[0.8, 0.9, 0.95],
+                    cumulative_train_seconds=[1.0, 2.0, 3.0],
+                )
+            )
+        )
+        untimed.append(
+            cell(
+                f"test_memory_scaling[cpu-{model}]",
+                "memory_scaling",
+                "cpu",
+                model,
+                per_sample_bytes=5000.0,
+                fixed_bytes=4e7,
+                largest_batch=4096,
+                ladder_batch_sizes=[32, 64, 128],
+                ladder_peak_bytes=[4.02e7, 4.03e7, 4.06e7],
+            )
+        )
     sizes = [100, 200, 400, 800]
-    benchmarks.append(timed(cell("test_train_data_scaling[cpu-svm]", "train_data_scaling", "cpu", "svm",
-                                 phase="train", sizes=sizes, seconds=[0.01 * (n / 100) ** 2 for n in sizes],
-                                 seconds_rounds=[[0.01 * (n / 100) ** 2] * 3 for n in sizes],
-                                 peak_memory_bytes=[1e6 * n for n in sizes], exponent=2.0,
-                                 exponent_stderr=0.01, fit={"a": 0.0, "b": 1e-6, "k": 2.0},
-                                 memory_fit={"a": 0.0, "b": 1e6, "k": 1.0}, target_n=60e9,
-                                 projected_seconds=3.6e15, projected_seconds_ci95=[3e15, 4e15],
-                                 projected_peak_memory_bytes=6e16, projected_peak_memory_bytes_ci95=[5e16, 7e16],
-                                 backtest={"size": 800, "measured": 0.64, "predicted": 0.64, "ci95": [0.6, 0.7]},
-                                 backtest_ok=True)))
+    benchmarks.append(
+        timed(
+            cell(
+                "test_train_data_scaling[cpu-svm]",
+                "train_data_scaling",
+                "cpu",
+                "svm",
+                phase="train",
+                sizes=sizes,
+                seconds=[0.01 * (n / 100) ** 2 for n in sizes],
+                seconds_rounds=[[0.01 * (n / 100) ** 2] * 3 for n in sizes],
+                peak_memory_bytes=[1e6 * n for n in sizes],
+                exponent=2.0,
+                exponent_stderr=0.01,
+                fit={"a": 0.0, "b": 1e-6, "k": 2.0},
+                memory_fit={"a": 0.0, "b": 1e6, "k": 1.0},
+                target_n=60e9,
+                projected_seconds=3.6e15,
+                projected_seconds_ci95=[3e15, 4e15],
+                projected_peak_memory_bytes=6e16,
+                projected_peak_memory_bytes_ci95=[5e16, 7e16],
+                backtest={"size": 800, "measured": 0.64, "predicted": 0.64, "ci95": [0.6, 0.7]},
+                backtest_ok=True,
+            )
+        )
+    )
     return {
-        "machine_info": {"accelbench_machine_class": machine_class, "tensorflow": tensorflow, "keras": "3.12.0",
-                         "node": "box", "cpu": {"brand_raw": "Some CPU", "count": 2, "flags": ["sse"] * 500}},
+        "machine_info": {
+            "accelbench_machine_class": machine_class,
+            "tensorflow": tensorflow,
+            "keras": "3.12.0",
+            "node": "box",
+            "cpu": {"brand_raw": "Some CPU", "count": 2, "flags": ["sse"] * 500},
+        },
         "commit_info": {"id": "abcdef1234567890", "dirty": False},
-        "datetime": "2026-11-22T21:00:00+00:00", "version": "5.3.1", "benchmarks": benchmarks,
-        "accelbench": {"verdicts": [v for b in benchmarks + untimed for v in b["extra_info"].get("verdicts", [])],
-                       "untimed_cells": untimed,
-                       "projections": [{"model": "svm", "phase": "train", "device": "cpu", "basis": "measured",
-                                        "target_n": 60e9, "hours": 1e12, "hours_ci95": [1e11, 1e13],
-                                        "dollars": None, "projection_verdict": "unsafe: far"}]},
+        "datetime": "2026-11-22T21:00:00+00:00",
+        "version": "5.3.1",
+        "benchmarks": benchmarks,
+        "accelbench": {
+            "verdicts": [v for b in benchmarks + untimed for v in b["extra_info"].get("verdicts", [])],
+            "untimed_cells": untimed,
+            "projections": [
+                {
+                    "model": "svm",
+                    "phase": "train",
+                    "device": "cpu",
+                    "basis": "measured",
+                    "target_n": 60e9,
+                    "hours": 1e12,
+                    "hours_ci95": [1e11, 1e13],
+                    "dollars": None,
+                    "projection_verdict": "unsafe: far",
+                }
+            ],
+        },
     }
 
 
@@ -101,8 +228,9 @@ def test_report_of_one_run_has_every_cell_and_a_plot_of_each_kind(tmp_path, two_
     page = out.read_text()
     for name in names_of(two_runs[0]):
         assert name in page, name
-    kinds = re.findall(r"<figure data-kind='([a-z ]+)'><h3>[^<]*</h3><img alt='[^']*' src='data:image/png;base64,",
-                       page)
+    kinds = re.findall(
+        r"<figure data-kind='([a-z ]+)'><h3>[^<]*</h3><img alt='[^']*' src='data:image/png;base64,", page
+    )
     assert {"throughput", "speedup", "memory", "data size", "accuracy"} <= set(kinds)
     assert not re.search(r"(src|href)=['\"]https?:", page)  # opens with no network
     assert "speedup regression in x of mlp" in page and "Some CPU, 2 logical cores" in page
@@ -117,7 +245,9 @@ def test_two_machine_classes_merge_and_nothing_of_either_is_lost(tmp_path, two_r
     for tag, path in zip(tags, two_runs):
         for name in names_of(path):
             assert re.search(rf"<td>{tag}</td><td>{re.escape(name)}</td>", page), (tag, name)
-    assert "<abbr title='x86_64-2cpu'>x86_64-2cpu</abbr></td><td>tensorflow 2.21.0" in page  # saved without a fingerprint: its class
+    assert (
+        "<abbr title='x86_64-2cpu'>x86_64-2cpu</abbr></td><td>tensorflow 2.21.0" in page
+    )  # saved without a fingerprint: its class
     assert "<abbr title='x86_64-64cpu-1-x-H100'>x86_64-64cpu-1-x-H100</abbr></td><td>tensorflow 2.20.0" in page
     runs = load_runs(two_runs)
     tables = {t.title: t for t in summary.tables([(r.tag, list(r.cells)) for r in runs])}
@@ -144,12 +274,15 @@ def test_markdown_stays_under_60_kb_for_a_big_grid(tmp_path):
     assert "Left out to stay under 60 kB" in text
 
 
-@pytest.mark.parametrize("content, says", [
-    (None, "no such file or folder"),
-    ("{not json", "not JSON"),
-    ('{"a": 1}', "not a pytest-benchmark run"),
-    ('{"machine_info": {}, "benchmarks": [{"name": "test_x", "extra_info": {}}]}', "no accelbench cells"),
-])
+@pytest.mark.parametrize(
+    "content, says",
+    [
+        (None, "no such file or folder"),
+        ("{not json", "not JSON"),
+        ('{"a": 1}', "not a pytest-benchmark run"),
+        ('{"machine_info": {}, "benchmarks": [{"name": "test_x", "extra_info": {}}]}', "no accelbench cells"),
+    ],
+)
 def test_bad_input_is_one_clear_line_and_a_nonzero_exit(tmp_path, capsys, content, says):
     path = tmp_path / "run.json"
     if content is not None:
@@ -174,21 +307,28 @@ def test_a_storage_folder_stands_for_its_runs(tmp_path, two_runs):
 def test_the_report_never_imports_tensorflow(two_runs, tmp_path):
     import subprocess
 
-    code = ("import sys; from accelbench.results.report import cli; "
-            f"cli.main(['report', {str(two_runs[0])!r}, '-o', {str(tmp_path / 'r.html')!r}]); "
-            "assert 'tensorflow' not in sys.modules and 'keras' not in sys.modules, 'imported'")
+    code = (
+        "import sys; from accelbench.results.report import cli; "
+        f"cli.main(['report', {str(two_runs[0])!r}, '-o', {str(tmp_path / 'r.html')!r}]); "
+        "assert 'tensorflow' not in sys.modules and 'keras' not in sys.modules, 'imported'"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
 
 
 def test_summary_rows_are_device_by_model_with_batch_columns_and_verdicts():
-    records = [summary.CellRecord.from_extra_info(e["name"], e["extra_info"])
-               for e in run_document()["benchmarks"] + run_document()["accelbench"]["untimed_cells"]]
+    records = [
+        summary.CellRecord.from_extra_info(e["name"], e["extra_info"])
+        for e in run_document()["benchmarks"] + run_document()["accelbench"]["untimed_cells"]
+    ]
     tables = {t.title: t for t in summary.tables([("", records)])}
     training = tables["training throughput (samples/s), median round"]
     assert training.header == ("device", "model", "bs32", "bs256", "bs1024")
     assert [row[:2] for row in training.rows] == [("cpu", "mlp"), ("gpu", "mlp"), ("cpu", "cnn"), ("gpu", "cnn")]
     assert training.rows[0][2] == "3.01k/s"  # 3200 / 1.0625
-    assert tables["speedup, best round over best round (a shortfall must also show in interleaved pairs)"].rows[0][2] == "2.90x FAIL"
+    assert (
+        tables["speedup, best round over best round (a shortfall must also show in interleaved pairs)"].rows[0][2]
+        == "2.90x FAIL"
+    )
     assert tables["host memory peak of one step"].rows[0][2] == "43.2 MiB ok"  # 40 MiB + 32/10
     lines = summary.text_lines(training)
     assert lines[1].split() == ["device", "model", "bs32", "bs256", "bs1024"]
@@ -206,10 +346,14 @@ def test_crossover_is_found_between_the_batch_sizes_around_it():
     assert analysis.crossover(sizes, [0.1, 0.2, 0.3, 0.4, 0.5]) is None
 
 
-FINGERPRINT = ("arch=x86_64; cpu=AMD EPYC; caches=L1d 32K, L1i 32K, L2 512K, L3 32768K; isa=avx; onednn=on; cpus=2; "
-               "accelerators=none")
-NO_BASELINES = ("no peak_memory_bytes baselines for this machine's fingerprint and digits in memory.json; nearest "
-                "recorded machine differs in isa: avx2 there, avx here")
+FINGERPRINT = (
+    "arch=x86_64; cpu=AMD EPYC; caches=L1d 32K, L1i 32K, L2 512K, L3 32768K; isa=avx; onednn=on; cpus=2; "
+    "accelerators=none"
+)
+NO_BASELINES = (
+    "no peak_memory_bytes baselines for this machine's fingerprint and digits in memory.json; nearest "
+    "recorded machine differs in isa: avx2 there, avx here"
+)
 
 
 @pytest.fixture
@@ -218,9 +362,19 @@ def unrecorded_machine(tmp_path):
     document = run_document(models=("mlp",))
     document["machine_info"]["accelbench_fingerprint"] = FINGERPRINT
     document["accelbench"]["verdicts"] += [
-        {"cell": f"test_train_memory[cpu-bs{b}-m{i}]", "metric": "peak_memory_bytes", "outcome": "ungated",
-         "measured": 3.717e6 + i * 2**20, "baseline": None, "against": None, "tolerance": "", "message": NO_BASELINES}
-        for i in range(11) for b in (32, 256)]
+        {
+            "cell": f"test_train_memory[cpu-bs{b}-m{i}]",
+            "metric": "peak_memory_bytes",
+            "outcome": "ungated",
+            "measured": 3.717e6 + i * 2**20,
+            "baseline": None,
+            "against": None,
+            "tolerance": "",
+            "message": NO_BASELINES,
+        }
+        for i in range(11)
+        for b in (32, 256)
+    ]
     path = tmp_path / "run.json"
     path.write_text(json.dumps(document))
     return path
@@ -232,7 +386,8 @@ def test_verdicts_that_share_a_reason_share_one_row_with_units_and_the_fingerpri
     page, text = out.read_text(), md.read_text()
     for shown in (page, text):
         assert shown.count(NO_BASELINES.replace("'", "&#x27;") if shown is page else NO_BASELINES) == (
-            2 if shown is page else 1)  # the page: its attention table and its full list, one row each
+            2 if shown is page else 1
+        )  # the page: its attention table and its full list, one row each
         assert "22 cells: test_train_memory[cpu-bs32-m0], test_train_memory[cpu-bs256-m0]" in shown
         assert "3.5 MiB to 13.5 MiB" in shown  # bytes in units, never 3.717e+06
         assert not re.search(r"(?<![\w.])\d+(\.\d+)?e[+-]\d+", re.sub(r"data:image/png;base64,[^'\"]+", "", shown))
@@ -255,12 +410,17 @@ def test_two_batch_sizes_are_points_not_a_line(monkeypatch):
 def test_runs_are_named_by_commit_date_and_machine_with_the_fingerprint_on_hover(tmp_path):
     """Runs of one machine: commit and date; of several: the machine's label too; a name two
     runs share is numbered; the whole fingerprint is the label's hover and a Machines row."""
-    fingerprint = ("arch=x86_64; cpu=AMD EPYC; caches=L2 1024K; isa=avx512_core_bf16; onednn=on; cpus=2; "
-                   "accelerators=none")
+    fingerprint = (
+        "arch=x86_64; cpu=AMD EPYC; caches=L2 1024K; isa=avx512_core_bf16; onednn=on; cpus=2; accelerators=none"
+    )
     paths = []
-    for index, (commit, dirty, when) in enumerate([("1234567890", False, "2026-11-24T19:41:21+00:00"),
-                                                   ("89abcdef00", True, "2026-11-24T20:05:00+00:00"),
-                                                   ("89abcdef00", True, "2026-11-24T20:05:30+00:00")]):
+    for index, (commit, dirty, when) in enumerate(
+        [
+            ("1234567890", False, "2026-11-24T19:41:21+00:00"),
+            ("89abcdef00", True, "2026-11-24T20:05:00+00:00"),
+            ("89abcdef00", True, "2026-11-24T20:05:30+00:00"),
+        ]
+    ):
         document = run_document()
         document["machine_info"]["accelbench_fingerprint"] = fingerprint
         document["commit_info"], document["datetime"] = {"id": commit, "dirty": dirty}, when

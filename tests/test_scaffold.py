@@ -32,7 +32,7 @@ def test_init_writes_nothing_over_a_file_that_is_there(tmp_path, capsys):
 # (--strict-markers fails the test without it) and its testpaths.
 LAYOUTS = {
     "pyproject.toml": '[project]\nname = "mine"\n\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
-                      'markers = ["mine: the project\'s own marker"]\n',
+    'markers = ["mine: the project\'s own marker"]\n',
     "setup.cfg": "[metadata]\nname = mine\n\n[tool:pytest]\ntestpaths = tests\nmarkers =\n    mine: its own marker\n",
     "tox.ini": "[tox]\nenv_list = py\n\n[pytest]\ntestpaths = tests\nmarkers =\n    mine: its own marker\n",
     "pytest.ini": "[pytest]\ntestpaths = tests\nmarkers =\n    mine: its own marker\n",
@@ -44,13 +44,23 @@ def test_init_joins_the_project_s_pytest_settings_and_its_tests_run_as_before(py
     (pytester.path / layout).write_text(LAYOUTS[layout])
     pytester.mkdir("tests")
     (pytester.path / "tests" / "test_own.py").write_text(
-        "import pytest\n\n\n@pytest.mark.mine\ndef test_own():\n    pass\n")
+        "import pytest\n\n\n@pytest.mark.mine\ndef test_own():\n    pass\n"
+    )
     assert cli.main(["init", str(pytester.path)]) == 0
     assert layout == "pytest.ini" or not (pytester.path / "pytest.ini").exists()  # nothing shadows it
     own = pytester.runpytest("--strict-markers", "-p", "no:cacheprovider")
     own.assert_outcomes(passed=1)  # its testpaths and its marker, as before
-    cells = pytester.runpytest("benchmarks/test_training.py", "--collect-only", "-q", "-p", "no:cacheprovider",
-                               "--models", "my_mlp", "--preset", "smoke")
+    cells = pytester.runpytest(
+        "benchmarks/test_training.py",
+        "--collect-only",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--models",
+        "my_mlp",
+        "--preset",
+        "smoke",
+    )
     cells.stdout.fnmatch_lines(["*test_train?cpu-bs32-my_mlp?*"])
 
 
@@ -64,15 +74,30 @@ def test_init_stops_where_the_project_sets_addopts_and_says_what_to_add(tmp_path
 @pytest.mark.slow(30)
 def test_a_project_made_by_init_runs_green(pytester, heavy_imports):
     assert cli.main(["init", str(pytester.path)]) == 0
-    for made in ("benchmarks/test_training.py", "benchmarks/baselines/README.md", "pytest.ini",
-                 "benchmark_models.py", ".github/workflows/accelbench.yml"):
+    for made in (
+        "benchmarks/test_training.py",
+        "benchmarks/baselines/README.md",
+        "pytest.ini",
+        "benchmark_models.py",
+        ".github/workflows/accelbench.yml",
+    ):
         assert (pytester.path / made).is_file(), made
     saved = pytester.path / "run.json"
     # The smoke preset on the model the scaffold declares: its training, inference and latency cells
     # (the memory cells are tested on the zoo's models; memray makes them the slow part here).
-    result = pytester.runpytest("benchmarks/test_training.py::test_train", "benchmarks/test_inference.py",
-                                "-p", "no:cacheprovider", "--preset", "smoke", "--models", "my_mlp",
-                                "--batch-sizes", "32", f"--benchmark-json={saved}")
+    result = pytester.runpytest(
+        "benchmarks/test_training.py::test_train",
+        "benchmarks/test_inference.py",
+        "-p",
+        "no:cacheprovider",
+        "--preset",
+        "smoke",
+        "--models",
+        "my_mlp",
+        "--batch-sizes",
+        "32",
+        f"--benchmark-json={saved}",
+    )
     result.assert_outcomes(passed=3)
     names = {bench["name"] for bench in json.loads(saved.read_text())["benchmarks"]}
     assert {"test_train[cpu-bs32-my_mlp]", "test_inference[cpu-bs32-my_mlp]"} <= names

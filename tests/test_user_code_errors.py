@@ -9,7 +9,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-BROKEN = '''
+BROKEN = """
 import accelbench
 import numpy as np
 
@@ -35,7 +35,7 @@ def unreadable(data_dir):
 accelbench.register_model(accelbench.ModelSpec("broken", "raises in its builder", broken))
 accelbench.register_model(accelbench.ModelSpec("no_optimizer", "raises in its optimizer", fine, no_optimizer))
 accelbench.register_dataset("unreadable", unreadable)
-'''
+"""
 
 
 @pytest.fixture
@@ -48,16 +48,36 @@ def project(pytester, heavy_imports):
 
 
 def run(project, *args):
-    return project.runpytest("-p", "accelbench.plugin", "-p", "no:cacheprovider", "--preset", "smoke",
-                             "--baselines", str(project.path / "baselines"), "--modules", "mine",
-                             "--benchmark-autosave", *args)
+    return project.runpytest(
+        "-p",
+        "accelbench.plugin",
+        "-p",
+        "no:cacheprovider",
+        "--preset",
+        "smoke",
+        "--baselines",
+        str(project.path / "baselines"),
+        "--modules",
+        "mine",
+        "--benchmark-autosave",
+        *args,
+    )
 
 
 @pytest.mark.slow(8)
-@pytest.mark.parametrize(("model", "says"), [
-    ("broken", "model 'broken': its builder raised ValueError: Could not interpret activation function identifier: nope"),
-    ("no_optimizer", "model 'no_optimizer': its optimizer factory raised RuntimeError: the optimizer's real reason"),
-])
+@pytest.mark.parametrize(
+    ("model", "says"),
+    [
+        (
+            "broken",
+            "model 'broken': its builder raised ValueError: Could not interpret activation function identifier: nope",
+        ),
+        (
+            "no_optimizer",
+            "model 'no_optimizer': its optimizer factory raised RuntimeError: the optimizer's real reason",
+        ),
+    ],
+)
 def test_a_model_that_raises_is_one_line_and_stops_the_run_unsaved(project, model, says):
     result = run(project, "test_training.py", "test_inference.py", "--models", model)
     assert result.ret != 0

@@ -12,8 +12,13 @@ CELL = "test_svm[cpu-n500-grayscale]"
 
 
 def verdicts(**overrides):
-    settings = dict(update=False, require_baselines=False, memray_tracking=False, timing_threshold=0.3,
-                    fingerprint="arch=x86_64; cpus=2")
+    settings = dict(
+        update=False,
+        require_baselines=False,
+        memray_tracking=False,
+        timing_threshold=0.3,
+        fingerprint="arch=x86_64; cpus=2",
+    )
     return Verdicts(**{**settings, **overrides})
 
 
@@ -28,8 +33,9 @@ def test_against_a_baseline_pass_and_fail(tmp_path):
     assert judged.against_baseline(CELL, gate, 0.94).outcome == "pass"
     failed = judged.against_baseline(CELL, gate, 0.92)
     assert failed.outcome == "fail" and (failed.measured, failed.baseline) == (0.92, 0.95)
-    assert failed.message == (f"accuracy regression in {CELL}: measured 0.9200, baseline 0.9500, "
-                              "tolerance 0.02 absolute (must be >= 0.9300)")
+    assert failed.message == (
+        f"accuracy regression in {CELL}: measured 0.9200, baseline 0.9500, tolerance 0.02 absolute (must be >= 0.9300)"
+    )
     assert judged.failures(CELL) == [failed.message]
 
 
@@ -86,8 +92,10 @@ def test_a_loss_gap_between_workers_and_one_process_reads_in_its_own_precision()
     assert judged.within_gap("w", "loss_gap", 2.4e-07, 1e-5).outcome == "pass"
     failed = judged.within_gap("test_multi_worker[cpu-bs256-mlp-2workers]", "loss_gap", 0.0342, 1e-5)
     assert failed.outcome == "fail"
-    assert failed.message == ("loss_gap regression in test_multi_worker[cpu-bs256-mlp-2workers]: measured 0.0342, "
-                              "parity 0, tolerance 0.00001 absolute (must be within +/- 0.00001)")
+    assert failed.message == (
+        "loss_gap regression in test_multi_worker[cpu-bs256-mlp-2workers]: measured 0.0342, "
+        "parity 0, tolerance 0.00001 absolute (must be within +/- 0.00001)"
+    )
 
 
 def test_loss_parity_is_judged_in_significant_digits_and_a_planted_difference_fails_clearly():
@@ -101,32 +109,52 @@ def test_loss_parity_is_judged_in_significant_digits_and_a_planted_difference_fa
     assert planted.message == (
         "loss_matching_digits regression in test_accuracy_parity[gpu-vs-cpu-bs100-mlp]: measured 1 digits, "
         "floor 2 digits, tolerance matching significant digits (must be >= 2 digits): "
-        "loss 0.0841 on the device against 0.08123 on the reference")
+        "loss 0.0841 on the device against 0.08123 on the reference"
+    )
     assert dict(planted.statistic) == {"reference_loss": 0.08123, "candidate_loss": 0.0841}
 
 
 def saved_run(cells, fingerprint="arch=x86_64; cpus=2", tracked=False):
-    return SavedRun.from_json({
-        "datetime": "2026-11-22T12:00:00", "commit_info": {"id": "0123456789abcdef"},
-        "machine_info": {"accelbench_fingerprint": fingerprint, "accelbench_memray_tracking": tracked},
-        "benchmarks": [{"name": name, "extra_info": info} for name, info in cells.items()]})
+    return SavedRun.from_json(
+        {
+            "datetime": "2026-11-22T12:00:00",
+            "commit_info": {"id": "0123456789abcdef"},
+            "machine_info": {"accelbench_fingerprint": fingerprint, "accelbench_memray_tracking": tracked},
+            "benchmarks": [{"name": name, "extra_info": info} for name, info in cells.items()],
+        }
+    )
 
 
 ROUNDS = [1.0, 1.02, 1.01, 1.03, 1.0, 1.5, 1.01, 1.02, 1.04, 1.6]
 
 
-@pytest.mark.parametrize(("run", "new", "outcome", "says"), [
-    (saved_run({"t[a]": {"seconds_per_sample": ROUNDS}}), ROUNDS, "pass", ""),
-    (saved_run({"t[a]": {"seconds_per_sample": ROUNDS}}), [2 * r for r in ROUNDS], "fail",
-     "timing regression in t[a]: 2.00x the time per sample of saved run of 2026-11-22T12:00:00 (01234567)"),
-    (saved_run({"t[a]": {"seconds_per_sample": ROUNDS}}, fingerprint="arch=x86_64; cpus=8"), ROUNDS, "ungated",
-     "is from another machine (cpus: 2 here, 8 there): timings compare only on the same hardware"),
-    (saved_run({"t[a]": {"seconds_per_sample": ROUNDS}}, fingerprint=None), ROUNDS, "ungated",
-     "is from another machine (it has no fingerprint (saved by an older accelbench))"),
-    (saved_run({"t[a]": {"seconds_per_sample": ROUNDS}}, tracked=True), ROUNDS, "skipped", "--memray"),
-    (saved_run({"t[b]": {"seconds_per_sample": ROUNDS}}), ROUNDS, "new", "has no t[a]"),
-    (saved_run({"t[a]": {"steps_per_round": 10}}), ROUNDS, "ungated", "saved by an older accelbench"),
-])
+@pytest.mark.parametrize(
+    ("run", "new", "outcome", "says"),
+    [
+        (saved_run({"t[a]": {"seconds_per_sample": ROUNDS}}), ROUNDS, "pass", ""),
+        (
+            saved_run({"t[a]": {"seconds_per_sample": ROUNDS}}),
+            [2 * r for r in ROUNDS],
+            "fail",
+            "timing regression in t[a]: 2.00x the time per sample of saved run of 2026-11-22T12:00:00 (01234567)",
+        ),
+        (
+            saved_run({"t[a]": {"seconds_per_sample": ROUNDS}}, fingerprint="arch=x86_64; cpus=8"),
+            ROUNDS,
+            "ungated",
+            "is from another machine (cpus: 2 here, 8 there): timings compare only on the same hardware",
+        ),
+        (
+            saved_run({"t[a]": {"seconds_per_sample": ROUNDS}}, fingerprint=None),
+            ROUNDS,
+            "ungated",
+            "is from another machine (it has no fingerprint (saved by an older accelbench))",
+        ),
+        (saved_run({"t[a]": {"seconds_per_sample": ROUNDS}}, tracked=True), ROUNDS, "skipped", "--memray"),
+        (saved_run({"t[b]": {"seconds_per_sample": ROUNDS}}), ROUNDS, "new", "has no t[a]"),
+        (saved_run({"t[a]": {"steps_per_round": 10}}), ROUNDS, "ungated", "saved by an older accelbench"),
+    ],
+)
 def test_timing_against_a_saved_run(run, new, outcome, says):
     judged = verdicts()
     assert judged.timing("t[a]", new) is None  # no --benchmark-compare, no timing verdict
@@ -156,18 +184,22 @@ def test_the_terminal_block_lists_failures_then_ungated_then_counts(tmp_path):
         "1 gated number(s) had nothing to be judged against: not judged: pass --require-baselines to fail them",
         "record with: pytest benchmarks --update-baselines",
         "skipped  1 verdict(s): needs a device besides cpu",
-        "verdicts: 1 fail, 1 ungated, 0 new, 1 skipped, 1 pass"]
+        "verdicts: 1 fail, 1 ungated, 0 new, 1 skipped, 1 pass",
+    ]
 
 
 def _compared(outcome, ratio=1.01, low=0.97, high=1.06):
     return comparison.Comparison(ratio, low, high, 0.2, 48, outcome, "after 48 pairs ...")
 
 
-@pytest.mark.parametrize(("outcome", "strict", "fails"), [
-    ("pass", False, False), ("unknown", False, False), ("unknown", True, True), ("fail", False, True)])
+@pytest.mark.parametrize(
+    ("outcome", "strict", "fails"),
+    [("pass", False, False), ("unknown", False, False), ("unknown", True, True), ("fail", False, True)],
+)
 def test_ab_verdicts_fail_only_on_fail_or_unknown_under_ab_strict(outcome, strict, fails):
-    verdicts = Verdicts(update=False, require_baselines=False, memray_tracking=False, timing_threshold=0.4,
-                        ab_strict=strict)
+    verdicts = Verdicts(
+        update=False, require_baselines=False, memray_tracking=False, timing_threshold=0.4, ab_strict=strict
+    )
     made = verdicts.ab("test_train[cpu-bs32-mlp]", AB_TIME, _compared(outcome), 0.2, 0.21, 0.05, "B (X=1)")
     assert made.outcome == outcome and made.measured == 1.01 and made.statistic[0] == ("ci95", [0.97, 1.06])
     assert bool(verdicts.failures("test_train[cpu-bs32-mlp]")) == fails
@@ -178,10 +210,19 @@ def test_ab_verdicts_fail_only_on_fail_or_unknown_under_ab_strict(outcome, stric
 
 def test_an_ab_failure_names_the_cell_b_the_ratio_its_interval_and_the_round_times():
     verdicts = Verdicts(update=False, require_baselines=False, memray_tracking=False, timing_threshold=0.4)
-    made = verdicts.ab("test_train[cpu-bs32-cnn]", AB_TIME, _compared("fail", 1.93, 1.88, 1.97), 0.2, 0.386, 0.05,
-                       "B (ONEDNN_MAX_CPU_ISA=AVX)")
+    made = verdicts.ab(
+        "test_train[cpu-bs32-cnn]",
+        AB_TIME,
+        _compared("fail", 1.93, 1.88, 1.97),
+        0.2,
+        0.386,
+        0.05,
+        "B (ONEDNN_MAX_CPU_ISA=AVX)",
+    )
     assert made.message.startswith("A/B regression in test_train[cpu-bs32-cnn]: B (ONEDNN_MAX_CPU_ISA=AVX) is slower")
-    assert "B/A = 1.930 [95% interval 1.880, 1.970] over 48 pairs (200 ms in A, 386 ms in B, median round)" in made.message
+    assert (
+        "B/A = 1.930 [95% interval 1.880, 1.970] over 48 pairs (200 ms in A, 386 ms in B, median round)" in made.message
+    )
 
 
 def test_the_ab_table_puts_the_largest_slowdown_first_with_peaks_and_compile_times():
@@ -191,15 +232,36 @@ def test_the_ab_table_puts_the_largest_slowdown_first_with_peaks_and_compile_tim
 
     verdicts = Verdicts(update=False, require_baselines=False, memray_tracking=False, timing_threshold=0.4)
     for cell, ratio in (("test_train[cpu-bs32-mlp]", 1.01), ("test_train[cpu-bs32-cnn]", 1.93)):
-        verdicts.ab(cell, AB_TIME, _compared("pass" if ratio < 1.05 else "fail", ratio, ratio - 0.02, ratio + 0.02),
-                    0.2, 0.2 * ratio, 0.05, "B (X=1)")
-        verdicts.ab_single(cell, AB_PEAK, 10 * 2**20, 40 * 2**20 if ratio > 1.5 else 10 * 2**20, RelativeGrowth(0.25, slack=2**21))
+        verdicts.ab(
+            cell,
+            AB_TIME,
+            _compared("pass" if ratio < 1.05 else "fail", ratio, ratio - 0.02, ratio + 0.02),
+            0.2,
+            0.2 * ratio,
+            0.05,
+            "B (X=1)",
+        )
+        verdicts.ab_single(
+            cell, AB_PEAK, 10 * 2**20, 40 * 2**20 if ratio > 1.5 else 10 * 2**20, RelativeGrowth(0.25, slack=2**21)
+        )
         verdicts.ab_single(cell, AB_COMPILE, 1.0, 1.1, AB_COMPILE_RULE)
-    verdicts.failed("test_inference[cpu-bs32-mlp]", AB_TIME, "test_inference[cpu-bs32-mlp]: A/B: worker B ...: the worker died")
+    verdicts.failed(
+        "test_inference[cpu-bs32-mlp]", AB_TIME, "test_inference[cpu-bs32-mlp]: A/B: worker B ...: the worker died"
+    )
     rows = summary.ab_rows([v.as_json() for v in verdicts.all()])
-    assert [row[0] for row in rows] == ["test_inference[cpu-bs32-mlp]", "test_train[cpu-bs32-cnn]", "test_train[cpu-bs32-mlp]"]
+    assert [row[0] for row in rows] == [
+        "test_inference[cpu-bs32-mlp]",
+        "test_train[cpu-bs32-cnn]",
+        "test_train[cpu-bs32-mlp]",
+    ]
     assert rows[0][5].startswith("FAIL: test_inference[cpu-bs32-mlp]: A/B: worker B")
-    assert rows[1][3:8] == ("1.930 [1.910, 1.950]", "48", "FAIL", "10.0 MiB -> 40.0 MiB beyond its rule", "1.00 s -> 1.10 s")
+    assert rows[1][3:8] == (
+        "1.930 [1.910, 1.950]",
+        "48",
+        "FAIL",
+        "10.0 MiB -> 40.0 MiB beyond its rule",
+        "1.00 s -> 1.10 s",
+    )
     peaks = [v for v in verdicts.all() if v.metric == AB_PEAK]
     assert {v.outcome for v in peaks} == {"reported"}  # one measurement a side: shown, never failing
     assert rows[2][6] == "10.0 MiB -> 10.0 MiB"

@@ -128,4 +128,5 @@ def test_workers_ask_malloc_for_huge_pages_unless_the_environment_says_otherwise
     assert "glibc.malloc.hugetlb=1" in pool.call(B, "worker_faults:variable", 30, name="GLIBC_TUNABLES")
     assert workers.huge_pages({"GLIBC_TUNABLES": "glibc.malloc.hugetlb=0"}) == {}
     assert workers.huge_pages({"GLIBC_TUNABLES": "glibc.malloc.arena_max=2"}) == {
-        "GLIBC_TUNABLES": "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1"}
+        "GLIBC_TUNABLES": "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1"
+    }

@@ -19,16 +19,23 @@ import pytest
 
 yaml = pytest.importorskip("yaml", reason="PyYAML reads the workflows: pip install -e '.[test]' (tox -e tests has it)")
 
-from accelbench import scaffold
+from accelbench import scaffold  # noqa: E402 (after the PyYAML check)
 
 ROOT = Path(__file__).resolve().parents[1]
 # The first major of each action used here whose action.yml declares `using: node24`.
-NODE24_MAJORS = {"actions/checkout": 5, "actions/setup-python": 6, "actions/upload-artifact": 6,
-                 "actions/download-artifact": 7, "actions/cache": 5}
+NODE24_MAJORS = {
+    "actions/checkout": 5,
+    "actions/setup-python": 6,
+    "actions/upload-artifact": 6,
+    "actions/download-artifact": 7,
+    "actions/cache": 5,
+}
 
 
 def workflows() -> dict[str, str]:
-    found = {str(path.relative_to(ROOT)): path.read_text() for path in sorted((ROOT / ".github" / "workflows").glob("*.yml"))}
+    found = {
+        str(path.relative_to(ROOT)): path.read_text() for path in sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+    }
     found["accelbench init: .github/workflows/accelbench.yml"] = scaffold.WORKFLOW
     return found
 
@@ -63,8 +70,13 @@ def test_actionlint_with_shellcheck_finds_nothing(name, tmp_path):
     path = tmp_path / ".github" / "workflows" / "workflow.yml"
     path.parent.mkdir(parents=True)
     path.write_text(workflows()[name])
-    found = subprocess.run([_tool("actionlint"), "-no-color", "-oneline", "-shellcheck", _tool("shellcheck"),
-                            "-pyflakes=", str(path)], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    found = subprocess.run(
+        [_tool("actionlint"), "-no-color", "-oneline", "-shellcheck", _tool("shellcheck"), "-pyflakes=", str(path)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert found.returncode == 0, f"{name}:\n{found.stdout}{found.stderr}"
 
 
@@ -72,8 +84,15 @@ def test_actionlint_fails_a_retired_runtime_and_an_unquoted_substitution(tmp_pat
     """The check has teeth: a node20 action and a word-split $(...) are reported."""
     path = tmp_path / ".github" / "workflows" / "workflow.yml"
     path.parent.mkdir(parents=True)
-    path.write_text("on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n"
-                    "      - uses: actions/checkout@v4\n      - run: ls $(echo .)\n")
-    found = subprocess.run([_tool("actionlint"), "-no-color", "-oneline", "-shellcheck", _tool("shellcheck"),
-                            "-pyflakes=", str(path)], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    path.write_text(
+        "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - uses: actions/checkout@v4\n      - run: ls $(echo .)\n"
+    )
+    found = subprocess.run(
+        [_tool("actionlint"), "-no-color", "-oneline", "-shellcheck", _tool("shellcheck"), "-pyflakes=", str(path)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert found.returncode == 1 and "node20" in found.stdout and "SC2046" in found.stdout, found.stdout

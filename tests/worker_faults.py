@@ -75,6 +75,10 @@ def jax_worker_settings():
         made_on = [str(device) for device in keras.ops.ones(2).devices()]
     model = build_model(MODELS["mlp"], (64,), ModelOptions(), placement.scope(), train=True)
     model.fit(np.zeros((8, 64), np.float32), np.zeros(8, np.int64), verbose=0)
-    return {"matmul_precision": str(jax.config.jax_default_matmul_precision),
-            "preallocate": os.environ.get("XLA_PYTHON_CLIENT_PREALLOCATE"), "made_on": made_on,
-            "backend": keras.backend.backend(), "tensorflow_imported": "tensorflow" in sys.modules}
+    return {
+        "matmul_precision": str(jax.config.jax_default_matmul_precision),
+        "preallocate": os.environ.get("XLA_PYTHON_CLIENT_PREALLOCATE"),
+        "made_on": made_on,
+        "backend": keras.backend.backend(),
+        "tensorflow_imported": "tensorflow" in sys.modules,
+    }

@@ -55,8 +55,9 @@ def options_table() -> str:
     add_options(recorder)
     rows = ["| option | ini key | what it does |", "| --- | --- | --- |"]
     for flag, metavar, help_text in recorder.flags:
-        ini = recorder.ini.get(help_text) or next((key for text, key in recorder.ini.items()
-                                                   if text.startswith("Like " + flag)), "")
+        ini = recorder.ini.get(help_text) or next(
+            (key for text, key in recorder.ini.items() if text.startswith("Like " + flag)), ""
+        )
         shown = f"`{flag} {metavar}`" if metavar else f"`{flag}`"
         rows.append(f"| {shown} | {f'`{ini}`' if ini else ''} | {_cell(help_text)} |")
     return "\n".join(rows)
@@ -64,14 +65,20 @@ def options_table() -> str:
 
 def summary_sections() -> str:
     """The terminal summary's tables: each one's title and the extra_info key it shows."""
-    rows = ["| table in the terminal summary and the report | from `extra_info` key | of cells |", "| --- | --- | --- |"]
+    rows = [
+        "| table in the terminal summary and the report | from `extra_info` key | of cells |",
+        "| --- | --- | --- |",
+    ]
     for section in SECTIONS:
         rows.append(f"| {_cell(section.title)} | `{section.metric}` | {', '.join(sorted(section.benchmarks))} |")
     return "\n".join(rows)
 
 
 # name -> (page, what it holds between <!-- name --> and <!-- /name -->)
-GENERATED = {"options-table": (OPTIONS_PAGE, options_table), "summary-sections": (DOCS / "results.md", summary_sections)}
+GENERATED = {
+    "options-table": (OPTIONS_PAGE, options_table),
+    "summary-sections": (DOCS / "results.md", summary_sections),
+}
 
 
 def readme() -> str:
@@ -92,8 +99,10 @@ def with_table(markdown: str, name: str) -> str:
 def on_page_markdown(markdown: str, page: object, **kwargs: object) -> str:
     for name, (path, made) in GENERATED.items():
         if f"<!-- {name} -->" in markdown and committed_table(markdown, name) != made():
-            raise ValueError(f"docs/{path.name}: the generated table '{name}' is stale; rewrite it with "
-                             "python docs/hooks/generated_pages.py")
+            raise ValueError(
+                f"docs/{path.name}: the generated table '{name}' is stale; rewrite it with "
+                "python docs/hooks/generated_pages.py"
+            )
     if README_MARKER in markdown:
         markdown = markdown.replace(README_MARKER, readme())
     return markdown

@@ -36,12 +36,20 @@ def parser() -> argparse.ArgumentParser:
     report_cli.add_to(commands)
     history_cli.add_to(commands)
     scaffold = commands.add_parser(
-        "init", help="write benchmarks/, the pytest ini lines, a models module and a CI workflow for your project",
+        "init",
+        help="write benchmarks/, the pytest ini lines, a models module and a CI workflow for your project",
         description="Scaffold accelbench in a project: benchmarks/ (a test per benchmark kind, baselines/), "
-                    "pytest.ini, a module declaring one model, and .github/workflows/accelbench.yml. "
-                    "Nothing already there is overwritten.")
-    scaffold.add_argument("directory", nargs="?", type=Path, default=Path("."), metavar="DIR",
-                          help="the project's folder (default: the current one)")
+        "pytest.ini, a module declaring one model, and .github/workflows/accelbench.yml. "
+        "Nothing already there is overwritten.",
+    )
+    scaffold.add_argument(
+        "directory",
+        nargs="?",
+        type=Path,
+        default=Path("."),
+        metavar="DIR",
+        help="the project's folder (default: the current one)",
+    )
     scaffold.set_defaults(run=init)
     return command
 

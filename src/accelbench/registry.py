@@ -37,9 +37,7 @@ class Registry(Generic[T]):
         try:
             return self._entries[name]
         except KeyError:
-            raise UnknownName(
-                f"unknown {self.kind} {name!r}; choose from: {', '.join(self.names())}"
-            ) from None
+            raise UnknownName(f"unknown {self.kind} {name!r}; choose from: {', '.join(self.names())}") from None
 
     def __contains__(self, name: object) -> bool:
         return name in self._entries

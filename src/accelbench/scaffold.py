@@ -20,21 +20,42 @@ from accelbench.benches.catalog import BENCHMARKS
 
 # Each test file of benchmarks/: its docstring and the benchmark kinds (fixtures) it asks for.
 FILES = (
-    ("test_training.py", "Training: steady-state throughput, time to accuracy, and the harness's own overhead.",
-     ("train_bench", "accuracy_bench", "overhead_bench", "threads_bench")),
-    ("test_inference.py", "Inference: throughput per batch size and batch-1 latency percentiles.",
-     ("inference_bench", "latency_bench")),
-    ("test_memory.py", "Memory: host and device peaks of one step, their growth with batch size, and leaks.\n\n"
-                       "pytest-memray measures these; they are not timings, so pytest-benchmark does not time them.\n",
-     ("train_memory", "inference_memory", "memory_scaling", "inference_leaks")),
-    ("test_speedup.py", "Speedups of a larger batch and of an accelerator, and accuracy parity across devices.",
-     ("batch_speedup", "device_speedup", "accuracy_parity")),
-    ("test_svm.py", "The RBF SVM study: fit time and accuracy on n-image subsets, grayscale vs binarized.",
-     ("svm_bench",)),
-    ("test_data_scaling.py", "Time and memory as the data grows, fitted and projected to sizes far beyond the data.",
-     ("train_data_scaling", "predict_data_scaling")),
-    ("test_distributed.py", "Beyond one device and one process: tf.distribute over several replicas and several workers.",
-     ("multi_device", "multi_worker")),
+    (
+        "test_training.py",
+        "Training: steady-state throughput, time to accuracy, and the harness's own overhead.",
+        ("train_bench", "accuracy_bench", "overhead_bench", "threads_bench"),
+    ),
+    (
+        "test_inference.py",
+        "Inference: throughput per batch size and batch-1 latency percentiles.",
+        ("inference_bench", "latency_bench"),
+    ),
+    (
+        "test_memory.py",
+        "Memory: host and device peaks of one step, their growth with batch size, and leaks.\n\n"
+        "pytest-memray measures these; they are not timings, so pytest-benchmark does not time them.\n",
+        ("train_memory", "inference_memory", "memory_scaling", "inference_leaks"),
+    ),
+    (
+        "test_speedup.py",
+        "Speedups of a larger batch and of an accelerator, and accuracy parity across devices.",
+        ("batch_speedup", "device_speedup", "accuracy_parity"),
+    ),
+    (
+        "test_svm.py",
+        "The RBF SVM study: fit time and accuracy on n-image subsets, grayscale vs binarized.",
+        ("svm_bench",),
+    ),
+    (
+        "test_data_scaling.py",
+        "Time and memory as the data grows, fitted and projected to sizes far beyond the data.",
+        ("train_data_scaling", "predict_data_scaling"),
+    ),
+    (
+        "test_distributed.py",
+        "Beyond one device and one process: tf.distribute over several replicas and several workers.",
+        ("multi_device", "multi_worker"),
+    ),
 )
 MODELS_MODULE = "benchmark_models"
 
@@ -105,23 +126,33 @@ def benchmark_files() -> dict[str, str]:
         for fixture in fixtures:
             benchmark = BENCHMARKS[fixture]
             given = "benchmark, " if benchmark.timed else ""
-            tests.append(f"def {benchmark.test}({given}{fixture}):\n    {fixture}({'benchmark' if benchmark.timed else ''})\n")
+            tests.append(
+                f"def {benchmark.test}({given}{fixture}):\n    {fixture}({'benchmark' if benchmark.timed else ''})\n"
+            )
         files[name] = f'"""{doc}"""\n\n\n' + "\n\n".join(tests)
     return files
 
 
 def project_files() -> dict[str, str]:
     """Every file init writes, by path under the project's folder."""
-    return {**{f"benchmarks/{name}": text for name, text in benchmark_files().items()},
-            "benchmarks/baselines/README.md": "Baselines: `pytest benchmarks --update-baselines` records them here, "
-                                              "keyed by this machine's fingerprint. Review the diff and commit it.\n",
-            "pytest.ini": INI, f"{MODELS_MODULE}.py": MODELS, ".github/workflows/accelbench.yml": WORKFLOW}
+    return {
+        **{f"benchmarks/{name}": text for name, text in benchmark_files().items()},
+        "benchmarks/baselines/README.md": "Baselines: `pytest benchmarks --update-baselines` records them here, "
+        "keyed by this machine's fingerprint. Review the diff and commit it.\n",
+        "pytest.ini": INI,
+        f"{MODELS_MODULE}.py": MODELS,
+        ".github/workflows/accelbench.yml": WORKFLOW,
+    }
 
 
 # Where a project keeps its pytest settings, in the order pytest looks for them, and the header
 # of the section that holds them; whether values are TOML (quoted) or ini text.
-SETTINGS = (("pytest.ini", "[pytest]", False), ("pyproject.toml", "[tool.pytest.ini_options]", True),
-            ("tox.ini", "[pytest]", False), ("setup.cfg", "[tool:pytest]", False))
+SETTINGS = (
+    ("pytest.ini", "[pytest]", False),
+    ("pyproject.toml", "[tool.pytest.ini_options]", True),
+    ("tox.ini", "[pytest]", False),
+    ("setup.cfg", "[tool:pytest]", False),
+)
 
 
 def _section(lines: list[str], header: str) -> tuple[int, int] | None:
@@ -129,8 +160,9 @@ def _section(lines: list[str], header: str) -> tuple[int, int] | None:
     starts = [index for index, line in enumerate(lines) if line.strip() == header]
     if not starts:
         return None
-    end = next((index for index in range(starts[0] + 1, len(lines)) if lines[index].lstrip().startswith("[")),
-               len(lines))
+    end = next(
+        (index for index in range(starts[0] + 1, len(lines)) if lines[index].lstrip().startswith("[")), len(lines)
+    )
     return starts[0], end
 
 
@@ -151,16 +183,21 @@ def joined_settings(directory: Path) -> tuple[str, str] | None:
             else:
                 continue
         start, end = found
-        keys = [line.split("=")[0].strip() for line in lines[start + 1:end] if "=" in line]
+        keys = [line.split("=")[0].strip() for line in lines[start + 1 : end] if "=" in line]
         plugin = '["-p", "accelbench.plugin"]' if toml else "-p accelbench.plugin"
         if "addopts" in keys:
-            raise ScaffoldError(f"{name} already sets addopts under {header}; nothing was written: add "
-                                f"-p accelbench.plugin to it and accelbench_modules = {MODELS_MODULE}, "
-                                "then run init again")
+            raise ScaffoldError(
+                f"{name} already sets addopts under {header}; nothing was written: add "
+                f"-p accelbench.plugin to it and accelbench_modules = {MODELS_MODULE}, "
+                "then run init again"
+            )
         quoted = f'"{MODELS_MODULE}"' if toml else MODELS_MODULE
-        added = ["# accelbench: its plugin and your models' module (accelbench init)",
-                 f"addopts = {plugin}", f"accelbench_modules = {quoted}"]
-        lines[start + 1:start + 1] = added
+        added = [
+            "# accelbench: its plugin and your models' module (accelbench init)",
+            f"addopts = {plugin}",
+            f"accelbench_modules = {quoted}",
+        ]
+        lines[start + 1 : start + 1] = added
         return name, "\n".join(lines) + "\n"
     return None
 
@@ -173,8 +210,10 @@ def init(directory: Path) -> list[str]:
         del files["pytest.ini"]
     taken = [path for path in files if (directory / path).exists()]
     if taken:
-        raise ScaffoldError(f"{directory}: {', '.join(taken)} already there; nothing was written "
-                            "(add what you need from `accelbench init` in an empty folder by hand)")
+        raise ScaffoldError(
+            f"{directory}: {', '.join(taken)} already there; nothing was written "
+            "(add what you need from `accelbench init` in an empty folder by hand)"
+        )
     if joined is not None:
         files[joined[0]] = joined[1]
     for path, text in files.items():

@@ -8,8 +8,18 @@ import math
 import re
 from collections.abc import Sequence
 
-_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
-          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "tb": 10**12,
+    "kib": 2**10,
+    "mib": 2**20,
+    "gib": 2**30,
+    "tib": 2**40,
+}
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
 
 
@@ -105,6 +115,7 @@ def format_number(value: object) -> str:
 
 
 # --- how a table's numbers read -------------------------------------------------------------
+
 
 def _scaled(value: float, scales: Sequence[tuple[float, str]]) -> str:
     for scale, suffix in scales:

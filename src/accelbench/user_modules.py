@@ -9,10 +9,10 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any, TypeVar
 
 T = TypeVar("T")
-from pathlib import Path
 
 # Set in an environment that imports the project from elsewhere (--ab-ref's worktree): "FROM<sep>TO",
 # folders under FROM are imported from the same place under TO.
@@ -58,15 +58,16 @@ def import_modules(names: Iterable[str], roots: Iterable[str] = ()) -> None:
             importlib.import_module(name)
         except Exception as error:  # the user's code: any failure is one line, naming the module
             first_line = next(iter(str(error).splitlines()), "")
-            raise UserModuleError(f"accelbench_modules: {name} could not be imported: "
-                                  f"{type(error).__name__}: {first_line}") from None
+            raise UserModuleError(
+                f"accelbench_modules: {name} could not be imported: {type(error).__name__}: {first_line}"
+            ) from None
 
 
 def _mapped(root: str) -> str:
     """The root where this process imports the project from (ROOT_MAP_VARIABLE), else itself."""
     source, _, target = os.environ.get(ROOT_MAP_VARIABLE, "").partition(os.pathsep)
     if source and target and (root == source or root.startswith(source + os.sep)):
-        return target + root[len(source):]
+        return target + root[len(source) :]
     return root
 
 

@@ -44,8 +44,15 @@ def two_targets(data_dir):
 def gru(input_shape, outputs, options):
     import keras
 
-    return keras.Sequential([keras.Input(input_shape, dtype="int32"), keras.layers.Embedding(VOCABULARY, 16),
-                             keras.layers.GRU(16), keras.layers.Dense(outputs)], name="gru")
+    return keras.Sequential(
+        [
+            keras.Input(input_shape, dtype="int32"),
+            keras.layers.Embedding(VOCABULARY, 16),
+            keras.layers.GRU(16),
+            keras.layers.Dense(outputs),
+        ],
+        name="gru",
+    )
 
 
 def lstm(input_shape, outputs, options):
@@ -59,16 +66,29 @@ def lstm(input_shape, outputs, options):
 def bilstm(input_shape, outputs, options):
     import keras
 
-    return keras.Sequential([keras.Input(input_shape, dtype="int32"), keras.layers.Embedding(VOCABULARY, 16),
-                             keras.layers.Bidirectional(keras.layers.LSTM(8)), keras.layers.Dense(outputs)],
-                            name="bilstm")
+    return keras.Sequential(
+        [
+            keras.Input(input_shape, dtype="int32"),
+            keras.layers.Embedding(VOCABULARY, 16),
+            keras.layers.Bidirectional(keras.layers.LSTM(8)),
+            keras.layers.Dense(outputs),
+        ],
+        name="bilstm",
+    )
 
 
 def embed_pool(input_shape, outputs, options):
     import keras
 
-    return keras.Sequential([keras.Input(input_shape, dtype="int32"), keras.layers.Embedding(VOCABULARY, 16),
-                             keras.layers.GlobalAveragePooling1D(), keras.layers.Dense(outputs)], name="embed_pool")
+    return keras.Sequential(
+        [
+            keras.Input(input_shape, dtype="int32"),
+            keras.layers.Embedding(VOCABULARY, 16),
+            keras.layers.GlobalAveragePooling1D(),
+            keras.layers.Dense(outputs),
+        ],
+        name="embed_pool",
+    )
 
 
 def attention(input_shape, outputs, options):
@@ -96,9 +116,17 @@ def attention(input_shape, outputs, options):
 def conv1d(input_shape, outputs, options):
     import keras
 
-    return keras.Sequential([keras.Input(input_shape), keras.layers.Conv1D(16, 3, activation="relu"),
-                             keras.layers.MaxPooling1D(2), keras.layers.Conv1D(16, 3, activation="relu"),
-                             keras.layers.GlobalMaxPooling1D(), keras.layers.Dense(outputs)], name="conv1d")
+    return keras.Sequential(
+        [
+            keras.Input(input_shape),
+            keras.layers.Conv1D(16, 3, activation="relu"),
+            keras.layers.MaxPooling1D(2),
+            keras.layers.Conv1D(16, 3, activation="relu"),
+            keras.layers.GlobalMaxPooling1D(),
+            keras.layers.Dense(outputs),
+        ],
+        name="conv1d",
+    )
 
 
 def batchnorm_dropout(input_shape, outputs, options):
@@ -107,7 +135,9 @@ def batchnorm_dropout(input_shape, outputs, options):
     inputs = keras.Input(input_shape)
     x = keras.layers.Flatten()(inputs)
     x = keras.layers.Dropout(0.2, seed=options.seed)(keras.layers.BatchNormalization()(keras.layers.Dense(32)(x)))
-    return keras.Model(inputs, keras.layers.Dense(outputs)(keras.layers.Activation("relu")(x)), name="batchnorm_dropout")
+    return keras.Model(
+        inputs, keras.layers.Dense(outputs)(keras.layers.Activation("relu")(x)), name="batchnorm_dropout"
+    )
 
 
 def subclassed(input_shape, outputs, options):
@@ -146,6 +176,13 @@ for loader in (tokens, series, two_targets):
     accelbench.register_dataset(loader.__name__, loader)
 for dataset, builders in FAMILIES.items():
     for build in builders:
-        accelbench.register_model(accelbench.ModelSpec(
-            build.__name__, f"conformance: {build.__name__} on {dataset}", build,
-            recipe_batch_size=32, recipe_epochs=3, recipe_target=None))
+        accelbench.register_model(
+            accelbench.ModelSpec(
+                build.__name__,
+                f"conformance: {build.__name__} on {dataset}",
+                build,
+                recipe_batch_size=32,
+                recipe_epochs=3,
+                recipe_target=None,
+            )
+        )

@@ -69,11 +69,30 @@ def _mean_absolute_error(outputs: np.ndarray, y: np.ndarray) -> float:
 
 
 QUALITIES: Registry[Quality] = Registry("quality")
-QUALITIES.register("accuracy", Quality("accuracy", "share of test labels predicted (higher is better)", True,
-                                       _sparse_crossentropy, _accuracy, regression=False, show="{:.2%}".format,
-                                       correct=_correct_labels))
-QUALITIES.register("mae", Quality("mae", "mean absolute error on the test targets (lower is better)", False,
-                                  _mean_squared_error, _mean_absolute_error, regression=True))
+QUALITIES.register(
+    "accuracy",
+    Quality(
+        "accuracy",
+        "share of test labels predicted (higher is better)",
+        True,
+        _sparse_crossentropy,
+        _accuracy,
+        regression=False,
+        show="{:.2%}".format,
+        correct=_correct_labels,
+    ),
+)
+QUALITIES.register(
+    "mae",
+    Quality(
+        "mae",
+        "mean absolute error on the test targets (lower is better)",
+        False,
+        _mean_squared_error,
+        _mean_absolute_error,
+        regression=True,
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -165,8 +184,10 @@ def checked(dataset: Any, name: str) -> Dataset:
         return dataset
     labels = np.concatenate([dataset.y_train.reshape(-1), dataset.y_test.reshape(-1)])
     if not np.issubdtype(labels.dtype, np.integer):
-        raise DataError(f"dataset {name!r}: quality 'accuracy' needs integer class labels, got {labels.dtype} "
-                        "(a regression target: quality='mae')")
+        raise DataError(
+            f"dataset {name!r}: quality 'accuracy' needs integer class labels, got {labels.dtype} "
+            "(a regression target: quality='mae')"
+        )
     if labels.min() < 0 or labels.max() >= dataset.outputs:
         raise DataError(f"dataset {name!r}: labels {labels.min()}..{labels.max()} outside 0..{dataset.outputs - 1}")
     return dataset
@@ -186,8 +207,9 @@ def _labels(y: np.ndarray, source: str) -> np.ndarray:
 
 def _from_uint8(name: str, arrays: tuple[np.ndarray, ...], source: str) -> Dataset:
     x_train, y_train, x_test, y_test = arrays
-    return Dataset(name, _images(x_train, 255.0), _labels(y_train, source),
-                   _images(x_test, 255.0), _labels(y_test, source))
+    return Dataset(
+        name, _images(x_train, 255.0), _labels(y_train, source), _images(x_test, 255.0), _labels(y_test, source)
+    )
 
 
 def _digits(data_dir: Path | None) -> Dataset:
@@ -199,12 +221,12 @@ def _digits(data_dir: Path | None) -> Dataset:
     x_train, x_test, y_train, y_test = train_test_split(
         digits.images, digits.target, test_size=0.25, stratify=digits.target, random_state=0
     )
-    return Dataset("digits", _images(x_train, 16.0), _labels(y_train, "digits"),
-                   _images(x_test, 16.0), _labels(y_test, "digits"))
+    return Dataset(
+        "digits", _images(x_train, 16.0), _labels(y_train, "digits"), _images(x_test, 16.0), _labels(y_test, "digits")
+    )
 
 
-IDX_FILES = ("train-images-idx3-ubyte", "train-labels-idx1-ubyte",
-             "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")
+IDX_FILES = ("train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")
 
 
 def _find(directory: Path, stem: str) -> Path | None:
@@ -241,8 +263,7 @@ def _keras_download(name: str, hint: str) -> Dataset:
         arrays = module.load_data()
     except Exception as error:  # keras raises bare Exception subclasses for network failures
         raise DataError(
-            f"{name} is not in the Keras cache and could not be downloaded "
-            f"({type(error).__name__}); {hint}"
+            f"{name} is not in the Keras cache and could not be downloaded ({type(error).__name__}); {hint}"
         ) from None
     finally:
         socket.setdefaulttimeout(previous)
@@ -251,8 +272,7 @@ def _keras_download(name: str, hint: str) -> Dataset:
 
 
 def _idx_loader(name: str, npz_name: str) -> Loader:
-    hint = (f"put {', '.join(s + '.gz' for s in IDX_FILES)} (or {npz_name}) "
-            "in a directory and pass --data-dir DIR")
+    hint = f"put {', '.join(s + '.gz' for s in IDX_FILES)} (or {npz_name}) in a directory and pass --data-dir DIR"
 
     def load_idx(data_dir: Path | None) -> Dataset:
         if data_dir is None:

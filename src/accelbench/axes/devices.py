@@ -34,8 +34,9 @@ def parse_devices(text: str) -> tuple[str, ...]:
         return ()
     bad = [word for word in words if not _named(word)]
     if bad:
-        raise ValueError(f"unknown device {bad[0]!r}; use {', '.join(kind.usage for kind in DEVICE_KINDS.values())} "
-                         "or all")
+        raise ValueError(
+            f"unknown device {bad[0]!r}; use {', '.join(kind.usage for kind in DEVICE_KINDS.values())} or all"
+        )
     return tuple(dict.fromkeys(words))
 
 
@@ -152,9 +153,13 @@ def init_tensorflow(intra_op_threads: int = 0) -> Any:
     # visible; mlp, mlp_wide and cnn throughput moved by less than this machine's noise (10%).
     # A user may still choose the pool by setting the variable; machine_info says which ran.
     if SYSTEM_ALLOCATOR not in os.environ and "tensorflow" in sys.modules:
-        warnings.warn(f"TensorFlow was imported before accelbench could set {SYSTEM_ALLOCATOR}=1: "
-                      "if it has already allocated, host memory peaks miss its pooled tensors; "
-                      "set the variable before TensorFlow starts", RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            f"TensorFlow was imported before accelbench could set {SYSTEM_ALLOCATOR}=1: "
+            "if it has already allocated, host memory peaks miss its pooled tensors; "
+            "set the variable before TensorFlow starts",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     os.environ.setdefault(SYSTEM_ALLOCATOR, "1")
     import tensorflow as tf
 
@@ -276,10 +281,19 @@ class DeviceKind:
 # Device kinds in the order --devices all lists them; the first is the reference every
 # device's speedup and parity are measured against.
 DEVICE_KINDS: Registry[DeviceKind] = Registry("device kind")
-DEVICE_KINDS.register("cpu", DeviceKind("cpu", accelerator=False, discover=_cpu_placements,
-                                        replica_strategy=_cpu_replicas))
-DEVICE_KINDS.register("gpu", DeviceKind("gpu", accelerator=True, discover=lambda tf, _: _gpu_placements(tf),
-                                        numbered=True, replica_strategy=_gpu_replicas))
+DEVICE_KINDS.register(
+    "cpu", DeviceKind("cpu", accelerator=False, discover=_cpu_placements, replica_strategy=_cpu_replicas)
+)
+DEVICE_KINDS.register(
+    "gpu",
+    DeviceKind(
+        "gpu",
+        accelerator=True,
+        discover=lambda tf, _: _gpu_placements(tf),
+        numbered=True,
+        replica_strategy=_gpu_replicas,
+    ),
+)
 DEVICE_KINDS.register("tpu", DeviceKind("tpu", accelerator=True, discover=_tpu_placements))
 REFERENCE_DEVICE = next(iter(DEVICE_KINDS))  # "cpu"
 
@@ -320,5 +334,8 @@ class Inventory:
 
     def _accelerators(self) -> list[Placement]:
         """One placement per accelerator kind present (the kind's own, standing for all its devices)."""
-        return [self.placements[kind.name] for kind in DEVICE_KINDS.values()
-                if kind.accelerator and kind.name in self.placements]
+        return [
+            self.placements[kind.name]
+            for kind in DEVICE_KINDS.values()
+            if kind.accelerator and kind.name in self.placements
+        ]

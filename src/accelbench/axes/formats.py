@@ -48,8 +48,7 @@ def read_idx(path: Path, magic: int) -> np.ndarray:
     expected = header + int(np.prod(dims))
     if len(raw) != expected:
         raise DataError(
-            f"{path}: {len(raw)} bytes but its header {dims} needs {expected}; "
-            "the file is truncated or corrupt"
+            f"{path}: {len(raw)} bytes but its header {dims} needs {expected}; the file is truncated or corrupt"
         )
     return np.frombuffer(raw, dtype=np.uint8, offset=header).reshape(dims)
 

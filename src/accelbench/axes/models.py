@@ -62,9 +62,11 @@ def _sequential(input_shape, layers):
 def _dense_stack(widths, num_classes):
     import keras
 
-    return [keras.layers.Flatten(),
-            *(keras.layers.Dense(width, activation="relu") for width in widths),
-            keras.layers.Dense(num_classes)]  # logits: the loss applies the softmax
+    return [
+        keras.layers.Flatten(),
+        *(keras.layers.Dense(width, activation="relu") for width in widths),
+        keras.layers.Dense(num_classes),
+    ]  # logits: the loss applies the softmax
 
 
 def _adam(learning_rate=1e-3):
@@ -113,23 +115,52 @@ def _svm(input_shape, num_classes, options):
     return SVC(kernel="rbf", gamma="scale")
 
 
-MODELS.register("mlp", ModelSpec(
-    "mlp", "MNIST MLP 784-400-400-500-10, ReLU, Adam", _mlp, _adam,
-    recipe_batch_size=100, recipe_epochs=20, published_accuracy={"mnist": 0.9626}))
-MODELS.register("mlp_wide", ModelSpec(
-    "mlp_wide", "wide MLP 3000-1000-10, SGD (CIFAR-10 study)", _mlp_wide, _sgd,
-    recipe_batch_size=128))
-MODELS.register("mlp_deep", ModelSpec(
-    "mlp_deep", "deep MLP of N x 500 layers, Adam (Fashion-MNIST study)", _mlp_deep, _adam,
-    recipe_batch_size=128))
-MODELS.register("cnn", ModelSpec(
-    "cnn", "two-conv MNIST CNN 5x5x32, 5x5x64, fc1024, dropout", _cnn,
-    lambda: _adam(1e-4),  # the classic tutorial's rate
-    recipe_batch_size=50, recipe_epochs=10))
-MODELS.register("svm", ModelSpec(
-    "svm", "RBF support vector machine (scikit-learn)", _svm,
-    framework="sklearn", batch_trained=False, device_kinds=CPU_ONLY, memory_headroom=None,
-    working_set=("its kernel matrix, 8·n² bytes", lambda n: 8.0 * n * n)))
+MODELS.register(
+    "mlp",
+    ModelSpec(
+        "mlp",
+        "MNIST MLP 784-400-400-500-10, ReLU, Adam",
+        _mlp,
+        _adam,
+        recipe_batch_size=100,
+        recipe_epochs=20,
+        published_accuracy={"mnist": 0.9626},
+    ),
+)
+MODELS.register(
+    "mlp_wide",
+    ModelSpec("mlp_wide", "wide MLP 3000-1000-10, SGD (CIFAR-10 study)", _mlp_wide, _sgd, recipe_batch_size=128),
+)
+MODELS.register(
+    "mlp_deep",
+    ModelSpec(
+        "mlp_deep", "deep MLP of N x 500 layers, Adam (Fashion-MNIST study)", _mlp_deep, _adam, recipe_batch_size=128
+    ),
+)
+MODELS.register(
+    "cnn",
+    ModelSpec(
+        "cnn",
+        "two-conv MNIST CNN 5x5x32, 5x5x64, fc1024, dropout",
+        _cnn,
+        lambda: _adam(1e-4),  # the classic tutorial's rate
+        recipe_batch_size=50,
+        recipe_epochs=10,
+    ),
+)
+MODELS.register(
+    "svm",
+    ModelSpec(
+        "svm",
+        "RBF support vector machine (scikit-learn)",
+        _svm,
+        framework="sklearn",
+        batch_trained=False,
+        device_kinds=CPU_ONLY,
+        memory_headroom=None,
+        working_set=("its kernel matrix, 8·n² bytes", lambda n: 8.0 * n * n),
+    ),
+)
 
 
 def forward_flops_per_sample(model: Any) -> float | None:

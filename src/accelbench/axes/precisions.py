@@ -38,11 +38,20 @@ class Precision:
         if not self.cpu_flags:
             return NATIVE, None
         if not BACKENDS[backend].cpu_kernels_checked:
-            return NOT_KNOWN, f"{backend} on the CPU: whether its kernels compute natively in {self.compute} is not checked"
+            return (
+                NOT_KNOWN,
+                f"{backend} on the CPU: whether its kernels compute natively in {self.compute} is not checked",
+            )
         if not self.cpu_flags & set(flags):
-            return EMULATED, f"emulated: this CPU has no native {self.compute} arithmetic ({' or '.join(sorted(self.cpu_flags))})"
+            return (
+                EMULATED,
+                f"emulated: this CPU has no native {self.compute} arithmetic ({' or '.join(sorted(self.cpu_flags))})",
+            )
         if fingerprint.onednn_state(environ) == "off":
-            return EMULATED, f"emulated: TF_ENABLE_ONEDNN_OPTS=0 turns off the oneDNN kernels that compute in {self.compute}"
+            return (
+                EMULATED,
+                f"emulated: TF_ENABLE_ONEDNN_OPTS=0 turns off the oneDNN kernels that compute in {self.compute}",
+            )
         isa = fingerprint.onednn_isa(flags, environ)
         if not fingerprint.X64_ISAS.get(isa, frozenset()) & self.cpu_flags:
             return EMULATED, f"emulated: oneDNN is capped at {isa} (ONEDNN_MAX_CPU_ISA), below native {self.compute}"
@@ -51,10 +60,12 @@ class Precision:
 
 PRECISIONS: Registry[Precision] = Registry("precision")
 PRECISIONS.register("float32", Precision("float32", "fp32", "float32", frozenset()))
-PRECISIONS.register("mixed_bfloat16", Precision("mixed_bfloat16", "bf16", "bfloat16",
-                                                frozenset({"avx512_bf16", "amx_bf16"})))
-PRECISIONS.register("mixed_float16", Precision("mixed_float16", "fp16", "float16",
-                                               frozenset({"avx512_fp16", "amx_fp16"})))
+PRECISIONS.register(
+    "mixed_bfloat16", Precision("mixed_bfloat16", "bf16", "bfloat16", frozenset({"avx512_bf16", "amx_bf16"}))
+)
+PRECISIONS.register(
+    "mixed_float16", Precision("mixed_float16", "fp16", "float16", frozenset({"avx512_fp16", "amx_fp16"}))
+)
 
 
 @contextmanager

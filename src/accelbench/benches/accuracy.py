@@ -41,8 +41,14 @@ def hold_to_twin(bench: Bench, run: Any, reference: Any, gap_metric: str, twin: 
         else:
             bench.verdicts.paired_quality(bench.name, gap_metric, gap, 0.0, rule, "parity", scores)
     else:
-        bench.verdicts.against_reference(bench.name, f"{quality.name}_against_{twin}", run.quality, reference.quality,
-                                         RelativeRise(config.error_tolerance), twin)
+        bench.verdicts.against_reference(
+            bench.name,
+            f"{quality.name}_against_{twin}",
+            run.quality,
+            reference.quality,
+            RelativeRise(config.error_tolerance),
+            twin,
+        )
 
 
 class AccuracyBench(Bench):
@@ -53,8 +59,11 @@ class AccuracyBench(Bench):
         try:
             if self.cell.backend != PROCESS_BACKEND:  # its worker starts outside the clock
                 versions = self.session.backend_call(self.cell.backend, Cellwork.DESCRIBE)["versions"]
-                self.info(backend_versions={name: versions[name] for name in BACKENDS[self.cell.backend].packages
-                                            if name in versions})
+                self.info(
+                    backend_versions={
+                        name: versions[name] for name in BACKENDS[self.cell.backend].packages if name in versions
+                    }
+                )
             run = benchmark.pedantic(self.session.recipe_run, args=(self.cell,), rounds=1, iterations=1)
         except WorkerFailed as error:
             pytest.fail(f"{self.name}: {error}", pytrace=False)
@@ -62,13 +71,20 @@ class AccuracyBench(Bench):
         metric = quality.name
         self.info(backend=self.cell.backend, precision=self.cell.precision)
         # Keyed by the quality's name: an accuracy cell's keys are those it always had.
-        self.info(device=self.placement().description, quality_metric=metric, **{metric: run.quality},
-                  epochs=run.epochs, train_seconds=run.train_seconds, **{f"target_{metric}": run.target},
-                  epochs_to_target=run.epochs_to_target, seconds_to_target=run.seconds_to_target,
-                  published_accuracy=MODELS[self.cell.model].published_accuracy.get(
-                      self.session.dataset.name),
-                  **{f"{metric}_per_epoch": run.history}, cumulative_train_seconds=run.clock,
-                  loss_per_epoch=run.losses)
+        self.info(
+            device=self.placement().description,
+            quality_metric=metric,
+            **{metric: run.quality},
+            epochs=run.epochs,
+            train_seconds=run.train_seconds,
+            **{f"target_{metric}": run.target},
+            epochs_to_target=run.epochs_to_target,
+            seconds_to_target=run.seconds_to_target,
+            published_accuracy=MODELS[self.cell.model].published_accuracy.get(self.session.dataset.name),
+            **{f"{metric}_per_epoch": run.history},
+            cumulative_train_seconds=run.clock,
+            loss_per_epoch=run.losses,
+        )
         self.verdicts.against_baseline(self.name, self.gates[metric], run.quality, key=self.baseline_key)
         if self.cell.precision != REFERENCE_PRECISION:
             self.against_float32(run, quality)
@@ -83,8 +99,10 @@ class AccuracyBench(Bench):
         self.say(f"training the {PROCESS_BACKEND} twin this backend is held to")
         reference = self.session.recipe_run(dataclasses.replace(self.cell, backend=PROCESS_BACKEND))
         gap_metric = f"{quality.name}_gap_to_tensorflow"
-        self.info(**{f"tensorflow_{quality.name}": reference.quality, gap_metric: run.quality - reference.quality},
-                  loss_digits_shared_with_tensorflow=analysis.matching_digits(reference.losses[-1], run.losses[-1]))
+        self.info(
+            **{f"tensorflow_{quality.name}": reference.quality, gap_metric: run.quality - reference.quality},
+            loss_digits_shared_with_tensorflow=analysis.matching_digits(reference.losses[-1], run.losses[-1]),
+        )
         hold_to_twin(self, run, reference, gap_metric, PROCESS_BACKEND)
 
     def against_float32(self, run: Any, quality: Any) -> None:
@@ -97,11 +115,21 @@ class AccuracyBench(Bench):
         self.info(**{f"float32_{quality.name}": reference.quality}, share_of_float32=run.quality / reference.quality)
         scores = paired_scores(reference, run)
         if quality.higher_is_better and scores is not None:
-            self.verdicts.paired_quality(self.name, PRECISION_ACCURACY, run.quality, reference.quality,
-                                         PRECISION_ACCURACY_RULE, REFERENCE_PRECISION, scores)
+            self.verdicts.paired_quality(
+                self.name,
+                PRECISION_ACCURACY,
+                run.quality,
+                reference.quality,
+                PRECISION_ACCURACY_RULE,
+                REFERENCE_PRECISION,
+                scores,
+            )
             return
-        metric, rule = ((PRECISION_ACCURACY, PRECISION_ACCURACY_RULE) if quality.higher_is_better
-                        else (f"{quality.name}_against_float32", PRECISION_ERROR_RULE))
+        metric, rule = (
+            (PRECISION_ACCURACY, PRECISION_ACCURACY_RULE)
+            if quality.higher_is_better
+            else (f"{quality.name}_against_float32", PRECISION_ERROR_RULE)
+        )
         self.verdicts.against_reference(self.name, metric, run.quality, reference.quality, rule, REFERENCE_PRECISION)
 
 
@@ -111,15 +139,21 @@ class ParityBench(Bench):
     cell: Pair
 
     def __call__(self, benchmark: Any) -> None:
-        runs = benchmark.pedantic(lambda: [self.session.recipe_run(c) for c in self.cell.cells],
-                                  rounds=1, iterations=1)
+        runs = benchmark.pedantic(lambda: [self.session.recipe_run(c) for c in self.cell.cells], rounds=1, iterations=1)
         quality = self.session.dataset.scored_by
         reference, candidate = (run.quality for run in runs)
         reference_loss, candidate_loss = (run.losses[-1] for run in runs)
         metric = quality.name  # an accuracy cell's keys are those it always had
-        self.info(**{f"reference_{metric}": reference, f"candidate_{metric}": candidate, f"{metric}_gap": candidate - reference,
-                     f"{metric}_matching_digits": analysis.matching_digits(reference, candidate)},
-                  reference_loss=reference_loss, candidate_loss=candidate_loss,
-                  loss_matching_digits=analysis.matching_digits(reference_loss, candidate_loss))
+        self.info(
+            **{
+                f"reference_{metric}": reference,
+                f"candidate_{metric}": candidate,
+                f"{metric}_gap": candidate - reference,
+                f"{metric}_matching_digits": analysis.matching_digits(reference, candidate),
+            },
+            reference_loss=reference_loss,
+            candidate_loss=candidate_loss,
+            loss_matching_digits=analysis.matching_digits(reference_loss, candidate_loss),
+        )
         hold_to_twin(self, runs[1], runs[0], f"{metric}_gap", self.cell.reference.device)
         self.verdicts.matching_digits(self.name, "loss", reference_loss, candidate_loss, self.session.run.parity_digits)

@@ -34,6 +34,8 @@ TRACED_KINDS = {"train": "train", "predict": "inference"}  # a trace's phase -> 
 BACKEND_WARMUP_ROUNDS = 1
 
 AB_METRICS = (AB_TIME, AB_PEAK, AB_COMPILE)  # what an A/B run judges of a timed cell
+
+
 @dataclass
 class Bench:
     session: Session
@@ -50,8 +52,11 @@ class Bench:
         """What the cell's baselines are stored under: its name, but a cell named with its backend
         and precision (a run of several) that runs the default ones shares the plain cell's."""
         cell = self.cell
-        if getattr(cell, "backend", PROCESS_BACKEND) == PROCESS_BACKEND and \
-                getattr(cell, "precision", REFERENCE_PRECISION) == REFERENCE_PRECISION and any(getattr(cell, "tagged", ())):
+        if (
+            getattr(cell, "backend", PROCESS_BACKEND) == PROCESS_BACKEND
+            and getattr(cell, "precision", REFERENCE_PRECISION) == REFERENCE_PRECISION
+            and any(getattr(cell, "tagged", ()))
+        ):
             return self.name.replace(f"[{cell.id}]", f"[{dataclasses.replace(cell, tagged=(False, False)).id}]")
         return self.name
 
@@ -76,16 +81,29 @@ class Bench:
     def info(self, **values: Any) -> None:
         """Plain floats and strings only: the JSON must not depend on numpy's types."""
         self.extra_info.update(
-            {k: (float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
-             for k, v in values.items() if v is not None})
+            {
+                k: (float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
+                for k, v in values.items()
+                if v is not None
+            }
+        )
 
-    def time_rounds(self, benchmark: Any, target: Callable[[], object], samples_per_round: int, work: str,
-                    rounds: int, warmup_rounds: int = 1, setup: Callable | None = None,
-                    teardown: Callable | None = None) -> float | None:
+    def time_rounds(
+        self,
+        benchmark: Any,
+        target: Callable[[], object],
+        samples_per_round: int,
+        work: str,
+        rounds: int,
+        warmup_rounds: int = 1,
+        setup: Callable | None = None,
+        teardown: Callable | None = None,
+    ) -> float | None:
         """Time rounds of fixed work through pytest-benchmark and judge them against a compared
         run, per sample; returns the median round's seconds (None under --benchmark-disable)."""
-        benchmark.pedantic(target, setup=setup, teardown=teardown, rounds=rounds, warmup_rounds=warmup_rounds,
-                           iterations=1)
+        benchmark.pedantic(
+            target, setup=setup, teardown=teardown, rounds=rounds, warmup_rounds=warmup_rounds, iterations=1
+        )
         self.info(work=work, cell=self.cell.id, device=self.placement().description)
         stats = getattr(benchmark, "stats", None)
         if not stats:  # --benchmark-disable: nothing was timed
@@ -106,7 +124,8 @@ class Bench:
         if self.on_other_backend():  # that backend's profiler, in its worker
             spec = self.session.cell_spec(TRACED_KINDS[phase], self.cell)
             take = lambda: self.session.backend_call(  # noqa: E731
-                self.cell.backend, Cellwork.TRACE_STEPS, spec=spec, directory=str(directory), cell_name=self.name)
+                self.cell.backend, Cellwork.TRACE_STEPS, spec=spec, directory=str(directory), cell_name=self.name
+            )
         else:
             take = lambda: traces.trace_steps(directory, self.name, phase, build_step(), self.say)  # noqa: E731
         self.session.deferred.append((f"step trace of {self.name}", lambda: self.info(**take())))
@@ -139,12 +158,21 @@ class Bench:
             a_compile, b_compile = rounds.a_build["compile_seconds"], rounds.b_build["compile_seconds"]
         else:
             self.verdicts.ab_single(self.name, AB_COMPILE, a_compile, b_compile, AB_COMPILE_RULE)
-        self.info(ab_environment_b=environment_b, ab_ratio=found.ratio, ab_ci95=[found.low, found.high],
-                  ab_p_value=found.p_value, ab_pairs=found.pairs, ab_verdict=found.outcome,
-                  ab_steps_per_round=steps,
-                  ab_a_round_seconds=rounds.a_seconds, ab_b_round_seconds=rounds.b_seconds,
-                  ab_a_compile_seconds=a_compile, ab_b_compile_seconds=b_compile,
-                  ab_a_peak_memory_bytes=rounds.a_peak, ab_b_peak_memory_bytes=rounds.b_peak)
+        self.info(
+            ab_environment_b=environment_b,
+            ab_ratio=found.ratio,
+            ab_ci95=[found.low, found.high],
+            ab_p_value=found.p_value,
+            ab_pairs=found.pairs,
+            ab_verdict=found.outcome,
+            ab_steps_per_round=steps,
+            ab_a_round_seconds=rounds.a_seconds,
+            ab_b_round_seconds=rounds.b_seconds,
+            ab_a_compile_seconds=a_compile,
+            ab_b_compile_seconds=b_compile,
+            ab_a_peak_memory_bytes=rounds.a_peak,
+            ab_b_peak_memory_bytes=rounds.b_peak,
+        )
 
     def compile_seconds(self, ab_run: Any, kind: str, steps: int, rounds: Any) -> tuple[float, float]:
         """A's and B's compile seconds, from the builds made at once; where B looked slower by the
@@ -161,8 +189,9 @@ class Bench:
     def time_steady_state(self, benchmark: Any, work: Any, work_kind: str, flops_per_sample: float | None) -> None:
         """Rounds of a trainer or predictor: samples/s from the median round. No warm-up round:
         the work comes warm from its build (calibrating, or a round, ran it)."""
-        median = self.time_rounds(benchmark, work.run_round, work.samples_per_round, work_kind, self.preset.rounds,
-                                  warmup_rounds=0)
+        median = self.time_rounds(
+            benchmark, work.run_round, work.samples_per_round, work_kind, self.preset.rounds, warmup_rounds=0
+        )
         self.info(batch_size=self.cell.batch_size, steps_per_round=work.steps, compile_seconds=work.compile_seconds)
         if not median:
             return
@@ -181,8 +210,11 @@ class Bench:
     def process_backend_info(self) -> None:
         """The pytest process's own backend, recorded as a worker's is."""
         backend = BACKENDS[PROCESS_BACKEND]
-        self.info(backend=backend.name, backend_versions=fingerprint.versions(backend.packages),
-                  compiled_with=backend.compiles)
+        self.info(
+            backend=backend.name,
+            backend_versions=fingerprint.versions(backend.packages),
+            compiled_with=backend.compiles,
+        )
         self.precision_info()
 
     def precision_info(self) -> None:
@@ -190,10 +222,15 @@ class Bench:
         precision = PRECISIONS[self.cell.precision]
         arithmetic, note = None, None
         if not is_accelerator(kind_of(self.cell.device)):
-            arithmetic, note = precision.cpu_arithmetic(fingerprint.cpu_flags(), os.environ,
-                                                        getattr(self.cell, "backend", PROCESS_BACKEND))
-        self.info(precision=precision.name, precision_arithmetic=arithmetic, precision_note=note,
-                  float32_arithmetic=FLOAT32_IEEE)
+            arithmetic, note = precision.cpu_arithmetic(
+                fingerprint.cpu_flags(), os.environ, getattr(self.cell, "backend", PROCESS_BACKEND)
+            )
+        self.info(
+            precision=precision.name,
+            precision_arithmetic=arithmetic,
+            precision_note=note,
+            float32_arithmetic=FLOAT32_IEEE,
+        )
 
     def on_other_backend(self) -> bool:
         return getattr(self.cell, "backend", PROCESS_BACKEND) != PROCESS_BACKEND
@@ -216,10 +253,17 @@ class Bench:
             self.say(f"building in the {backend.name} worker")
             built = call(Cellwork.PREPARE, spec=spec, steps=steps)
             versions = call(Cellwork.DESCRIBE)["versions"]
-            self.info(backend=backend.name, compiled_with=backend.compiles, jit_compile=built["jit_compile"],
-                      backend_versions={name: versions[name] for name in backend.packages if name in versions},
-                      batch_size=self.cell.batch_size, steps_per_round=built["steps"],
-                      compile_seconds=built["compile_seconds"], device=built["device"], worker_process_ids=pool.pids)
+            self.info(
+                backend=backend.name,
+                compiled_with=backend.compiles,
+                jit_compile=built["jit_compile"],
+                backend_versions={name: versions[name] for name in backend.packages if name in versions},
+                batch_size=self.cell.batch_size,
+                steps_per_round=built["steps"],
+                compile_seconds=built["compile_seconds"],
+                device=built["device"],
+                worker_process_ids=pool.pids,
+            )
             self.precision_info()
             yield built, lambda function: call(function, key=key)
         except WorkerFailed as error:
@@ -237,19 +281,27 @@ class Bench:
         with self.built_in_backend_worker(kind) as (built, call):
             reference = self.process_backend_reference(kind)
             partner = self.round_for_round(reference) if reference else None
-            median = self.time_rounds(benchmark, lambda: inside.append(call(Cellwork.ONE_ROUND)),
-                                      built["samples_per_round"], kind, self.preset.rounds, BACKEND_WARMUP_ROUNDS,
-                                      setup=partner.setup if partner else None,
-                                      teardown=partner.teardown if partner else None)
-        inside = inside[BACKEND_WARMUP_ROUNDS:BACKEND_WARMUP_ROUNDS + self.preset.rounds]
+            median = self.time_rounds(
+                benchmark,
+                lambda: inside.append(call(Cellwork.ONE_ROUND)),
+                built["samples_per_round"],
+                kind,
+                self.preset.rounds,
+                BACKEND_WARMUP_ROUNDS,
+                setup=partner.setup if partner else None,
+                teardown=partner.teardown if partner else None,
+            )
+        inside = inside[BACKEND_WARMUP_ROUNDS : BACKEND_WARMUP_ROUNDS + self.preset.rounds]
         self.info(worker_round_seconds=inside)
         if median:
             samples_per_s = built["samples_per_round"] / median
             self.info(samples_per_s=samples_per_s, pipe_seconds=median - statistics.median(inside))
             self.flops_info(built["flops_per_sample"], samples_per_s)
         if partner and len(partner.seconds) == len(inside) > 1:
-            self.against_process_backend([s / reference.samples_per_round for s in partner.seconds],
-                                         [s / built["samples_per_round"] for s in inside])
+            self.against_process_backend(
+                [s / reference.samples_per_round for s in partner.seconds],
+                [s / built["samples_per_round"] for s in inside],
+            )
             self.info(tensorflow_round_seconds=partner.seconds, tensorflow_steps_per_round=reference.steps)
 
     def process_backend_reference(self, kind: str) -> Any:
@@ -272,9 +324,11 @@ class Bench:
         its 95% interval. Per sample: each backend runs its own calibrated steps a round, the
         round length the same. Reported, not gated: backends are compared, not regressed."""
         ratios = comparison.ratios(tensorflow_per_sample, here_per_sample)
-        self.info(time_per_sample_over_tensorflow=statistics.median(ratios),
-                  time_per_sample_over_tensorflow_ci95=analysis.median_interval_or_none(ratios),  # None: too few pairs
-                  time_per_sample_over_tensorflow_pairs=len(ratios))
+        self.info(
+            time_per_sample_over_tensorflow=statistics.median(ratios),
+            time_per_sample_over_tensorflow_ci95=analysis.median_interval_or_none(ratios),  # None: too few pairs
+            time_per_sample_over_tensorflow_pairs=len(ratios),
+        )
 
 
 @dataclass(frozen=True)

@@ -33,58 +33,91 @@ class DataScalingBench(Bench):
 
     def setup(self, node: pytest.Item) -> None:
         dataset, spec, phase = self.session.dataset, MODELS[self.cell.model], growth.PHASES[self.phase]
-        self.work = phase.works[spec.framework](self.name, spec, dataset, self.placement(),
-                                                self.session.run.model_options)
+        self.work = phase.works[spec.framework](
+            self.name, spec, dataset, self.placement(), self.session.run.model_options
+        )
         sizes = growth.ladder(self.preset.growth_smallest[self.slot], len(phase.images(dataset)), self.work.unit)
         if len(sizes) < projection.MIN_SIZES:
-            pytest.skip(f"{dataset.key} gives {len(sizes)} sizes {list(sizes)} for {self.phase}; a fit "
-                        f"needs {projection.MIN_SIZES} (more data, or a smaller preset start)")
-        self.peaks = growth.measure_peaks(self.work, sizes, self.preset.growth_memory_repeats,
-                                          self.preset.growth_slowest_seconds, self.say)
+            pytest.skip(
+                f"{dataset.key} gives {len(sizes)} sizes {list(sizes)} for {self.phase}; a fit "
+                f"needs {projection.MIN_SIZES} (more data, or a smaller preset start)"
+            )
+        self.peaks = growth.measure_peaks(
+            self.work, sizes, self.preset.growth_memory_repeats, self.preset.growth_slowest_seconds, self.say
+        )
         if len(self.peaks.sizes) < projection.MIN_SIZES:  # a busy machine can stop the ladder early
-            pytest.skip(f"{len(self.peaks.sizes)} sizes measured for {self.phase} ({self.peaks.stopped}); a fit "
-                        f"needs {projection.MIN_SIZES}")
+            pytest.skip(
+                f"{len(self.peaks.sizes)} sizes measured for {self.phase} ({self.peaks.stopped}); a fit "
+                f"needs {projection.MIN_SIZES}"
+            )
 
     def __call__(self, benchmark: Any) -> None:
         sizes = self.peaks.sizes
-        seconds = benchmark.pedantic(growth.time_rounds, args=(self.work, sizes, self.preset.growth_rounds, self.say),
-                                     rounds=1, iterations=1)
+        seconds = benchmark.pedantic(
+            growth.time_rounds, args=(self.work, sizes, self.preset.growth_rounds, self.say), rounds=1, iterations=1
+        )
         target = self.session.run.target_sizes[self.slot]
         time = projection.project(projection.Curve(sizes, seconds), target)
         peak = projection.project(projection.Curve(sizes, self.peaks.peaks), target)
         reasons = self.unsafe_reasons(time, peak)
-        self.info(device=self.placement().description, phase=self.phase, work=self.work.description,
-                  sizes=list(sizes), seconds=projection.medians(seconds), seconds_rounds=[list(r) for r in seconds],
-                  peak_memory_bytes=[int(x) for x in projection.medians(self.peaks.peaks)],
-                  sizes_stopped=self.peaks.stopped, **_projected(time, "seconds"),
-                  **_projected(peak, "peak_memory_bytes", prefix="memory_"),
-                  target_n=target, machine_memory_bytes=self.session.sizing.machine_memory,
-                  projection_verdict=projection.verdict(reasons), unsafe_reasons=reasons,
-                  memray_tracking=self.session.run.memray_tracking)
-        self.session.projections.append(costs.Projected(
-            self.cell.model, self.phase, self.cell.device, target, time.value, time.ci95, tuple(reasons)))
+        self.info(
+            device=self.placement().description,
+            phase=self.phase,
+            work=self.work.description,
+            sizes=list(sizes),
+            seconds=projection.medians(seconds),
+            seconds_rounds=[list(r) for r in seconds],
+            peak_memory_bytes=[int(x) for x in projection.medians(self.peaks.peaks)],
+            sizes_stopped=self.peaks.stopped,
+            **_projected(time, "seconds"),
+            **_projected(peak, "peak_memory_bytes", prefix="memory_"),
+            target_n=target,
+            machine_memory_bytes=self.session.sizing.machine_memory,
+            projection_verdict=projection.verdict(reasons),
+            unsafe_reasons=reasons,
+            memray_tracking=self.session.run.memray_tracking,
+        )
+        self.session.projections.append(
+            costs.Projected(
+                self.cell.model, self.phase, self.cell.device, target, time.value, time.ci95, tuple(reasons)
+            )
+        )
 
     def unsafe_reasons(self, time: projection.Projection, peak: projection.Projection) -> list[str]:
         """Everything that keeps the projection from being a safe extrapolation: distance, the
         fits' own doubts, and what the target sizes would need of machines like this one."""
         reasons = projection.beyond_data(time) + projection.doubts(time, "time", "s")
         reasons += projection.doubts(peak, "memory", "B")
-        return reasons + growth.regime_reasons(MODELS[self.cell.model], self.phase, self.session.dataset.input_shape,
-                                               time.target, peak.value, self.session.sizing.machine_memory)
+        return reasons + growth.regime_reasons(
+            MODELS[self.cell.model],
+            self.phase,
+            self.session.dataset.input_shape,
+            time.target,
+            peak.value,
+            self.session.sizing.machine_memory,
+        )
 
 
 def _projected(fit: projection.Projection, quantity: str, prefix: str = "") -> dict[str, Any]:
     """One projection's numbers, named as the data-scaling extra_info names them."""
     backtest = fit.backtest
     return {
-        f"{prefix}exponent": fit.exponent, f"{prefix}exponent_stderr": fit.exponent_stderr,
-        f"{prefix}loglog_exponent": fit.loglog_exponent, f"{prefix}loglog_exponent_stderr": fit.loglog_stderr,
+        f"{prefix}exponent": fit.exponent,
+        f"{prefix}exponent_stderr": fit.exponent_stderr,
+        f"{prefix}loglog_exponent": fit.loglog_exponent,
+        f"{prefix}loglog_exponent_stderr": fit.loglog_stderr,
         f"{prefix}fit": {"a": fit.fit.a, "b": fit.fit.b, "k": fit.fit.k},
-        f"projected_{quantity}": fit.value, f"projected_{quantity}_ci95": list(fit.ci95),
+        f"projected_{quantity}": fit.value,
+        f"projected_{quantity}_ci95": list(fit.ci95),
         f"{prefix}backtest_ok": fit.backtest_ok,
-        f"{prefix}backtest": None if backtest is None else {
-            "size": backtest.size, "measured": backtest.measured, "predicted": backtest.predicted,
-            "ci95": list(backtest.ci95)},
+        f"{prefix}backtest": None
+        if backtest is None
+        else {
+            "size": backtest.size,
+            "measured": backtest.measured,
+            "predicted": backtest.predicted,
+            "ci95": list(backtest.ci95),
+        },
     }
 
 

@@ -23,10 +23,20 @@ class ProcessBench(Bench):
     def job(self, mode: str, replicas: int = 1, **fields: Any) -> distributed.Job:
         run = self.session.run
         return distributed.Job(
-            mode=mode, model=self.cell.model, dataset=run.dataset, data_dir=str(run.data_dir) if run.data_dir else None,
-            per_replica_batch=self.cell.batch_size, replicas=replicas, max_train_samples=self.preset.max_train_samples,
-            seed=run.model_options.seed, deep_layers=run.model_options.deep_layers, device=kind_of(self.cell.device),
-            modules=run.modules, module_roots=run.module_roots, **{"threads": run.intra_op_threads, **fields})
+            mode=mode,
+            model=self.cell.model,
+            dataset=run.dataset,
+            data_dir=str(run.data_dir) if run.data_dir else None,
+            per_replica_batch=self.cell.batch_size,
+            replicas=replicas,
+            max_train_samples=self.preset.max_train_samples,
+            seed=run.model_options.seed,
+            deep_layers=run.model_options.deep_layers,
+            device=kind_of(self.cell.device),
+            modules=run.modules,
+            module_roots=run.module_roots,
+            **{"threads": run.intra_op_threads, **fields},
+        )
 
     def run_job(self, job: distributed.Job) -> distributed.Result:
         return distributed.run_job(job, PROCESS_TIMEOUT_S, self.watch)
@@ -58,10 +68,16 @@ class ThreadsBench(ProcessBench):
         one, every = benchmark.pedantic(self.throughputs, rounds=1, iterations=1)
         speedup = measure.best_ratio(one, every)
         cores = os.cpu_count() or 1
-        self.info(device=self.placement().description, batch_size=self.cell.batch_size, cores=cores,
-                  one_thread_samples_per_s=max(one), all_threads_samples_per_s=max(every),
-                  all_threads_speedup=speedup, parallel_efficiency=speedup / cores,
-                  pair_ratios=[round(r, 4) for r in measure.pair_ratios(one, every)])
+        self.info(
+            device=self.placement().description,
+            batch_size=self.cell.batch_size,
+            cores=cores,
+            one_thread_samples_per_s=max(one),
+            all_threads_samples_per_s=max(every),
+            all_threads_speedup=speedup,
+            parallel_efficiency=speedup / cores,
+            pair_ratios=[round(r, 4) for r in measure.pair_ratios(one, every)],
+        )
 
 
 class SpreadBench(ProcessBench):
@@ -84,16 +100,26 @@ class SpreadBench(ProcessBench):
     def __call__(self, benchmark: Any) -> None:
         reference, spread = benchmark.pedantic(self.run_both, rounds=1, iterations=1)
         if spread.replicas_in_sync != self.cell.count:  # another global batch: the losses do not compare
-            pytest.fail(f"{self.name}: the strategy ran {spread.replicas_in_sync} replicas in sync, not "
-                        f"{self.cell.count} ({', '.join(spread.devices) or 'no devices listed'})", pytrace=False)
+            pytest.fail(
+                f"{self.name}: the strategy ran {spread.replicas_in_sync} replicas in sync, not "
+                f"{self.cell.count} ({', '.join(spread.devices) or 'no devices listed'})",
+                pytrace=False,
+            )
         gap = max(abs(a - b) for a, b in zip(spread.losses, reference.losses))
         one_device = reference.reference_samples_per_s
-        self.info(**{self.cell.unit: self.cell.count}, device=self.placement().description,
-                  per_replica_batch=self.cell.batch_size, global_batch=self.cell.batch_size * self.cell.count,
-                  replicas_in_sync=spread.replicas_in_sync, replica_devices=spread.devices,
-                  samples_per_s=spread.samples_per_s,
-                  one_device_samples_per_s=one_device,
-                  scaling_efficiency=spread.samples_per_s / (spread.replicas_in_sync * one_device),
-                  losses=spread.losses, reference_losses=reference.losses, loss_gap=gap,
-                  loss_tolerance=distributed.LOSS_TOLERANCE)
+        self.info(
+            **{self.cell.unit: self.cell.count},
+            device=self.placement().description,
+            per_replica_batch=self.cell.batch_size,
+            global_batch=self.cell.batch_size * self.cell.count,
+            replicas_in_sync=spread.replicas_in_sync,
+            replica_devices=spread.devices,
+            samples_per_s=spread.samples_per_s,
+            one_device_samples_per_s=one_device,
+            scaling_efficiency=spread.samples_per_s / (spread.replicas_in_sync * one_device),
+            losses=spread.losses,
+            reference_losses=reference.losses,
+            loss_gap=gap,
+            loss_tolerance=distributed.LOSS_TOLERANCE,
+        )
         self.verdicts.within_gap(self.name, "loss_gap", gap, distributed.LOSS_TOLERANCE)

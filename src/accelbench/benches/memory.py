@@ -28,8 +28,9 @@ TRAIN_STEPS_MEASURED = 20  # a training step's host peak is the worst of this ma
 def skip_without_memray(node: pytest.Item) -> None:
     """Memory and leak cells are measured by pytest-memray, through the markers they add."""
     if not node.config.pluginmanager.has_plugin("memray_manager"):
-        pytest.skip("pytest-memray is not active (was it disabled with -p no:memray?): "
-                    "it measures host memory and leaks")
+        pytest.skip(
+            "pytest-memray is not active (was it disabled with -p no:memray?): it measures host memory and leaks"
+        )
 
 
 class StepMemoryBench(Bench):
@@ -56,9 +57,13 @@ class StepMemoryBench(Bench):
         headroom = MODELS[self.cell.model].memory_headroom
         self.estimated = estimated
         self.cap = memory.host_cap(headroom, estimated, self.session.run.memory_budget)
-        self.cap_basis = ("the run's memory budget" if headroom is None else
-                          f"the run's memory budget ({why_unknown})" if estimated is None else
-                          f"{headroom:g} x the estimate + 16 MiB")
+        self.cap_basis = (
+            "the run's memory budget"
+            if headroom is None
+            else f"the run's memory budget ({why_unknown})"
+            if estimated is None
+            else f"{headroom:g} x the estimate + 16 MiB"
+        )
 
     @property
     def tracked_here(self) -> bool:
@@ -97,8 +102,14 @@ class StepMemoryBench(Bench):
             self.measure_in_backend_worker()
             return
         device_peak = memory.device_peak(self.placement(), self.steps)  # the steps measured
-        self.info(device=self.placement().description, batch_size=self.cell.batch_size, steps_measured=self.steps_measured,
-                  estimated_bytes=self.estimated, host_memory_cap_bytes=self.cap, host_memory_cap_from=self.cap_basis)
+        self.info(
+            device=self.placement().description,
+            batch_size=self.cell.batch_size,
+            steps_measured=self.steps_measured,
+            estimated_bytes=self.estimated,
+            host_memory_cap_bytes=self.cap,
+            host_memory_cap_from=self.cap_basis,
+        )
         if device_peak is not None:
             self.peak_against_baseline(self.gates["device_peak_memory_bytes"], device_peak)
 
@@ -121,21 +132,32 @@ class StepMemoryBench(Bench):
         backend = self.cell.backend
         self.say(f"measuring in the {backend} worker (memray there)")
         try:
-            found = self.session.backend_call(backend, Cellwork.STEP_MEMORY, spec=self.session.cell_spec(self.kind, self.cell),
-                                              steps_measured=self.steps_measured,
-                                              repeats=MIN_SPREAD_RUNS if self.recording else 1)
+            found = self.session.backend_call(
+                backend,
+                Cellwork.STEP_MEMORY,
+                spec=self.session.cell_spec(self.kind, self.cell),
+                steps_measured=self.steps_measured,
+                repeats=MIN_SPREAD_RUNS if self.recording else 1,
+            )
         except WorkerFailed as error:
             pytest.fail(f"{self.name}: {error}", pytrace=False)
         self.set_cap(found["estimated_bytes"], found["estimate_unknown"])
-        self.info(device=found["device"], backend=backend, batch_size=self.cell.batch_size,
-                  steps_measured=self.steps_measured, estimated_bytes=self.estimated,
-                  host_memory_cap_bytes=self.cap, host_memory_cap_from=self.cap_basis,
-                  memory_measured_in=f"the {backend} worker")
+        self.info(
+            device=found["device"],
+            backend=backend,
+            batch_size=self.cell.batch_size,
+            steps_measured=self.steps_measured,
+            estimated_bytes=self.estimated,
+            host_memory_cap_bytes=self.cap,
+            host_memory_cap_from=self.cap_basis,
+            memory_measured_in=f"the {backend} worker",
+        )
         self.precision_info()
         self.keep_repeats(found["host_peak_repeats"])
         self.host_peak_measured(found["host_peak_bytes"])
-        self.verdicts.against_reference(self.name, PEAK_CAP, found["host_peak_bytes"], self.cap, WITHIN_CAP,
-                                        f"the cap, {self.cap_basis}")
+        self.verdicts.against_reference(
+            self.name, PEAK_CAP, found["host_peak_bytes"], self.cap, WITHIN_CAP, f"the cap, {self.cap_basis}"
+        )
         if found["device_peak_bytes"] is not None:
             self.peak_against_baseline(self.gates["device_peak_memory_bytes"], found["device_peak_bytes"])
 
@@ -192,8 +214,12 @@ class LeakBench(Bench):
 
     def __call__(self) -> None:
         self.predict_repeatedly()
-        self.info(device=self.placement().description, batch_size=self.cell.batch_size,
-                  predictions=self.preset.leak_predictions, leak_limit_per_location_bytes=LEAK_LIMIT_PER_LOCATION)
+        self.info(
+            device=self.placement().description,
+            batch_size=self.cell.batch_size,
+            predictions=self.preset.leak_predictions,
+            leak_limit_per_location_bytes=LEAK_LIMIT_PER_LOCATION,
+        )
 
 
 class ScalingBench(Bench):
@@ -211,10 +237,18 @@ class ScalingBench(Bench):
     def __call__(self) -> None:
         scaling = self.scaling
         estimate, fit = scaling.estimate, scaling.fit
-        self.info(device=self.placement().description,
-                  ladder_batch_sizes=list(scaling.batch_sizes), ladder_peak_bytes=list(scaling.peaks),
-                  fixed_bytes=fit.fixed, per_sample_bytes=fit.per_sample, fit_max_residual_bytes=fit.max_residual,
-                  estimated_fixed_bytes=estimate.step_fixed, estimated_per_sample_bytes=estimate.step_per_sample,
-                  weight_bytes=estimate.weights, optimizer_slot_bytes=estimate.optimizer_slots,
-                  memory_budget_bytes=scaling.budget, largest_batch=scaling.largest_batch,
-                  largest_batch_search=scaling.searched_by)
+        self.info(
+            device=self.placement().description,
+            ladder_batch_sizes=list(scaling.batch_sizes),
+            ladder_peak_bytes=list(scaling.peaks),
+            fixed_bytes=fit.fixed,
+            per_sample_bytes=fit.per_sample,
+            fit_max_residual_bytes=fit.max_residual,
+            estimated_fixed_bytes=estimate.step_fixed,
+            estimated_per_sample_bytes=estimate.step_per_sample,
+            weight_bytes=estimate.weights,
+            optimizer_slot_bytes=estimate.optimizer_slots,
+            memory_budget_bytes=scaling.budget,
+            largest_batch=scaling.largest_batch,
+            largest_batch_search=scaling.searched_by,
+        )

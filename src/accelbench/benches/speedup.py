@@ -22,14 +22,19 @@ def timed_pairs(benchmark: Any, make: Callable[[], tuple[Any, Any]], pairs: int)
     its partner ran its first round 4-5x slow (1,750 against 7,000 samples/s), and a speedup
     cell run alone read 28-128x in its first pair where the others read 3-12x: with 5 pairs,
     no shortfall could be significant, and a tenfold speedup baseline passed 18 runs in 18."""
+
     def setup() -> tuple[tuple[Any, Any], dict]:
         works = make()
         for work in works:
             work.run_round()
         return works, {}
 
-    return benchmark.pedantic(lambda first, second: measure.interleaved(first.throughput, second.throughput, pairs),
-                              setup=setup, rounds=1, iterations=1)
+    return benchmark.pedantic(
+        lambda first, second: measure.interleaved(first.throughput, second.throughput, pairs),
+        setup=setup,
+        rounds=1,
+        iterations=1,
+    )
 
 
 class SpeedupBench(Bench):
@@ -53,10 +58,15 @@ class SpeedupBench(Bench):
         fastest = [trainer.fastest_samples_per_s for trainer in self.trainers()]
         speedup = fastest[1] / fastest[0]
         ratios = measure.pair_ratios(reference, candidate)
-        self.info(speedup=speedup, interleaved_speedup=measure.best_ratio(reference, candidate),
-                  reference=self.cell.reference.id, candidate=self.cell.candidate.id,
-                  reference_samples_per_s=fastest[0], candidate_samples_per_s=fastest[1],
-                  pair_ratios=[round(r, 4) for r in ratios])
+        self.info(
+            speedup=speedup,
+            interleaved_speedup=measure.best_ratio(reference, candidate),
+            reference=self.cell.reference.id,
+            candidate=self.cell.candidate.id,
+            reference_samples_per_s=fastest[0],
+            candidate_samples_per_s=fastest[1],
+            pair_ratios=[round(r, 4) for r in ratios],
+        )
         self.verdicts.against_baseline(self.name, self.gates["speedup"], speedup, ratios)
 
 
@@ -74,6 +84,11 @@ class OverheadBench(Bench):
     def __call__(self, benchmark: Any) -> None:
         hand, suite = timed_pairs(benchmark, self.works, self.preset.interleaved_pairs)
         ratios = measure.pair_ratios(hand, suite)
-        self.info(harness_efficiency=statistics.median(ratios), harness_efficiency_ci95=analysis.median_interval_or_none(ratios),
-                  best_round_ratio=measure.best_ratio(hand, suite), suite_samples_per_s=max(suite),
-                  hand_loop_samples_per_s=max(hand), pair_ratios=[round(r, 4) for r in ratios])
+        self.info(
+            harness_efficiency=statistics.median(ratios),
+            harness_efficiency_ci95=analysis.median_interval_or_none(ratios),
+            best_round_ratio=measure.best_ratio(hand, suite),
+            suite_samples_per_s=max(suite),
+            hand_loop_samples_per_s=max(hand),
+            pair_ratios=[round(r, 4) for r in ratios],
+        )

@@ -18,6 +18,8 @@ from accelbench.processes.protocol import Cellwork
 from accelbench.work import measure
 
 SVM_FIT_ROUNDS = 10  # fits take milliseconds; a comparison ranks the fast half of the rounds
+
+
 class TrainBench(Bench):
     """Steady-state training throughput of one cell."""
 
@@ -63,8 +65,14 @@ class LatencyBench(InferenceBench):
             self.latency_in_backend_worker(benchmark)
         else:
             predictor = self.build()
-            median = self.time_rounds(benchmark, predictor.predict_one, 1, "latency", self.preset.latency_rounds,
-                                      warmup_rounds=self.warmup_rounds)
+            median = self.time_rounds(
+                benchmark,
+                predictor.predict_one,
+                1,
+                "latency",
+                self.preset.latency_rounds,
+                warmup_rounds=self.warmup_rounds,
+            )
             self.info(compile_seconds=predictor.compile_seconds)
             if median:
                 percentiles = measure.percentiles(self.extra_info[TIMING])
@@ -77,12 +85,21 @@ class LatencyBench(InferenceBench):
         small beside one prediction (pipe_seconds: what it added at the median)."""
         inside: list[float] = []
         with self.built_in_backend_worker("inference", steps=1) as (_, call):
-            median = self.time_rounds(benchmark, lambda: inside.append(call(Cellwork.ONE_PREDICTION)), 1, "latency",
-                                      self.preset.latency_rounds, warmup_rounds=self.warmup_rounds)
-        inside = inside[self.warmup_rounds:]
+            median = self.time_rounds(
+                benchmark,
+                lambda: inside.append(call(Cellwork.ONE_PREDICTION)),
+                1,
+                "latency",
+                self.preset.latency_rounds,
+                warmup_rounds=self.warmup_rounds,
+            )
+        inside = inside[self.warmup_rounds :]
         if median:
-            self.info(worker_latency_seconds=inside, pipe_seconds=median - statistics.median(inside),
-                      **{f"latency_{k}_ms": v * 1e3 for k, v in measure.percentiles(inside).items()})
+            self.info(
+                worker_latency_seconds=inside,
+                pipe_seconds=median - statistics.median(inside),
+                **{f"latency_{k}_ms": v * 1e3 for k, v in measure.percentiles(inside).items()},
+            )
 
 
 class SvmBench(Bench):
@@ -93,20 +110,33 @@ class SvmBench(Bench):
     def __call__(self, benchmark: Any) -> None:
         dataset = self.session.dataset
         if self.cell.subset > len(dataset.x_train):
-            pytest.skip(f"{dataset.key} has only {len(dataset.x_train)} training images, "
-                        f"fewer than the subset of {self.cell.subset}")
+            pytest.skip(
+                f"{dataset.key} has only {len(dataset.x_train)} training images, "
+                f"fewer than the subset of {self.cell.subset}"
+            )
         if self.cell.pixels == "binarized":
             dataset = dataset.binarized()
         n = self.cell.subset
         x, y = dataset.x_train[:n].reshape(n, -1), dataset.y_train[:n]
         make = lambda: MODELS["svm"].build(dataset.input_shape, dataset.outputs, self.session.run.model_options)
         fitted = []
-        self.time_rounds(benchmark, lambda svm: fitted.append(svm.fit(x, y)), n, "svm_fit", SVM_FIT_ROUNDS,
-                         warmup_rounds=0, setup=lambda: ((make(),), {}))
+        self.time_rounds(
+            benchmark,
+            lambda svm: fitted.append(svm.fit(x, y)),
+            n,
+            "svm_fit",
+            SVM_FIT_ROUNDS,
+            warmup_rounds=0,
+            setup=lambda: ((make(),), {}),
+        )
         x_test = dataset.x_test.reshape(len(dataset.x_test), -1)
         predict_seconds = measure.seconds(lambda: fitted[-1].predict(x_test))
-        self.info(subset=n, pixels=self.cell.pixels, predict_seconds=predict_seconds,
-                  support_vectors=int(fitted[-1].support_vectors_.shape[0]))
+        self.info(
+            subset=n,
+            pixels=self.cell.pixels,
+            predict_seconds=predict_seconds,
+            support_vectors=int(fitted[-1].support_vectors_.shape[0]),
+        )
         if dataset.labelled:  # synthetic labels are noise: their accuracy means nothing
             accuracy = float((fitted[-1].predict(x_test) == dataset.y_test).mean())
             self.info(accuracy=accuracy)

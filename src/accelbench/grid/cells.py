@@ -25,8 +25,8 @@ class Cell:
     backend: str = PROCESS_BACKEND  # the Keras backend it runs on (backends.py)
     precision: str = REFERENCE_PRECISION  # the Keras dtype policy its model is built under (precisions.py)
     # Whether the id names the backend and the precision: where the run asks for more than one
-    # of them, or for another than the default (Grid.tags). Not part of equality, so that a cell and the same cell named with its backend
-    # share their built work.
+    # of them, or for another than the default (Grid.tags). Not part of equality, so that a cell
+    # and the same cell named with its backend share their built work.
     tagged: tuple[bool, bool] = field(default=(False, False), compare=False)
 
     @property
@@ -41,8 +41,15 @@ class Cell:
         the run has several, so that they read side by side), column (a batch size)."""
         backend, precision = self.tagged
         model = self.model + (f" on {self.backend}" if backend else "") + (f" {self.precision}" if precision else "")
-        return {"device": self.device, "model": model, "batch_size": self.batch_size, "column": f"bs{self.batch_size}",
-                "model_name": self.model, "backend": self.backend, "precision": self.precision}
+        return {
+            "device": self.device,
+            "model": model,
+            "batch_size": self.batch_size,
+            "column": f"bs{self.batch_size}",
+            "model_name": self.model,
+            "backend": self.backend,
+            "precision": self.precision,
+        }
 
 
 @dataclass(frozen=True)
@@ -79,8 +86,11 @@ class Pair:
     def fields(self) -> dict:
         """The candidate's row; the column says what it is compared with."""
         reference, candidate = self.reference, self.candidate
-        compared = (f"bs{candidate.batch_size}/bs{reference.batch_size}" if reference.device == candidate.device
-                    else f"bs{candidate.batch_size} vs {reference.device}")
+        compared = (
+            f"bs{candidate.batch_size}/bs{reference.batch_size}"
+            if reference.device == candidate.device
+            else f"bs{candidate.batch_size} vs {reference.device}"
+        )
         return {**candidate.fields(), "column": compared, "reference": reference.id}
 
 
@@ -115,8 +125,12 @@ class Spread:
         return f"{self.device}-bs{self.batch_size}-{self.model}-{self.count}{self.unit}"
 
     def fields(self) -> dict:
-        return {"device": self.device, "model": self.model, "batch_size": self.batch_size,
-                "column": f"bs{self.batch_size} x {self.count} {self.unit}"}
+        return {
+            "device": self.device,
+            "model": self.model,
+            "batch_size": self.batch_size,
+            "column": f"bs{self.batch_size} x {self.count} {self.unit}",
+        }
 
 
 @dataclass(frozen=True)
@@ -218,9 +232,13 @@ def _backend_cells(grid: Grid, base: list[Cell] | None = None) -> list[Cell]:
     per pair, side by side; a model that is not Keras (the SVM) once, its id plain: it has neither."""
     order = _cells(grid) if base is None else base
     tagged = grid.tags()
-    keras_cells = [Cell(c.device, c.batch_size, c.model, backend, precision, tagged)
-                   for c in order for backend in grid.backends for precision in grid.precisions
-                   if MODELS[c.model].framework == "keras"]
+    keras_cells = [
+        Cell(c.device, c.batch_size, c.model, backend, precision, tagged)
+        for c in order
+        for backend in grid.backends
+        for precision in grid.precisions
+        if MODELS[c.model].framework == "keras"
+    ]
     others = [c for c in order if MODELS[c.model].framework != "keras"]
     return sorted(keras_cells + others, key=lambda c: order.index(Cell(c.device, c.batch_size, c.model)))
 
@@ -252,6 +270,7 @@ def leak_cells(grid: Grid) -> list:
     support vector (137k for 256 images), each unwound by the native tracing limit_leaks turns
     on, which made 20 predictions 5 s of the quick suite; what its calls could leave behind
     (Python-level caches) does not grow with the batch."""
+
     def batch_size(device: str, model: str) -> int:
         sizes = grid.batch_sizes_for(device, model)
         return max(sizes) if MODELS[model].batch_trained else min(sizes)
@@ -268,8 +287,9 @@ def scaling_cells(grid: Grid) -> list:
 def not_data_scaled(grid: Grid, cell) -> str | None:
     if cell.model in grid.data_scaling_models:
         return None
-    return (f"this preset scales the data for {', '.join(grid.data_scaling_models)} only; "
-            f"--preset full scales every model")
+    return (
+        f"this preset scales the data for {', '.join(grid.data_scaling_models)} only; --preset full scales every model"
+    )
 
 
 def data_scaling_cells(grid: Grid) -> list:
@@ -287,9 +307,12 @@ def accuracy_cells(grid: Grid) -> list:
     """The recipe on every backend and precision asked for (each judged against tensorflow's
     and float32's of the same cell, from the same seed)."""
     tagged = grid.tags()
-    cells = [Cell(d, MODELS[m].recipe_batch_size, m, backend, precision, tagged)
-             for d, m in itertools.product(grid.devices, grid.models)
-             for backend in grid.backends for precision in grid.precisions]
+    cells = [
+        Cell(d, MODELS[m].recipe_batch_size, m, backend, precision, tagged)
+        for d, m in itertools.product(grid.devices, grid.models)
+        for backend in grid.backends
+        for precision in grid.precisions
+    ]
     return params(grid, cells, (device_absent, device_unsupported, not_batch_trained, unlabelled, backend_missing))
 
 
@@ -301,8 +324,9 @@ def svm_cells(grid: Grid) -> list:
 
 
 def overhead_cells(grid: Grid) -> list:
-    cells = [Cell(d, max(grid.batch_sizes_for(d, m)), m)
-             for d, m in itertools.product(grid.devices, grid.trainable_models())]
+    cells = [
+        Cell(d, max(grid.batch_sizes_for(d, m)), m) for d, m in itertools.product(grid.devices, grid.trainable_models())
+    ]
     return params(grid, cells, (device_absent, device_unsupported))
 
 
@@ -314,8 +338,10 @@ def _batch_pair(device: str, model: str, sizes: tuple[int, ...]) -> Pair | None:
 
 
 def batch_speedup_cells(grid: Grid) -> list:
-    pairs = [_batch_pair(d, m, grid.batch_sizes_for(d, m))
-             for d, m in itertools.product(grid.devices, grid.trainable_models())]
+    pairs = [
+        _batch_pair(d, m, grid.batch_sizes_for(d, m))
+        for d, m in itertools.product(grid.devices, grid.trainable_models())
+    ]
     pairs = [pair for pair in pairs if pair]
     if not pairs:
         return placeholder("one-batch-size", "a batch speedup needs at least two --batch-sizes")
@@ -323,14 +349,21 @@ def batch_speedup_cells(grid: Grid) -> list:
 
 
 def _device_pairs(grid: Grid, batch_sizes_of: Callable[[str, str], Iterable[int]], verb: str) -> list[Pair]:
-    return [Pair(Cell(REFERENCE_DEVICE, b, m), Cell(d, b, m), f"{d}-{verb}-{REFERENCE_DEVICE}-bs{b}-{m}")
-            for d in grid.other_devices() for m in grid.trainable_models() for b in batch_sizes_of(d, m)]
+    return [
+        Pair(Cell(REFERENCE_DEVICE, b, m), Cell(d, b, m), f"{d}-{verb}-{REFERENCE_DEVICE}-bs{b}-{m}")
+        for d in grid.other_devices()
+        for m in grid.trainable_models()
+        for b in batch_sizes_of(d, m)
+    ]
 
 
 def _one_device(grid: Grid) -> list:
     present = ", ".join(grid.inventory.placements)
-    return placeholder("one-device", f"needs a device besides {REFERENCE_DEVICE} and a batch-trained "
-                                     f"model; selected: {', '.join(grid.devices)}; present: {present}")
+    return placeholder(
+        "one-device",
+        f"needs a device besides {REFERENCE_DEVICE} and a batch-trained "
+        f"model; selected: {', '.join(grid.devices)}; present: {present}",
+    )
 
 
 def device_speedup_cells(grid: Grid) -> list:
@@ -353,8 +386,11 @@ SPREAD_BATCH = 256  # per replica, at most: what one replica of the studies' MLP
 
 def _spread_cells(grid: Grid, unit: str, devices: Iterable[str]) -> list:
     if not grid.spread:
-        return placeholder(f"no-{unit}", f"the quick preset leaves the {unit} cells out (each starts fresh "
-                                        f"TensorFlow processes: 20-40 s); run them with --preset full")
+        return placeholder(
+            f"no-{unit}",
+            f"the quick preset leaves the {unit} cells out (each starts fresh "
+            f"TensorFlow processes: 20-40 s); run them with --preset full",
+        )
     batch = max((b for b in grid.batch_sizes if b <= SPREAD_BATCH), default=min(grid.batch_sizes))
     cells = [Spread(d, batch, m, grid.spread, unit) for d in devices for m in grid.trainable_models()]
     return params(grid, cells, (device_absent, device_unsupported))
@@ -373,8 +409,10 @@ def multi_worker_cells(grid: Grid) -> list:
 def threads_cells(grid: Grid) -> list:
     """1 intra-op thread against all of them, per model at its largest batch, on the CPU."""
     if not grid.thread_processes:
-        return placeholder("no-threads", "the quick preset leaves the 1-thread-against-all cells out (each "
-                                         "starts 4 TensorFlow processes); run them with --preset full")
-    cells = [Cell(REFERENCE_DEVICE, max(grid.batch_sizes_for(REFERENCE_DEVICE, m)), m)
-             for m in grid.trainable_models()]
+        return placeholder(
+            "no-threads",
+            "the quick preset leaves the 1-thread-against-all cells out (each "
+            "starts 4 TensorFlow processes); run them with --preset full",
+        )
+    cells = [Cell(REFERENCE_DEVICE, max(grid.batch_sizes_for(REFERENCE_DEVICE, m)), m) for m in grid.trainable_models()]
     return params(grid, cells, (device_absent, device_unsupported))

@@ -21,7 +21,7 @@ import numpy as np
 def fast_half(samples: Sequence[float]) -> list[float]:
     """The faster half of the round times (the middle one included when their count is odd)."""
     ordered = sorted(samples)
-    return ordered[:math.ceil(len(ordered) / 2)]
+    return ordered[: math.ceil(len(ordered) / 2)]
 
 
 def typical_fast(samples: Sequence[float]) -> float:
@@ -44,7 +44,7 @@ def significantly_below(ratios: Sequence[float], floor: float, alpha: float = 0.
     return p_value < alpha, p_value
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def median_interval_ranks(n: int, confidence: float = 0.95) -> tuple[int, int] | None:
     """The 0-based order statistics (k, n - 1 - k) of n samples that bound the median with at
     least `confidence`, k as large as that allows; None when even the smallest and largest fall
@@ -181,8 +181,10 @@ class Paired:
         return self.p_value < PAIRED_ALPHA
 
     def describe(self) -> str:
-        return (f"of {self.images} test images, {self.reference_only} right only on the reference side and "
-                f"{self.candidate_only} only here (McNemar p = {self.p_value:.2g})")
+        return (
+            f"of {self.images} test images, {self.reference_only} right only on the reference side and "
+            f"{self.candidate_only} only here (McNemar p = {self.p_value:.2g})"
+        )
 
 
 def paired(reference_correct: Sequence[bool], candidate_correct: Sequence[bool]) -> Paired:

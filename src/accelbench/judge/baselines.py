@@ -36,8 +36,10 @@ class BaselineFile:
         except (OSError, UnicodeDecodeError) as error:
             raise BaselineError(f"{path}: cannot read ({error})") from None
         except json.JSONDecodeError as error:
-            raise BaselineError(f"{path}: corrupt baseline JSON ({error}); fix it, or delete it and "
-                                "record again with --update-baselines") from None
+            raise BaselineError(
+                f"{path}: corrupt baseline JSON ({error}); fix it, or delete it and "
+                "record again with --update-baselines"
+            ) from None
         _validate(data, depth + 1, str(path))
         return cls(path, depth, data)
 
@@ -58,6 +60,7 @@ class BaselineFile:
 
     def scope_paths(self) -> list[tuple[str, ...]]:
         """Every recorded scope, as a tuple of its keys."""
+
         def walk(node: Any, path: tuple[str, ...], depth: int) -> list[tuple[str, ...]]:
             if depth == 0:
                 return [path]

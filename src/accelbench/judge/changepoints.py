@@ -131,7 +131,7 @@ def _tabled_l1() -> type:
                 rows = lengths - 1
                 medians = (ordered[rows, rows // 2] + ordered[rows, lengths // 2]) / 2
                 deviations = np.where(inside, np.abs(segments - medians[:, None]), 0.0)
-                self.table[start, start + 1:] = deviations.sum(axis=1)
+                self.table[start, start + 1 :] = deviations.sum(axis=1)
             return self
 
         def error(self, start, end):
@@ -151,8 +151,9 @@ def _where_it_starts(table: np.ndarray, left: int, right: int) -> int:
     return min(range(left + 1, right), key=lambda split: table[left, split] + table[split, right])
 
 
-def find(values: Sequence[float], penalty: float = PENALTY, min_segment: int = MIN_SEGMENT,
-         floor: float = SCALE_FLOOR) -> list[Change]:
+def find(
+    values: Sequence[float], penalty: float = PENALTY, min_segment: int = MIN_SEGMENT, floor: float = SCALE_FLOOR
+) -> list[Change]:
     """The series' changes of level, oldest first; none for fewer than 2 x min_segment runs.
     Values must be positive (times, ratios, bytes, accuracies, errors); floor: the smallest
     noise scale taken (SCALE_FLOOR; a number that moves in coarse steps sets its own)."""
@@ -173,8 +174,20 @@ def find(values: Sequence[float], penalty: float = PENALTY, min_segment: int = M
         step = float(after.mean() - before.mean())
         if not shown_by_most(before, after, step):
             continue
-        margin = float(stats.t.ppf(0.975, len(before) + len(after) - 2)) * scale * math.sqrt(
-            1 / len(before) + 1 / len(after))
-        changes.append(Change(split, float(np.exp(before.mean())), float(np.exp(after.mean())), math.exp(step),
-                              (math.exp(step - margin), math.exp(step + margin)), len(before), len(after)))
+        margin = (
+            float(stats.t.ppf(0.975, len(before) + len(after) - 2))
+            * scale
+            * math.sqrt(1 / len(before) + 1 / len(after))
+        )
+        changes.append(
+            Change(
+                split,
+                float(np.exp(before.mean())),
+                float(np.exp(after.mean())),
+                math.exp(step),
+                (math.exp(step - margin), math.exp(step + margin)),
+                len(before),
+                len(after),
+            )
+        )
     return changes

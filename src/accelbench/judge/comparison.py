@@ -132,18 +132,33 @@ def judge(pair_ratios: Sequence[float], plan: Plan, last: bool) -> Comparison:
     bound = 1.0 + plan.min_effect
     upper = analysis.median_bound(pair_ratios, "high", plan.pass_error)
     if upper < bound:
-        outcome, reason = PASS, (f"a slowdown of {plan.min_effect:.0%} is excluded (B/A at most {upper:.3f}, "
-                                 f"{1 - plan.pass_error:.1%} bound)")
+        outcome, reason = (
+            PASS,
+            (
+                f"a slowdown of {plan.min_effect:.0%} is excluded (B/A at most {upper:.3f}, "
+                f"{1 - plan.pass_error:.1%} bound)"
+            ),
+        )
     elif last and p_value < plan.alpha and ratio >= bound:
-        outcome, reason = FAIL, (f"B slower (one-sided Wilcoxon p = {format_small(p_value)} < {format_small(plan.alpha)}, "
-                                 f"{len(pair_ratios)} pairs)")
+        outcome, reason = (
+            FAIL,
+            (
+                f"B slower (one-sided Wilcoxon p = {format_small(p_value)} < {format_small(plan.alpha)}, "
+                f"{len(pair_ratios)} pairs)"
+            ),
+        )
     elif last:
         # One interval per line: the message's named 95% interval; here only the one bound
         # that kept a pass out, named, beside the test that kept a fail out.
-        outcome, reason = UNKNOWN, (f"after {len(pair_ratios)} pairs a slowdown of {plan.min_effect:.0%} is neither "
-                                    f"excluded (B/A's {1 - plan.pass_error:.1%} upper bound is {upper:.3f}) nor shown "
-                                    f"(p = {format_small(p_value)}, needs < {format_small(plan.alpha)}); more pairs "
-                                    "(a larger preset) would tell")
+        outcome, reason = (
+            UNKNOWN,
+            (
+                f"after {len(pair_ratios)} pairs a slowdown of {plan.min_effect:.0%} is neither "
+                f"excluded (B/A's {1 - plan.pass_error:.1%} upper bound is {upper:.3f}) nor shown "
+                f"(p = {format_small(p_value)}, needs < {format_small(plan.alpha)}); more pairs "
+                "(a larger preset) would tell"
+            ),
+        )
     else:
         outcome, reason = "", "undecided"
     return Comparison(ratio, low, high, p_value, len(pair_ratios), outcome, reason)
@@ -202,12 +217,27 @@ def repeated(first: Comparison, first_ratios: Sequence[float], again: Sequence[f
     pooled = [*first_ratios, *again]
     low, high = analysis.median_interval(pooled)
     if p_again < CONFIRM_ALPHA and ratio_again > 1.0:
-        return Comparison(statistics.median(pooled), low, high, first.p_value, len(pooled), FAIL,
-                          f"{first.reason}; and again in fresh processes (B/A = {ratio_again:.3f}, p = {format_small(p_again)})")
-    return Comparison(statistics.median(pooled), low, high, first.p_value, len(pooled), UNKNOWN,
-                      f"B was slower (B/A = {first.ratio:.3f}, {first.reason}) but not again "
-                      f"in fresh ones (B/A = {ratio_again:.3f}, p = {format_small(p_again)}, needs < {format_small(CONFIRM_ALPHA)}): a "
-                      f"difference between two processes, not shown to be one between the environments")
+        return Comparison(
+            statistics.median(pooled),
+            low,
+            high,
+            first.p_value,
+            len(pooled),
+            FAIL,
+            f"{first.reason}; and again in fresh processes (B/A = {ratio_again:.3f}, p = {format_small(p_again)})",
+        )
+    return Comparison(
+        statistics.median(pooled),
+        low,
+        high,
+        first.p_value,
+        len(pooled),
+        UNKNOWN,
+        f"B was slower (B/A = {first.ratio:.3f}, {first.reason}) but not again "
+        f"in fresh ones (B/A = {ratio_again:.3f}, p = {format_small(p_again)}, "
+        f"needs < {format_small(CONFIRM_ALPHA)}): a "
+        f"difference between two processes, not shown to be one between the environments",
+    )
 
 
 def shown(found: Comparison, every_ratio: Sequence[float], min_effect: float) -> Comparison:
@@ -215,15 +245,26 @@ def shown(found: Comparison, every_ratio: Sequence[float], min_effect: float) ->
     median's one-sided lower bound at 1 - EFFECT_ERROR); otherwise unknown, saying so."""
     lower = effect_bound(every_ratio)
     if lower >= 1.0 + min_effect:
-        return replace(found, reason=f"{found.reason}; B/A at least {lower:.3f} over every pair "
-                                     f"({1 - EFFECT_ERROR:.0%} bound)")
-    return replace(found, outcome=UNKNOWN,
-                   reason=(f"{found.reason}, but by how much is not shown: B/A at least {lower:.3f} over every pair "
-                           f"({1 - EFFECT_ERROR:.0%} bound), below the {min_effect:.0%} that fails a cell"))
+        return replace(
+            found, reason=f"{found.reason}; B/A at least {lower:.3f} over every pair ({1 - EFFECT_ERROR:.0%} bound)"
+        )
+    return replace(
+        found,
+        outcome=UNKNOWN,
+        reason=(
+            f"{found.reason}, but by how much is not shown: B/A at least {lower:.3f} over every pair "
+            f"({1 - EFFECT_ERROR:.0%} bound), below the {min_effect:.0%} that fails a cell"
+        ),
+    )
 
 
-def confirmed(first: Comparison, first_ratios: Sequence[float], fresh: Callable[[], Sequence[float]],
-              min_effect: float, confirmations: int = CONFIRMATIONS) -> Comparison:
+def confirmed(
+    first: Comparison,
+    first_ratios: Sequence[float],
+    fresh: Callable[[], Sequence[float]],
+    min_effect: float,
+    confirmations: int = CONFIRMATIONS,
+) -> Comparison:
     """A fail, repeated in up to `confirmations` fresh pairs of processes (fresh() times one
     pair's pairs of rounds and returns their ratios) and then held to rule 2 over every pair;
     any other verdict as it is."""

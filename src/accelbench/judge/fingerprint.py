@@ -83,8 +83,11 @@ class Fingerprint:
         if "machine_class" in theirs and "machine_class" not in mine:
             return [f"recorded before fingerprints, as machine class {theirs['machine_class']}"]
         names = [*mine, *(name for name in theirs if name not in mine)]
-        return [f"{name}: {mine.get(name, 'absent')} here, {theirs.get(name, 'absent')} there"
-                for name in names if mine.get(name) != theirs.get(name)]
+        return [
+            f"{name}: {mine.get(name, 'absent')} here, {theirs.get(name, 'absent')} there"
+            for name in names
+            if mine.get(name) != theirs.get(name)
+        ]
 
 
 def _clean(value: str) -> str:
@@ -97,6 +100,7 @@ def make(**fields: str) -> Fingerprint:
 
 
 # --- reading this machine -------------------------------------------------------------------
+
 
 def cpuinfo() -> dict[str, str]:
     """The first processor's entries of /proc/cpuinfo (empty where there is none)."""
@@ -169,10 +173,15 @@ def cpu_flags() -> frozenset[str]:
 def hardware(accelerators: Sequence[str] = ()) -> Fingerprint:
     """This machine as a speedup depends on it."""
     info = cpuinfo()
-    return make(arch=platform.machine() or UNKNOWN, cpu=cpu_model(info), caches=cpu_caches(),
-                isa=onednn_isa(cpu_flags()),
-                onednn=onednn_state(), cpus=str(usable_cpus()),
-                accelerators=", ".join(accelerators) or "none")
+    return make(
+        arch=platform.machine() or UNKNOWN,
+        cpu=cpu_model(info),
+        caches=cpu_caches(),
+        isa=onednn_isa(cpu_flags()),
+        onednn=onednn_state(),
+        cpus=str(usable_cpus()),
+        accelerators=", ".join(accelerators) or "none",
+    )
 
 
 def minor_version(package: str) -> str:
@@ -207,15 +216,21 @@ def software(packages: Sequence[str] = SOFTWARE) -> Fingerprint:
 
 def software_of(recorded: Mapping[str, str], packages: Sequence[str] = SOFTWARE) -> Fingerprint:
     """software() as a saved run's machine_info recorded it (full versions, from versions())."""
-    return make(**{package: ".".join(recorded[package].split(".")[:2]) if package in recorded else "absent"
-                   for package in packages})
+    return make(
+        **{
+            package: ".".join(recorded[package].split(".")[:2]) if package in recorded else "absent"
+            for package in packages
+        }
+    )
 
 
 # --- the nearest recorded machine -----------------------------------------------------------
 
+
 def nearest(mine: Fingerprint, recorded: Iterable[Fingerprint]) -> tuple[Fingerprint, list[str]] | None:
     """The recorded fingerprint that differs from this one in the fewest fields, with those
     differences; None when nothing is recorded."""
-    ranked = sorted(((mine.differences(other), other.key, other) for other in recorded),
-                    key=lambda entry: (len(entry[0]), entry[1]))
+    ranked = sorted(
+        ((mine.differences(other), other.key, other) for other in recorded), key=lambda entry: (len(entry[0]), entry[1])
+    )
     return (ranked[0][2], ranked[0][0]) if ranked else None

@@ -42,21 +42,31 @@ class Gate:
         spread = self.store.get(self.scope, stored, self.metric + SPREAD_SUFFIX) if self.spread else None
         if spread is None:
             return self.rule
-        return SpreadGrowth.of(spread, int(self.store.get(self.scope, stored, self.metric + RUNS_SUFFIX) or 0),
-                               self.store.get(self.scope, stored, self.metric) or 0.0)
+        return SpreadGrowth.of(
+            spread,
+            int(self.store.get(self.scope, stored, self.metric + RUNS_SUFFIX) or 0),
+            self.store.get(self.scope, stored, self.metric) or 0.0,
+        )
 
     def missing_machine(self) -> str:
         """Why a number of this machine is ungated: what it is, and the nearest recorded
         machine for the same data with what differs."""
         if not self.fingerprints:
             present = ", ".join(self.store.scopes()) or "none"
-            return f"no {self.metric} baselines for {'/'.join(self.scope)} in {self.store.path.name} (it has: {present})"
-        mine = _fingerprint(self.scope[:self.fingerprints])
-        rest = self.scope[self.fingerprints:]
-        recorded = [_fingerprint(path[:self.fingerprints]) for path in self.store.scope_paths()
-                    if path[self.fingerprints:] == rest]
+            return (
+                f"no {self.metric} baselines for {'/'.join(self.scope)} in {self.store.path.name} (it has: {present})"
+            )
+        mine = _fingerprint(self.scope[: self.fingerprints])
+        rest = self.scope[self.fingerprints :]
+        recorded = [
+            _fingerprint(path[: self.fingerprints])
+            for path in self.store.scope_paths()
+            if path[self.fingerprints :] == rest
+        ]
         found = fingerprint.nearest(mine, recorded)
-        text = f"no {self.metric} baselines for this machine's fingerprint and {'/'.join(rest)} in {self.store.path.name}"
+        text = (
+            f"no {self.metric} baselines for this machine's fingerprint and {'/'.join(rest)} in {self.store.path.name}"
+        )
         if found is None:
             return f"{text} (none recorded for {'/'.join(rest)})"
         _, differences = found
@@ -93,18 +103,40 @@ class GateSpec:
 # Speedups depend on the hardware; allocation patterns on the library versions as well. Accuracy
 # from a fixed seed holds across machines within its tolerance, so it is keyed by the data alone.
 GATES: Registry[GateSpec] = Registry("gate")
-GATES.register("accuracy", GateSpec("accuracy", "accuracy.json", lambda s: (s.dataset.key,),
-                                    lambda tolerances: AbsoluteDrop(tolerances["accuracy"])))
+GATES.register(
+    "accuracy",
+    GateSpec(
+        "accuracy", "accuracy.json", lambda s: (s.dataset.key,), lambda tolerances: AbsoluteDrop(tolerances["accuracy"])
+    ),
+)
 # A regression's error (axes.data.QUALITIES "mae"): lower is better, within a relative rise.
-GATES.register("mae", GateSpec("mae", "mae.json", lambda s: (s.dataset.key,),
-                               lambda tolerances: RelativeRise(tolerances["error"])))
-GATES.register("speedup", GateSpec("speedup", "speedup.json", lambda s: (s.hardware, s.dataset.name),
-                                   lambda tolerances: RelativeDrop(tolerances["speedup"]),
-                                   timed=True, significance=True, fingerprints=1))
+GATES.register(
+    "mae", GateSpec("mae", "mae.json", lambda s: (s.dataset.key,), lambda tolerances: RelativeRise(tolerances["error"]))
+)
+GATES.register(
+    "speedup",
+    GateSpec(
+        "speedup",
+        "speedup.json",
+        lambda s: (s.hardware, s.dataset.name),
+        lambda tolerances: RelativeDrop(tolerances["speedup"]),
+        timed=True,
+        significance=True,
+        fingerprints=1,
+    ),
+)
 for _metric in ("peak_memory_bytes", "device_peak_memory_bytes"):
-    GATES.register(_metric, GateSpec(_metric, "memory.json", lambda s: (s.hardware, s.software, s.dataset.name),
-                                     lambda tolerances: RelativeGrowth(tolerances["memory"], slack=ALLOCATOR_SLACK_BYTES),
-                                     fingerprints=2, spread=True))
+    GATES.register(
+        _metric,
+        GateSpec(
+            _metric,
+            "memory.json",
+            lambda s: (s.hardware, s.software, s.dataset.name),
+            lambda tolerances: RelativeGrowth(tolerances["memory"], slack=ALLOCATOR_SLACK_BYTES),
+            fingerprints=2,
+            spread=True,
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -121,8 +153,16 @@ class Gates:
             keys = spec.keys(scope)
             if spec.file not in stores:
                 stores[spec.file] = BaselineFile.load(directory / spec.file, len(keys))
-            gates[spec.metric] = Gate(spec.metric, stores[spec.file], keys, spec.rule(tolerances), timed=spec.timed,
-                                      significance=spec.significance, fingerprints=spec.fingerprints, spread=spec.spread)
+            gates[spec.metric] = Gate(
+                spec.metric,
+                stores[spec.file],
+                keys,
+                spec.rule(tolerances),
+                timed=spec.timed,
+                significance=spec.significance,
+                fingerprints=spec.fingerprints,
+                spread=spec.spread,
+            )
         return cls(gates)
 
     def __getitem__(self, metric: str) -> Gate:

@@ -34,8 +34,7 @@ def peaks(files: Iterable[Path], hardware: str, software: str) -> tuple[dict[tup
         try:
             saved = json.loads(path.read_text(encoding="utf-8"))
             machine = saved.get("machine_info", {})
-            if (machine.get(FINGERPRINT_KEY) != hardware
-                    or fingerprint.software_of(machine).key != software):
+            if machine.get(FINGERPRINT_KEY) != hardware or fingerprint.software_of(machine).key != software:
                 continue
             cells = [*saved.get("benchmarks", []), *saved.get("accelbench", {}).get("untimed_cells", [])]
             for cell in cells:

@@ -54,7 +54,7 @@ class PowerLaw:
 
     @property
     def b(self) -> float:
-        return self.c / self.n_ref ** self.k
+        return self.c / self.n_ref**self.k
 
     def __call__(self, n: float | np.ndarray) -> float | np.ndarray:
         return self.a + self.c * (np.asarray(n, dtype=float) / self.n_ref) ** self.k
@@ -198,8 +198,10 @@ class Backtest:
 
     def describe(self, unit: str) -> str:
         low, high = self.ci95
-        return (f"without n={self.size:,.0f} the fit predicts {self.predicted:.4g} {unit} "
-                f"[{low:.4g}, {high:.4g}] there, measured {self.measured:.4g} {unit}")
+        return (
+            f"without n={self.size:,.0f} the fit predicts {self.predicted:.4g} {unit} "
+            f"[{low:.4g}, {high:.4g}] there, measured {self.measured:.4g} {unit}"
+        )
 
 
 def backtest(curve: Curve, resampled: np.ndarray) -> Backtest | None:
@@ -254,27 +256,41 @@ def project(curve: Curve, target: float, draws: int = BOOTSTRAP_DRAWS, seed: int
     fits = fit_power_laws(curve.sizes, resampled)
     central = fit_power_law(curve.sizes, curve.typical)
     slope, slope_stderr = loglog_exponent(curve.sizes, curve.typical)
-    return Projection(central, float(np.std([f.k for f in fits], ddof=1)), slope, slope_stderr, float(target),
-                      float(central(target)), interval(fits, target), backtest(curve, resampled))
+    return Projection(
+        central,
+        float(np.std([f.k for f in fits], ddof=1)),
+        slope,
+        slope_stderr,
+        float(target),
+        float(central(target)),
+        interval(fits, target),
+        backtest(curve, resampled),
+    )
 
 
 def beyond_data(projection: Projection) -> list[str]:
     """Why the target lies too far beyond the data for any fit to be leaned on."""
     if projection.factor <= SAFE_FACTOR:
         return []
-    return [f"the target is {format_factor(projection.factor)} the largest measured size "
-            f"(extrapolated only within {SAFE_FACTOR:g}x)"]
+    return [
+        f"the target is {format_factor(projection.factor)} the largest measured size "
+        f"(extrapolated only within {SAFE_FACTOR:g}x)"
+    ]
 
 
 def doubts(projection: Projection, what: str, unit: str) -> list[str]:
     """Why this fit (of time, or of memory) does not describe the curve well enough to extrapolate."""
     reasons = []
     if projection.exponent_stderr > EXPONENT_STDERR_LIMIT:
-        reasons.append(f"the {what} exponent is poorly determined ({projection.exponent:.2f} ± "
-                       f"{projection.exponent_stderr:.2f}): a fixed cost or noise dominates the measured sizes")
+        reasons.append(
+            f"the {what} exponent is poorly determined ({projection.exponent:.2f} ± "
+            f"{projection.exponent_stderr:.2f}): a fixed cost or noise dominates the measured sizes"
+        )
     if abs(projection.exponent - projection.loglog_exponent) > EXPONENT_DISAGREEMENT:
-        reasons.append(f"the {what} power law's exponent {projection.exponent:.2f} and the log-log slope of the "
-                       f"largest sizes {projection.loglog_exponent:.2f} disagree")
+        reasons.append(
+            f"the {what} power law's exponent {projection.exponent:.2f} and the log-log slope of the "
+            f"largest sizes {projection.loglog_exponent:.2f} disagree"
+        )
     if projection.backtest is None:
         reasons.append(f"no {what} back-test: fewer than {MIN_SIZES + 1} sizes were measured")
     elif not projection.backtest.ok:

@@ -148,8 +148,10 @@ class SpreadGrowth(RelativeGrowth):
         return cls(0.0, slack=max(SPREAD_FACTOR * spread, SPREAD_FLOOR * baseline) + PEAK_GRANULE, runs=runs)
 
     def describe(self) -> str:
-        return (f"+{format_bytes(self.slack)} ({SPREAD_FACTOR:g} x the peak's spread over {self.runs} runs, at "
-                f"least {SPREAD_FLOOR:.0%} of the baseline, + {format_bytes(PEAK_GRANULE)})")
+        return (
+            f"+{format_bytes(self.slack)} ({SPREAD_FACTOR:g} x the peak's spread over {self.runs} runs, at "
+            f"least {SPREAD_FLOOR:.0%} of the baseline, + {format_bytes(PEAK_GRANULE)})"
+        )
 
 
 def detectable_growth(rule: Any, baseline: float) -> float | None:
@@ -174,12 +176,13 @@ PRECISION_ACCURACY_RULE = RelativeDrop(0.01)
 PRECISION_ERROR_RULE = RelativeRise(0.01)
 
 
-def regression(metric: str, cell: str, reference: float, measured: float, rule: Any,
-               against: str = "baseline") -> str | None:
+def regression(
+    metric: str, cell: str, reference: float, measured: float, rule: Any, against: str = "baseline"
+) -> str | None:
     """The failure message when measured breaks the rule, else None."""
     if rule.holds(measured, reference):
         return None
-    return (f"{metric} regression in {cell}: measured {rule.show(measured)}, {against} {rule.show(reference)}, "
-            f"tolerance {rule.describe()} (must be {rule.relation} {rule.show(rule.bound(reference))})")
-
-
+    return (
+        f"{metric} regression in {cell}: measured {rule.show(measured)}, {against} {rule.show(reference)}, "
+        f"tolerance {rule.describe()} (must be {rule.relation} {rule.show(rule.bound(reference))})"
+    )

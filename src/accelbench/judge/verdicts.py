@@ -55,12 +55,15 @@ PEAK_CAP, LEAKS = "peak_memory_cap", "leaked_bytes_per_location"
 RECORD_HINT = "record with: pytest benchmarks --update-baselines"
 # Where no baseline exists for this machine: the one command that records them, for this
 # fingerprint only (other machines' entries in the same files are left as they are).
-RECORD_HERE = ("record this machine's baselines with: pytest benchmarks --update-baselines "
-               "(adds or replaces this fingerprint's entries only; review git diff benchmarks/baselines)")
+RECORD_HERE = (
+    "record this machine's baselines with: pytest benchmarks --update-baselines "
+    "(adds or replaces this fingerprint's entries only; review git diff benchmarks/baselines)"
+)
 MEMRAY_REASON = "--memray slows TensorFlow down unevenly: judge speed in a run without --memray"
 
 
 # --- the verdict --------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -75,9 +78,17 @@ class Verdict:
     message: str = ""  # a failure's message, or why a number was not judged
 
     def as_json(self) -> dict[str, Any]:
-        return {"cell": self.cell, "metric": self.metric, "outcome": self.outcome,
-                "measured": self.measured, "baseline": self.baseline, "against": self.against,
-                "tolerance": self.tolerance, "statistic": dict(self.statistic), "message": self.message}
+        return {
+            "cell": self.cell,
+            "metric": self.metric,
+            "outcome": self.outcome,
+            "measured": self.measured,
+            "baseline": self.baseline,
+            "against": self.against,
+            "tolerance": self.tolerance,
+            "statistic": dict(self.statistic),
+            "message": self.message,
+        }
 
 
 @dataclass(frozen=True)
@@ -91,8 +102,11 @@ class SavedRun:
     @classmethod
     def from_json(cls, saved: dict[str, Any]) -> SavedRun:
         commit = saved.get("commit_info", {}).get("id") or "no commit"
-        return cls(f"of {saved.get('datetime', 'unknown date')} ({commit[:8]})", saved.get("machine_info", {}),
-                   {bench["name"]: bench for bench in saved.get("benchmarks", [])})
+        return cls(
+            f"of {saved.get('datetime', 'unknown date')} ({commit[:8]})",
+            saved.get("machine_info", {}),
+            {bench["name"]: bench for bench in saved.get("benchmarks", [])},
+        )
 
     def machine_differences(self, mine: str) -> list[str]:
         """How this run's machine differs from the one whose hardware fingerprint key is `mine`."""
@@ -139,8 +153,9 @@ class Verdicts:
         return None
 
     # --- judging ------------------------------------------------------------------------------
-    def against_baseline(self, cell: str, gate: Gate, measured: float,
-                         ratios: Sequence[float] = (), key: str | None = None) -> Verdict:
+    def against_baseline(
+        self, cell: str, gate: Gate, measured: float, ratios: Sequence[float] = (), key: str | None = None
+    ) -> Verdict:
         """key: what the baseline is stored under, where it is not the cell's name (a cell named
         with its backend and precision shares the plain cell's baseline when they are the default)."""
         base = dict(cell=cell, metric=gate.metric, measured=float(measured), tolerance=gate.rule.describe())
@@ -153,17 +168,31 @@ class Verdicts:
         if baseline is None:
             if gate.store.has_scope(gate.scope):
                 where = "this machine's fingerprint" if gate.fingerprints else "/".join(gate.scope)
-                return self.add(Verdict(outcome=NEW, message=f"no baseline for this cell under {where} in "
-                                        f"{gate.store.path.name}; {RECORD_HINT}", **base))
+                return self.add(
+                    Verdict(
+                        outcome=NEW,
+                        message=f"no baseline for this cell under {where} in {gate.store.path.name}; {RECORD_HINT}",
+                        **base,
+                    )
+                )
             self.machine_missing = self.machine_missing or bool(gate.fingerprints)
-            return self.add(Verdict(outcome=UNGATED, message=gate.missing_machine(), **base))  # RECORD_HERE closes the block
+            return self.add(
+                Verdict(outcome=UNGATED, message=gate.missing_machine(), **base)
+            )  # RECORD_HERE closes the block
         rule = gate.rule_for(stored)
         if not gate.spread:
             return self._judge(base, baseline, "baseline", rule, ratios if gate.significance else ())
         growth = detectable_growth(rule, baseline)
         base["tolerance"] = rule.describe()
-        return self._judge(base, baseline, "baseline", rule, (), {"smallest_detectable_growth": growth},
-                           detail=f"the gate detects growth above {growth:+.0%}" if growth is not None else "")
+        return self._judge(
+            base,
+            baseline,
+            "baseline",
+            rule,
+            (),
+            {"smallest_detectable_growth": growth},
+            detail=f"the gate detects growth above {growth:+.0%}" if growth is not None else "",
+        )
 
     def _record(self, gate: Gate, cell: str, stored: str, measured: float) -> str:
         """Stage this run's number as the baseline; a memory peak with its spread over this run
@@ -172,43 +201,66 @@ class Verdicts:
         if not gate.spread:
             gate.store.stage(gate.scope, stored, gate.metric, measured)
             return "recorded as the new baseline (--update-baselines)"
-        runs = [*self.peak_history.get((cell, gate.metric), []), float(measured)][-MIN_SPREAD_RUNS * 2:]
+        runs = [*self.peak_history.get((cell, gate.metric), []), float(measured)][-MIN_SPREAD_RUNS * 2 :]
         if len(runs) < MIN_SPREAD_RUNS:
             gate.store.stage(gate.scope, stored, gate.metric, round(measured))
             for suffix in (SPREAD_SUFFIX, RUNS_SUFFIX):
                 gate.store.drop(gate.scope, stored, gate.metric + suffix)  # an older spread is not this baseline's
-            return (f"recorded as the new baseline (--update-baselines); its spread is not measured: "
-                    f"{len(runs)} run(s) of this machine saved, {MIN_SPREAD_RUNS} needed, so the fixed "
-                    f"{gate.rule.describe()} holds it")
+            return (
+                f"recorded as the new baseline (--update-baselines); its spread is not measured: "
+                f"{len(runs)} run(s) of this machine saved, {MIN_SPREAD_RUNS} needed, so the fixed "
+                f"{gate.rule.describe()} holds it"
+            )
         baseline, spread = round(statistics.median(runs)), round(max(runs) - min(runs))  # bytes
         gate.store.stage(gate.scope, stored, gate.metric, baseline)
         gate.store.stage(gate.scope, stored, gate.metric + SPREAD_SUFFIX, spread)
         gate.store.stage(gate.scope, stored, gate.metric + RUNS_SUFFIX, len(runs))
-        return (f"recorded as the new baseline (--update-baselines): the median of {len(runs)} runs, "
-                f"held to {SpreadGrowth.of(spread, len(runs), baseline).describe()}")
+        return (
+            f"recorded as the new baseline (--update-baselines): the median of {len(runs)} runs, "
+            f"held to {SpreadGrowth.of(spread, len(runs), baseline).describe()}"
+        )
 
     def matching_digits(self, cell: str, what: str, reference: float, candidate: float, floor: int) -> Verdict:
         """Parity as the studies stated it: two devices' numbers equal to the n-th significant digit."""
         digits = analysis.matching_digits(reference, candidate)
-        base = dict(cell=cell, metric=f"{what}_matching_digits", measured=float(digits),
-                    tolerance=AtLeastDigits().describe())
-        return self._judge(base, floor, "floor", AtLeastDigits(), (),
-                           {f"reference_{what}": reference, f"candidate_{what}": candidate},
-                           detail=f"{what} {candidate!r} on the device against {reference!r} on the reference")
+        base = dict(
+            cell=cell, metric=f"{what}_matching_digits", measured=float(digits), tolerance=AtLeastDigits().describe()
+        )
+        return self._judge(
+            base,
+            floor,
+            "floor",
+            AtLeastDigits(),
+            (),
+            {f"reference_{what}": reference, f"candidate_{what}": candidate},
+            detail=f"{what} {candidate!r} on the device against {reference!r} on the reference",
+        )
 
     def within_gap(self, cell: str, metric: str, gap: float, tolerance: float) -> Verdict:
         rule = WithinGap(tolerance)
         base = dict(cell=cell, metric=metric, measured=float(gap), tolerance=rule.describe())
         return self._judge(base, 0.0, "parity", rule, ())
 
-    def paired_quality(self, cell: str, metric: str, measured: float, reference: float, rule: Any, against: str,
-                       scores: analysis.Paired) -> Verdict:
+    def paired_quality(
+        self,
+        cell: str,
+        metric: str,
+        measured: float,
+        reference: float,
+        rule: Any,
+        against: str,
+        scores: analysis.Paired,
+    ) -> Verdict:
         """A classifier's accuracy held to its twin's on the same test images: a number past the
         rule's tolerance fails only where McNemar's test shows the two differ (analysis.PAIRED_ALPHA);
         where it does not, the verdict is unknown: too few test images to tell."""
         base = dict(cell=cell, metric=metric, measured=float(measured), tolerance=rule.describe())
-        statistic = (("images", scores.images), ("reference_only", scores.reference_only),
-                     ("candidate_only", scores.candidate_only), ("mcnemar_p", round(scores.p_value, 4)))
+        statistic = (
+            ("images", scores.images),
+            ("reference_only", scores.reference_only),
+            ("candidate_only", scores.candidate_only),
+            ("mcnemar_p", round(scores.p_value, 4)),
+        )
         message = regression(metric, cell, reference, measured, rule, against)
         if message is None:
             outcome = PASS
@@ -216,28 +268,55 @@ class Verdicts:
             outcome, message = FAIL, f"{message}: {scores.describe()}"
         else:
             outcome = UNKNOWN
-            message = (f"{metric} of {cell}: {rule.show(measured)} against {against} {rule.show(reference)} is past "
-                       f"the tolerance, but too few test images show it: {scores.describe()}, "
-                       f"not below {analysis.PAIRED_ALPHA}")
-        return self.add(Verdict(outcome=outcome, baseline=float(reference), against=against, statistic=statistic,
-                                message=message or "", **base))
+            message = (
+                f"{metric} of {cell}: {rule.show(measured)} against {against} {rule.show(reference)} is past "
+                f"the tolerance, but too few test images show it: {scores.describe()}, "
+                f"not below {analysis.PAIRED_ALPHA}"
+            )
+        return self.add(
+            Verdict(
+                outcome=outcome,
+                baseline=float(reference),
+                against=against,
+                statistic=statistic,
+                message=message or "",
+                **base,
+            )
+        )
 
-    def _judge(self, base: dict, reference: float, against: str, rule: Any, ratios: Sequence[float],
-               statistic: dict[str, Any] | None = None, detail: str = "") -> Verdict:
+    def _judge(
+        self,
+        base: dict,
+        reference: float,
+        against: str,
+        rule: Any,
+        ratios: Sequence[float],
+        statistic: dict[str, Any] | None = None,
+        detail: str = "",
+    ) -> Verdict:
         message = regression(base["metric"], base["cell"], reference, base["measured"], rule, against)
         statistic = dict(statistic or {})
         if message and detail:  # what the number was derived from, where that is what a reader needs
             message += f": {detail}"
         if ratios:
-            statistic.update({"pairs": len(ratios), "pair_ratio_min": round(min(ratios), 4),
-                              "pair_ratio_max": round(max(ratios), 4)})
+            statistic.update(
+                {"pairs": len(ratios), "pair_ratio_min": round(min(ratios), 4), "pair_ratio_max": round(max(ratios), 4)}
+            )
         if message and ratios:
             # A shortfall of one best-of ratio may be noise: it fails only if the pairs agree.
             below, p_value = analysis.significantly_below(ratios, rule.bound(reference))
             statistic["wilcoxon_p"] = round(p_value, 4)
             message = f"{message}, Wilcoxon p = {format_small(p_value, 3)} < 0.05" if below else None
-        return self.add(Verdict(outcome=FAIL if message else PASS, baseline=float(reference), against=against,
-                                statistic=tuple(statistic.items()), message=message or "", **base))
+        return self.add(
+            Verdict(
+                outcome=FAIL if message else PASS,
+                baseline=float(reference),
+                against=against,
+                statistic=tuple(statistic.items()),
+                message=message or "",
+                **base,
+            )
+        )
 
     def timing(self, cell: str, seconds_per_sample: Sequence[float]) -> Verdict | None:
         """The cell's rounds against the run loaded by --benchmark-compare; None without one."""
@@ -245,64 +324,120 @@ class Verdicts:
             return None
         saved = self.saved_runs[-1]
         tolerance = f"{self.timing_threshold:.0%} slower and Mann-Whitney p < 0.05"
-        base = dict(cell=cell, metric=TIMING, measured=analysis.typical_fast(seconds_per_sample),
-                    against=f"saved run {saved.name}", tolerance=tolerance)
+        base = dict(
+            cell=cell,
+            metric=TIMING,
+            measured=analysis.typical_fast(seconds_per_sample),
+            against=f"saved run {saved.name}",
+            tolerance=tolerance,
+        )
         reason = self._not_comparable(saved, cell)
         if reason:
             outcome, message = reason
             return self.add(Verdict(outcome=outcome, message=message, **base))
         rounds = saved.cells[cell]["extra_info"]["seconds_per_sample"]
         found = analysis.shift(rounds, seconds_per_sample, self.timing_threshold)
-        statistic = (("ratio", round(found.ratio, 4)), ("mann_whitney_p", round(found.p_value, 4)),
-                     ("rounds", [len(rounds), len(seconds_per_sample)]))
+        statistic = (
+            ("ratio", round(found.ratio, 4)),
+            ("mann_whitney_p", round(found.p_value, 4)),
+            ("rounds", [len(rounds), len(seconds_per_sample)]),
+        )
         message = ""
         if found.slower:
-            message = (f"timing regression in {cell}: {found.ratio:.2f}x the time per sample of saved run "
-                       f"{saved.name} ({format_seconds(analysis.typical_fast(rounds))} -> "
-                       f"{format_seconds(base['measured'])} per sample, fast rounds), tolerance {tolerance} "
-                       f"(p = {format_small(found.p_value, 3)})")
-        return self.add(Verdict(outcome=FAIL if message else PASS, baseline=analysis.typical_fast(rounds),
-                                statistic=statistic, message=message, **base))
+            message = (
+                f"timing regression in {cell}: {found.ratio:.2f}x the time per sample of saved run "
+                f"{saved.name} ({format_seconds(analysis.typical_fast(rounds))} -> "
+                f"{format_seconds(base['measured'])} per sample, fast rounds), tolerance {tolerance} "
+                f"(p = {format_small(found.p_value, 3)})"
+            )
+        return self.add(
+            Verdict(
+                outcome=FAIL if message else PASS,
+                baseline=analysis.typical_fast(rounds),
+                statistic=statistic,
+                message=message,
+                **base,
+            )
+        )
 
     def _not_comparable(self, saved: SavedRun, cell: str) -> tuple[str, str] | None:
         if self.memray_tracking or saved.machine_info.get("accelbench_memray_tracking"):
             return SKIPPED, "a run tracked by --memray: " + MEMRAY_REASON
         if saved.machine_info.get(FINGERPRINT_KEY) != self.fingerprint:
             differences = saved.machine_differences(self.fingerprint)
-            return UNGATED, (f"saved run {saved.name} is from another machine ({'; '.join(differences)}): "
-                             "timings compare only on the same hardware")
+            return UNGATED, (
+                f"saved run {saved.name} is from another machine ({'; '.join(differences)}): "
+                "timings compare only on the same hardware"
+            )
         if cell not in saved.cells:
             return NEW, f"saved run {saved.name} has no {cell}"
         if "seconds_per_sample" not in saved.cells[cell].get("extra_info", {}):
             return UNGATED, f"saved run {saved.name} has no per-sample rounds for {cell} (saved by an older accelbench)"
         return None
 
-    def ab(self, cell: str, metric: str, found: comparison.Comparison, a_value: float, b_value: float,
-           min_effect: float, environment: str) -> Verdict:
+    def ab(
+        self,
+        cell: str,
+        metric: str,
+        found: comparison.Comparison,
+        a_value: float,
+        b_value: float,
+        min_effect: float,
+        environment: str,
+    ) -> Verdict:
         """B against A, interleaved in this run: the comparison decided pass, fail or unknown."""
-        statistic = (("ci95", [round(found.low, 4), round(found.high, 4)]), ("wilcoxon_p", round(found.p_value, 6)),
-                     ("pairs", found.pairs), ("a", a_value), ("b", b_value))
-        message = (f"{found.reason}: B/A = {found.ratio:.3f} [95% interval {found.low:.3f}, {found.high:.3f}] over "
-                   f"{found.pairs} pairs ({format_seconds(a_value)} in A, {format_seconds(b_value)} in B, median round)")
+        statistic = (
+            ("ci95", [round(found.low, 4), round(found.high, 4)]),
+            ("wilcoxon_p", round(found.p_value, 6)),
+            ("pairs", found.pairs),
+            ("a", a_value),
+            ("b", b_value),
+        )
+        message = (
+            f"{found.reason}: B/A = {found.ratio:.3f} [95% interval {found.low:.3f}, {found.high:.3f}] over "
+            f"{found.pairs} pairs ({format_seconds(a_value)} in A, {format_seconds(b_value)} in B, median round)"
+        )
         if found.outcome == FAIL:
             message = f"A/B regression in {cell}: {environment} is slower, {message}"
-        return self.add(Verdict(cell=cell, metric=metric, outcome=found.outcome, measured=found.ratio, baseline=1.0,
-                                against="environment A, interleaved",
-                                tolerance=f"B at most {min_effect:.0%} slower", statistic=statistic,
-                                message=message))
+        return self.add(
+            Verdict(
+                cell=cell,
+                metric=metric,
+                outcome=found.outcome,
+                measured=found.ratio,
+                baseline=1.0,
+                against="environment A, interleaved",
+                tolerance=f"B at most {min_effect:.0%} slower",
+                statistic=statistic,
+                message=message,
+            )
+        )
 
     def ab_single(self, cell: str, metric: str, a_value: float, b_value: float, rule: Any) -> Verdict:
         """One measurement a side (a host peak, a compile): B shown against A, and what the rule
         would say of it, but reported, not judged: a single pair has no error rate to hold it to."""
         beyond = regression(metric, cell, a_value, b_value, rule, "environment A")
-        message = (f"B {rule.show(b_value)} against A {rule.show(a_value)}: one measurement a side, reported, not judged"
-                   + (f" (beyond {rule.describe()} and worth a look: {beyond})" if beyond else ""))
-        return self.add(Verdict(cell=cell, metric=metric, outcome=REPORTED, measured=float(b_value),
-                                baseline=float(a_value), against="environment A", tolerance=rule.describe(),
-                                statistic=(("beyond_rule", beyond is not None),), message=message))
+        message = (
+            f"B {rule.show(b_value)} against A {rule.show(a_value)}: one measurement a side, reported, not judged"
+            + (f" (beyond {rule.describe()} and worth a look: {beyond})" if beyond else "")
+        )
+        return self.add(
+            Verdict(
+                cell=cell,
+                metric=metric,
+                outcome=REPORTED,
+                measured=float(b_value),
+                baseline=float(a_value),
+                against="environment A",
+                tolerance=rule.describe(),
+                statistic=(("beyond_rule", beyond is not None),),
+                message=message,
+            )
+        )
 
-    def against_reference(self, cell: str, metric: str, measured: float, reference: float, rule: Any,
-                          against: str) -> Verdict:
+    def against_reference(
+        self, cell: str, metric: str, measured: float, reference: float, rule: Any, against: str
+    ) -> Verdict:
         """A number held by the rule against another measured in this run (not a baseline)."""
         base = dict(cell=cell, metric=metric, measured=float(measured), tolerance=rule.describe())
         return self._judge(base, float(reference), against, rule, ())
@@ -311,12 +446,22 @@ class Verdicts:
         """A measurement that did not come back (a worker that crashed or hung)."""
         return self.add(Verdict(cell=cell, metric=metric, outcome=FAIL, message=message))
 
-    def from_memray(self, cell: str, metric: str, failure: str | None, measured: float | None,
-                    limit: float | None) -> Verdict:
+    def from_memray(
+        self, cell: str, metric: str, failure: str | None, measured: float | None, limit: float | None
+    ) -> Verdict:
         """pytest-memray decides its own limits (limit_memory, limit_leaks): record what it said."""
-        return self.add(Verdict(cell=cell, metric=metric, outcome=FAIL if failure else PASS, measured=measured,
-                                baseline=limit, against="pytest-memray limit", tolerance="hard limit",
-                                message=failure or ""))
+        return self.add(
+            Verdict(
+                cell=cell,
+                metric=metric,
+                outcome=FAIL if failure else PASS,
+                measured=measured,
+                baseline=limit,
+                against="pytest-memray limit",
+                tolerance="hard limit",
+                message=failure or "",
+            )
+        )
 
     def skipped(self, cell: str, metrics: Sequence[str], reason: str) -> None:
         for metric in metrics:
@@ -346,8 +491,11 @@ class Verdicts:
         if self.update:
             lines.append(f"{unjudged} value(s) recorded as new baselines (--update-baselines)")
         elif unjudged:
-            consequence = ("failed (--require-baselines)" if self.require_baselines
-                           else "not judged: pass --require-baselines to fail them")
+            consequence = (
+                "failed (--require-baselines)"
+                if self.require_baselines
+                else "not judged: pass --require-baselines to fail them"
+            )
             lines.append(f"{unjudged} gated number(s) had nothing to be judged against: {consequence}")
             if self.machine_missing:
                 lines += [f"this machine: {self.fingerprint}", RECORD_HERE]

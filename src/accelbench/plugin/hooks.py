@@ -10,7 +10,6 @@ import pytest
 
 from accelbench.axes.devices import host_allocator
 from accelbench.axes.formats import DataError
-from accelbench.user_modules import UserCodeFailed
 from accelbench.benches.base import AB_METRICS, Bench
 from accelbench.benches.catalog import BENCHMARKS
 from accelbench.judge import fingerprint, peak_history
@@ -24,6 +23,7 @@ from accelbench.progress import Progress
 from accelbench.results import summary
 from accelbench.run.session import Session
 from accelbench.units import parse_bytes
+from accelbench.user_modules import UserCodeFailed
 from accelbench.work.memory import is_out_of_memory
 from accelbench.work.training import NonFiniteLoss
 
@@ -39,8 +39,11 @@ TIMED_MARKER = "timed"
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", f"{TIMED_MARKER}: an accelbench cell that pytest-benchmark times "
-                                       "(select the timed cells alone with -m timed, e.g. for an A/B run)")
+    config.addinivalue_line(
+        "markers",
+        f"{TIMED_MARKER}: an accelbench cell that pytest-benchmark times "
+        "(select the timed cells alone with -m timed, e.g. for an A/B run)",
+    )
     session = config.stash[SESSION] = Session(options.run_config(config))
     session.progress = Progress(config)
 
@@ -53,8 +56,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                 cells = grid.params_of(name, BENCHMARKS[name].cells)
             except (DataError, BaselineError) as error:
                 pytest.exit(f"ERROR: {error}", returncode=pytest.ExitCode.USAGE_ERROR)
-            metafunc.parametrize(name, [pytest.param(param.cell, id=param.id, marks=_skip(param.skip_reason))
-                                        for param in cells], indirect=True)
+            metafunc.parametrize(
+                name,
+                [pytest.param(param.cell, id=param.id, marks=_skip(param.skip_reason)) for param in cells],
+                indirect=True,
+            )
 
 
 def _skip(reason: str | None) -> list:
@@ -132,8 +138,9 @@ def _read_peak_history(config: pytest.Config, state: Session) -> None:
     storage = getattr(getattr(getattr(config, "_benchmarksession", None), "storage", None), "path", None)
     if storage is None:  # not a folder (pytest-benchmark's elasticsearch storage): no spreads
         return
-    found, unreadable = peak_history.peaks(peak_history.saved_files(Path(storage)), state.inventory.fingerprint().key,
-                                           fingerprint.software().key)
+    found, unreadable = peak_history.peaks(
+        peak_history.saved_files(Path(storage)), state.inventory.fingerprint().key, fingerprint.software().key
+    )
     state.verdicts.peak_history.update(found)
     state.notes.extend(unreadable)
 
@@ -143,8 +150,9 @@ def _start_workers(state: Session) -> None:
     try:
         state.ab_run.describe()
     except WorkerFailed as error:
-        raise pytest.UsageError(f"A/B: {error} (does B's interpreter have accelbench and its "
-                                "dependencies installed?)") from None
+        raise pytest.UsageError(
+            f"A/B: {error} (does B's interpreter have accelbench and its dependencies installed?)"
+        ) from None
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -257,8 +265,9 @@ def _memray_verdicts(item: pytest.Item, report: pytest.TestReport) -> None:
         if metric and bench is not None:
             failure = None if report.passed else str(report.longrepr)
             measured = bench.extra_info.get("peak_memory_bytes") if metric == PEAK_CAP else None
-            session_of(item.config).verdicts.from_memray(item.name, metric, failure, measured,
-                                                         parse_bytes(str(marker.args[0])))
+            session_of(item.config).verdicts.from_memray(
+                item.name, metric, failure, measured, parse_bytes(str(marker.args[0]))
+            )
 
 
 def _keep_extra_info(item: pytest.Item) -> None:
@@ -330,8 +339,9 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 
 @pytest.hookimpl(optionalhook=True, wrapper=True)
-def pytest_benchmark_compare_machine_info(config: pytest.Config, benchmarksession: Any, machine_info: dict,
-                                          compared_benchmark: dict) -> Any:
+def pytest_benchmark_compare_machine_info(
+    config: pytest.Config, benchmarksession: Any, machine_info: dict, compared_benchmark: dict
+) -> Any:
     """pytest-benchmark loaded a saved run for --benchmark-compare: timed cells are judged against it.
 
     A wrapper, because pytest-benchmark's own implementation of this hook crashes (ValueError,
@@ -349,7 +359,8 @@ def pytest_benchmark_compare_machine_info(config: pytest.Config, benchmarksessio
         differences = saved.machine_differences(machine_info.get(FINGERPRINT_KEY, ""))
         benchmarksession.logger.warning(
             f"Benchmark machine_info is different: saved run {saved.name} ({benchmarksession.storage.path}) is from "
-            f"another machine: {'; '.join(differences) or 'the same fingerprint, other machine details'}")
+            f"another machine: {'; '.join(differences) or 'the same fingerprint, other machine details'}"
+        )
         return None
 
 
@@ -360,7 +371,9 @@ def pytest_benchmark_update_json(config: pytest.Config, benchmarks: list, output
     timed = {entry["name"] for entry in output_json.get("benchmarks", ())}
     output_json["accelbench"] = {
         "verdicts": [verdict.as_json() for verdict in state.verdicts.all()],
-        "untimed_cells": [{"name": name, "extra_info": info} for name, info in state.cells.items() if name not in timed],
+        "untimed_cells": [
+            {"name": name, "extra_info": info} for name, info in state.cells.items() if name not in timed
+        ],
         "projections": [cost.as_json() for cost in terminal.device_costs(state)],
     }
 
@@ -375,7 +388,8 @@ def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: di
     machine_info.update(fingerprint.versions())
     inventory = session_of(config).inventory
     machine_info["accelbench_devices"] = {
-        name: placement.description for name, placement in inventory.placements.items()}
+        name: placement.description for name, placement in inventory.placements.items()
+    }
     machine_info["accelbench_machine_class"] = inventory.machine_class()
     machine_info[FINGERPRINT_KEY] = inventory.fingerprint().key  # --benchmark-compare judges only its own
     # Timings under memray are slower: a run tracked by --memray must not pass for an untracked one.

@@ -224,86 +224,185 @@ class Option:
 
 
 OPTIONS = (
-    Option("--devices", parse_devices, "LIST",
-           "Comma list of cpu, gpu, gpu:N, tpu, or all (every device present).", "all"),
+    Option(
+        "--devices", parse_devices, "LIST", "Comma list of cpu, gpu, gpu:N, tpu, or all (every device present).", "all"
+    ),
     Option("--batch-sizes", positive_ints, "LIST", "Comma list of positive batch sizes.", None),
-    Option("--models", _names, "LIST", f"Comma list from: {', '.join(MODELS)}, and the models your "
-           "--modules declare.", None),
-    Option("--backends", _names_in(BACKENDS), "LIST",
-           f"Comma list of Keras 3 backends the training, inference, latency, memory and recipe cells run on, "
-           f"from: {', '.join(BACKENDS)}. "
-           "Each backend other than tensorflow runs in a worker process of its own (KERAS_BACKEND set); "
-           "with several, cell ids start with the backend.", "tensorflow"),
-    Option("--precisions", _names_in(PRECISIONS), "LIST",
-           f"Comma list of Keras dtype policies the training and inference cells run under, from: "
-           f"{', '.join(PRECISIONS)}; with several, cell ids end with the precision (fp32, bf16, fp16).", "float32"),
+    Option(
+        "--models",
+        _names,
+        "LIST",
+        f"Comma list from: {', '.join(MODELS)}, and the models your --modules declare.",
+        None,
+    ),
+    Option(
+        "--backends",
+        _names_in(BACKENDS),
+        "LIST",
+        f"Comma list of Keras 3 backends the training, inference, latency, memory and recipe cells run on, "
+        f"from: {', '.join(BACKENDS)}. "
+        "Each backend other than tensorflow runs in a worker process of its own (KERAS_BACKEND set); "
+        "with several, cell ids start with the backend.",
+        "tensorflow",
+    ),
+    Option(
+        "--precisions",
+        _names_in(PRECISIONS),
+        "LIST",
+        f"Comma list of Keras dtype policies the training and inference cells run under, from: "
+        f"{', '.join(PRECISIONS)}; with several, cell ids end with the precision (fp32, bf16, fp16).",
+        "float32",
+    ),
     Option("--dataset", _name, "NAME", f"One of: {', '.join(DATASETS)}, or one your --modules declare.", "digits"),
-    Option("--modules", module_names, "LIST",
-           "Comma list of your Python modules that declare models and datasets (accelbench.register_model, "
-           "accelbench.register_dataset). They are imported here and in every process the run starts (A/B and "
-           "backend workers, tf.distribute jobs), so every cell sees the same models.", None),
-    Option("--data-dir", Path, "PATH",
-           "Directory holding the dataset files. Without it: the Keras cache, then a download.", None),
-    Option("--preset", _name_in(PRESETS), "NAME",
-           "quick: under two minutes on a 2-core CPU; full: the published settings and every "
-           "benchmark; smoke: every benchmark as briefly as it runs, to check the harness here.", "quick"),
+    Option(
+        "--modules",
+        module_names,
+        "LIST",
+        "Comma list of your Python modules that declare models and datasets (accelbench.register_model, "
+        "accelbench.register_dataset). They are imported here and in every process the run starts (A/B and "
+        "backend workers, tf.distribute jobs), so every cell sees the same models.",
+        None,
+    ),
+    Option(
+        "--data-dir",
+        Path,
+        "PATH",
+        "Directory holding the dataset files. Without it: the Keras cache, then a download.",
+        None,
+    ),
+    Option(
+        "--preset",
+        _name_in(PRESETS),
+        "NAME",
+        "quick: under two minutes on a 2-core CPU; full: the published settings and every "
+        "benchmark; smoke: every benchmark as briefly as it runs, to check the harness here.",
+        "quick",
+    ),
     Option("--baselines", Path, "PATH", "Directory of the baseline JSON files.", "benchmarks/baselines"),
-    Option("--accuracy-tolerance", accuracy_drop, "DROP",
-           "Absolute accuracy drop allowed below a baseline.", "0.02"),
-    Option("--error-tolerance", fraction, "FRACTION",
-           "Relative rise allowed above a baseline for a quality where lower is better (a regression's "
-           "MAE).", "0.05"),
-    Option("--speedup-tolerance", fraction, "FRACTION",
-           "Relative speedup drop allowed below a baseline.", "0.3"),
-    Option("--memory-tolerance", fraction, "FRACTION",
-           "Relative growth of a peak memory allowed above its baseline (plus 2 MiB for allocator "
-           "granularity).", "0.25"),
-    Option("--parity-digits", parity_digits, "N",
-           "Significant digits a device's final training loss must share with the CPU's, trained "
-           "from the same seed (the studies found 3 on MNIST, 2 on Fashion-MNIST).", "2"),
-    Option("--timing-threshold", fraction, "FRACTION",
-           "With --benchmark-compare: the smallest slowdown per sample, against the saved run, that "
-           "fails a timed cell (and only when a Mann-Whitney U test finds it significant).", "0.4"),
-    Option("--target-sizes", target_sizes, "TRAIN,TEST",
-           "Training and test images the data-scaling benchmarks project time, memory and cost to.",
-           "60e9,10e9"),
-    Option("--assume-speedup", device_numbers, "DEVICE=X,...",
-           "Speedups over the CPU assumed for devices this run does not measure, e.g. gpu=14,tpu=10752; "
-           "every figure they touch is labelled assumed.", None),
-    Option("--device-prices", device_numbers, "DEVICE=USD,...",
-           "Price per device-hour, e.g. cpu=0.10,tpu=6.88: projected hours become dollars.", None),
-    Option("--trace-dir", Path, "DIR",
-           "Profile a few steady-state steps of every training and inference cell once the run's last "
-           "cell has finished: TensorFlow's profiler (TensorBoard's profile tab) and a Chrome-trace JSON "
-           "(Perfetto), one folder per cell. Default: off.", None),
-    Option("--memory-budget", parse_bytes, "SIZE",
-           "Memory the largest-batch search may plan for on the CPU, e.g. 4GiB or 500MB "
-           "(accelerators are probed until out of memory, within it where given). "
-           "Default: half the physical memory.", None),
+    Option("--accuracy-tolerance", accuracy_drop, "DROP", "Absolute accuracy drop allowed below a baseline.", "0.02"),
+    Option(
+        "--error-tolerance",
+        fraction,
+        "FRACTION",
+        "Relative rise allowed above a baseline for a quality where lower is better (a regression's MAE).",
+        "0.05",
+    ),
+    Option("--speedup-tolerance", fraction, "FRACTION", "Relative speedup drop allowed below a baseline.", "0.3"),
+    Option(
+        "--memory-tolerance",
+        fraction,
+        "FRACTION",
+        "Relative growth of a peak memory allowed above its baseline (plus 2 MiB for allocator granularity).",
+        "0.25",
+    ),
+    Option(
+        "--parity-digits",
+        parity_digits,
+        "N",
+        "Significant digits a device's final training loss must share with the CPU's, trained "
+        "from the same seed (the studies found 3 on MNIST, 2 on Fashion-MNIST).",
+        "2",
+    ),
+    Option(
+        "--timing-threshold",
+        fraction,
+        "FRACTION",
+        "With --benchmark-compare: the smallest slowdown per sample, against the saved run, that "
+        "fails a timed cell (and only when a Mann-Whitney U test finds it significant).",
+        "0.4",
+    ),
+    Option(
+        "--target-sizes",
+        target_sizes,
+        "TRAIN,TEST",
+        "Training and test images the data-scaling benchmarks project time, memory and cost to.",
+        "60e9,10e9",
+    ),
+    Option(
+        "--assume-speedup",
+        device_numbers,
+        "DEVICE=X,...",
+        "Speedups over the CPU assumed for devices this run does not measure, e.g. gpu=14,tpu=10752; "
+        "every figure they touch is labelled assumed.",
+        None,
+    ),
+    Option(
+        "--device-prices",
+        device_numbers,
+        "DEVICE=USD,...",
+        "Price per device-hour, e.g. cpu=0.10,tpu=6.88: projected hours become dollars.",
+        None,
+    ),
+    Option(
+        "--trace-dir",
+        Path,
+        "DIR",
+        "Profile a few steady-state steps of every training and inference cell once the run's last "
+        "cell has finished: TensorFlow's profiler (TensorBoard's profile tab) and a Chrome-trace JSON "
+        "(Perfetto), one folder per cell. Default: off.",
+        None,
+    ),
+    Option(
+        "--memory-budget",
+        parse_bytes,
+        "SIZE",
+        "Memory the largest-batch search may plan for on the CPU, e.g. 4GiB or 500MB "
+        "(accelerators are probed until out of memory, within it where given). "
+        "Default: half the physical memory.",
+        None,
+    ),
     Option("--deep-layers", positive_int, "N", "Hidden 500-unit layers of mlp_deep.", "5"),
-    Option("--intra-op-threads", non_negative_int, "N",
-           "TensorFlow intra-op threads, set before it starts; 0 lets TensorFlow choose.", "0"),
-    Option("--ab-python", python_path, "PATH",
-           "A/B run: environment B's interpreter (accelbench and its dependencies installed there). "
-           "Every training and inference cell then also times its rounds in worker A (this interpreter) "
-           "and worker B, interleaved, and judges B against A. Default: this interpreter, if --ab-env is given.",
-           None),
-    Option("--ab-ref", git_ref, "REF",
-           "A/B run of your code at a git ref against your working tree: environment A imports the project "
-           "from a worktree of REF (made for the run and removed after it), B from the working tree, both with "
-           "this interpreter and its packages; each training and inference cell is judged B against A, "
-           "e.g. --ab-ref origin/main in a pull request.", None),
-    Option("--ab-env", variables, "KEY=VALUE,...",
-           "A/B run: variables set in environment B only, e.g. ONEDNN_MAX_CPU_ISA=AVX2 or TF_ENABLE_ONEDNN_OPTS=0.",
-           None),
-    Option("--ab-min-effect", fraction, "FRACTION",
-           "A/B run: the smallest slowdown of B that fails a cell: B must be shown slower by at least this "
-           "much (a one-sided 95% bound over every pair) and significantly slower after correcting for the "
-           "number of cells judged.", "0.05"),
+    Option(
+        "--intra-op-threads",
+        non_negative_int,
+        "N",
+        "TensorFlow intra-op threads, set before it starts; 0 lets TensorFlow choose.",
+        "0",
+    ),
+    Option(
+        "--ab-python",
+        python_path,
+        "PATH",
+        "A/B run: environment B's interpreter (accelbench and its dependencies installed there). "
+        "Every training and inference cell then also times its rounds in worker A (this interpreter) "
+        "and worker B, interleaved, and judges B against A. Default: this interpreter, if --ab-env is given.",
+        None,
+    ),
+    Option(
+        "--ab-ref",
+        git_ref,
+        "REF",
+        "A/B run of your code at a git ref against your working tree: environment A imports the project "
+        "from a worktree of REF (made for the run and removed after it), B from the working tree, both with "
+        "this interpreter and its packages; each training and inference cell is judged B against A, "
+        "e.g. --ab-ref origin/main in a pull request.",
+        None,
+    ),
+    Option(
+        "--ab-env",
+        variables,
+        "KEY=VALUE,...",
+        "A/B run: variables set in environment B only, e.g. ONEDNN_MAX_CPU_ISA=AVX2 or TF_ENABLE_ONEDNN_OPTS=0.",
+        None,
+    ),
+    Option(
+        "--ab-min-effect",
+        fraction,
+        "FRACTION",
+        "A/B run: the smallest slowdown of B that fails a cell: B must be shown slower by at least this "
+        "much (a one-sided 95% bound over every pair) and significantly slower after correcting for the "
+        "number of cells judged.",
+        "0.05",
+    ),
     Option("--ab-seed", non_negative_int, "N", "A/B run: seed of the random A B B A order of rounds.", "0"),
-    Option("--worker-deadline", positive_number, "SECONDS",
-           "Longest a worker process may take over one call (building a cell, one round) before it is "
-           "killed and its cell fails.", "300"),
+    Option(
+        "--worker-deadline",
+        positive_number,
+        "SECONDS",
+        "Longest a worker process may take over one call (building a cell, one round) before it is "
+        "killed and its cell fails.",
+        "300",
+    ),
 )
 
 
@@ -314,24 +413,46 @@ def ini_key(option: Option) -> str:
 def add_options(parser: Any) -> None:
     group = parser.getgroup("accelbench", "accelbench: device x batch size x model benchmarks")
     for option in OPTIONS:
-        default = (f" Default: {option.default!r}." if option.default is not None
-                   else "" if "Default:" in option.help else " Default: from the preset.")
+        default = (
+            f" Default: {option.default!r}."
+            if option.default is not None
+            else ""
+            if "Default:" in option.help
+            else " Default: from the preset."
+        )
         # argparse %-formats every help text ("%(default)s"), so a literal % is written %%.
-        group.addoption(option.flag, dest=option.dest, metavar=option.metavar,
-                        type=_usage(option.parse), default=None, help=(option.help + default).replace("%", "%%"))
+        group.addoption(
+            option.flag,
+            dest=option.dest,
+            metavar=option.metavar,
+            type=_usage(option.parse),
+            default=None,
+            help=(option.help + default).replace("%", "%%"),
+        )
         parser.addini(ini_key(option), help=option.help + default, default=None)
-    group.addoption("--update-baselines", action="store_true", default=False,
-                    help="Record this run's accuracy, speedup and memory as the new baselines "
-                         "(atomic write; refused if any test failed; speedups are not taken from "
-                         "a run tracked by --memray). Default: off.")
-    group.addoption("--require-baselines", action="store_true", default=False,
-                    help="Fail every gated number that has no baseline to be judged against (verdict "
-                         "new or ungated), as CI should. Default: off.")
-    parser.addini(REQUIRE_BASELINES_INI, type="bool", default=False,
-                  help="Like --require-baselines. Default: false.")
-    group.addoption("--ab-strict", action="store_true", default=False,
-                    help="A/B run: an unknown verdict (no decision within the cell's pairs) fails the cell, "
-                         "as a gate that must prove B is not slower should. Default: off.")
+    group.addoption(
+        "--update-baselines",
+        action="store_true",
+        default=False,
+        help="Record this run's accuracy, speedup and memory as the new baselines "
+        "(atomic write; refused if any test failed; speedups are not taken from "
+        "a run tracked by --memray). Default: off.",
+    )
+    group.addoption(
+        "--require-baselines",
+        action="store_true",
+        default=False,
+        help="Fail every gated number that has no baseline to be judged against (verdict "
+        "new or ungated), as CI should. Default: off.",
+    )
+    parser.addini(REQUIRE_BASELINES_INI, type="bool", default=False, help="Like --require-baselines. Default: false.")
+    group.addoption(
+        "--ab-strict",
+        action="store_true",
+        default=False,
+        help="A/B run: an unknown verdict (no decision within the cell's pairs) fails the cell, "
+        "as a gate that must prove B is not slower should. Default: off.",
+    )
     parser.addini(AB_STRICT_INI, type="bool", default=False, help="Like --ab-strict. Default: false.")
 
 
@@ -352,8 +473,10 @@ def check_baselines_dir(config: Any, path: Path) -> None:
     a mistyped path would otherwise leave every gate, accuracy included, ungated and green."""
     named = config.getoption("accelbench_baselines") is not None or config.getini("accelbench_baselines")
     if named and not path.is_dir() and not config.getoption("update_baselines"):
-        raise pytest.UsageError(f"--baselines: {path} is not a directory (record baselines there with "
-                                "--update-baselines, or name the directory that holds them)")
+        raise pytest.UsageError(
+            f"--baselines: {path} is not a directory (record baselines there with "
+            "--update-baselines, or name the directory that holds them)"
+        )
 
 
 def value(config: Any, option: Option) -> Any:
@@ -423,13 +546,19 @@ def run_config(config: Any) -> RunConfig:
         assumed_speedups=given["--assume-speedup"] or {},
         device_prices=given["--device-prices"] or {},
         trace_dir=given["--trace-dir"],
-        ab_setup=ab.Setup.from_options(given["--ab-python"], given["--ab-env"], given["--ab-min-effect"],
-                                       ab_strict(config), given["--ab-seed"], given["--worker-deadline"],
-                                       ref=given["--ab-ref"], repository=str(config.rootpath)),
+        ab_setup=ab.Setup.from_options(
+            given["--ab-python"],
+            given["--ab-env"],
+            given["--ab-min-effect"],
+            ab_strict(config),
+            given["--ab-seed"],
+            given["--worker-deadline"],
+            ref=given["--ab-ref"],
+            repository=str(config.rootpath),
+        ),
         backends=given["--backends"],
         precisions=given["--precisions"],
         worker_deadline_s=given["--worker-deadline"],
         modules=modules,
         module_roots=user_modules.roots_of(modules),
     )
-

@@ -23,8 +23,9 @@ def write_summary(terminalreporter: Any, state: Session) -> None:
     if state.ab_run is not None:
         terminalreporter.section("accelbench A/B")
         environments = state.ab_run.environments
-        for line in summary.ab_lines(environments["B"].describe(), state.ab_run.described, state.verdicts.all(),
-                                     environments["A"].describe()):
+        for line in summary.ab_lines(
+            environments["B"].describe(), state.ab_run.described, state.verdicts.all(), environments["A"].describe()
+        ):
             terminalreporter.write_line(line)
     if state.verdicts.by_cell:
         terminalreporter.section("accelbench verdicts")

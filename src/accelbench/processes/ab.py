@@ -45,13 +45,28 @@ class Setup:
     repository: str = "."  # a folder inside the project's git repository (pytest's rootdir)
 
     @classmethod
-    def from_options(cls, python: str | None, variables: tuple[tuple[str, str], ...] | None, min_effect: float,
-                     strict: bool, seed: int, deadline_s: float, ref: str | None = None,
-                     repository: str = ".") -> Setup | None:
+    def from_options(
+        cls,
+        python: str | None,
+        variables: tuple[tuple[str, str], ...] | None,
+        min_effect: float,
+        strict: bool,
+        seed: int,
+        deadline_s: float,
+        ref: str | None = None,
+        repository: str = ".",
+    ) -> Setup | None:
         if python is None and variables is None and ref is None:
             return None
-        return cls(Environment("B", python or sys.executable, variables or ()), min_effect, strict, seed, deadline_s,
-                   ref=ref, repository=repository)
+        return cls(
+            Environment("B", python or sys.executable, variables or ()),
+            min_effect,
+            strict,
+            seed,
+            deadline_s,
+            ref=ref,
+            repository=repository,
+        )
 
 
 @dataclass(frozen=True)
@@ -92,8 +107,7 @@ class ABRun:
     def call_both(self, call: Cellwork, **kwargs: Any) -> dict[str, Any]:
         """The same call in A and B at once: for what is not timed side against side (a start,
         a build, a memory peak), so that an A/B run does not pay for it twice over."""
-        results = self.workers.call_each(list(self.environments.values()), call.target, self.setup.deadline_s,
-                                         **kwargs)
+        results = self.workers.call_each(list(self.environments.values()), call.target, self.setup.deadline_s, **kwargs)
         return dict(zip(self.environments, results))
 
     def describe(self) -> dict[str, dict[str, Any]]:
@@ -117,8 +131,13 @@ class ABRun:
             seconds: dict[str, list[float]] = {"A": [], "B": []}
             orders = comparison.order(plan.most, self.setup.seed + zlib.crc32(key.encode()))
             found, ratios = comparison.looks(lambda n: self._pairs(key, orders, n, seconds, say), plan)
-            found = comparison.confirmed(found, ratios, lambda: self._fresh(key, plan, seconds, fields, say), plan.min_effect,
-                                         self.setup.confirmations)
+            found = comparison.confirmed(
+                found,
+                ratios,
+                lambda: self._fresh(key, plan, seconds, fields, say),
+                plan.min_effect,
+                self.setup.confirmations,
+            )
             say("A/B: host peak of one round in A and in B (memray)")
             peaks = self.call_both(Cellwork.PEAK, key=key)  # bytes, not seconds: both at once
             return Rounds(seconds["A"], seconds["B"], builds["A"], builds["B"], found, peaks["A"], peaks["B"])
@@ -132,22 +151,36 @@ class ABRun:
         before it is judged."""
         spec = CellSpec.of(kind, cell, self.run_fields, tag="compile again")
         try:
-            return {side: self.call(side, Cellwork.PREPARE, spec=spec.to_wire(), steps=steps)["compile_seconds"]
-                    for side in self.environments}
+            return {
+                side: self.call(side, Cellwork.PREPARE, spec=spec.to_wire(), steps=steps)["compile_seconds"]
+                for side in self.environments
+            }
         finally:
             self._forget(spec.key)
 
-    def _pairs(self, key: str, orders: list[tuple[str, str]], n: int, seconds: dict[str, list[float]],
-               say: Callable[[str], None]) -> list[float]:
+    def _pairs(
+        self,
+        key: str,
+        orders: list[tuple[str, str]],
+        n: int,
+        seconds: dict[str, list[float]],
+        say: Callable[[str], None],
+    ) -> list[float]:
         """Time pairs of rounds in their orders until there are n; the ratios of all n."""
         say(f"A/B: {n} pairs of rounds")
-        for pair in orders[len(seconds["A"]):n]:
+        for pair in orders[len(seconds["A"]) : n]:
             for side in pair:
                 seconds[side].append(self.call(side, Cellwork.ONE_ROUND, key=key))
         return comparison.ratios(seconds["A"], seconds["B"])
 
-    def _fresh(self, key: str, plan: comparison.Plan, seconds: dict[str, list[float]], fields: dict[str, Any],
-               say: Callable[[str], None]) -> list[float]:
+    def _fresh(
+        self,
+        key: str,
+        plan: comparison.Plan,
+        seconds: dict[str, list[float]],
+        fields: dict[str, Any],
+        say: Callable[[str], None],
+    ) -> list[float]:
         """Pairs of rounds in fresh processes of A and B (the cell built again, with the same
         steps), up to `most` (comparison.fresh_pairs); their ratios, and their seconds added to
         the cell's."""
@@ -163,8 +196,11 @@ class ABRun:
         return ratios
 
     def _forget(self, key: str) -> None:
-        running = [environment for environment in self.environments.values()
-                   if self.workers.get(environment).process is not None]  # not one that died or was killed
+        running = [
+            environment
+            for environment in self.environments.values()
+            if self.workers.get(environment).process is not None
+        ]  # not one that died or was killed
         try:
             self.workers.call_each(running, Cellwork.FORGET.target, self.setup.deadline_s, key=key)
         except WorkerFailed:  # the cell's own failure is the one to report

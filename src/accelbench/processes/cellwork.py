@@ -82,22 +82,38 @@ class _Built:
         spec = CellSpec.from_wire(wire)
         _import_user_modules(spec.run.modules, spec.run.module_roots)
         options = ModelOptions(deep_layers=spec.run.deep_layers, seed=spec.run.seed, precision=spec.precision)
-        return cls(spec, MODELS[spec.model], _dataset(spec.run), _placement(spec.device, spec.run.intra_op_threads),
-                   options)
+        return cls(
+            spec, MODELS[spec.model], _dataset(spec.run), _placement(spec.device, spec.run.intra_op_threads), options
+        )
 
 
 def _trainer(built: _Built, steps: int | None) -> Any:
     from accelbench.work.training import Trainer
 
-    return Trainer.build(built.spec.cell_id, built.model, built.dataset, built.placement, built.spec.batch_size,
-                         built.options, built.spec.run.round_seconds, steps=steps)
+    return Trainer.build(
+        built.spec.cell_id,
+        built.model,
+        built.dataset,
+        built.placement,
+        built.spec.batch_size,
+        built.options,
+        built.spec.run.round_seconds,
+        steps=steps,
+    )
 
 
 def _predictor(built: _Built, steps: int | None) -> Any:
     from accelbench.work.inference import PREDICTORS
 
-    return PREDICTORS[built.model.framework].build(built.model, built.dataset, built.placement, built.spec.batch_size,
-                                                   built.options, built.spec.run.predict_round_seconds, steps=steps)
+    return PREDICTORS[built.model.framework].build(
+        built.model,
+        built.dataset,
+        built.placement,
+        built.spec.batch_size,
+        built.options,
+        built.spec.run.predict_round_seconds,
+        steps=steps,
+    )
 
 
 BUILDERS = {"train": _trainer, "inference": _predictor}  # a cell's kind -> how its work is built
@@ -109,9 +125,14 @@ def prepare(spec: dict[str, Any], steps: int | None) -> dict[str, Any]:
     measured while building (compile seconds) and what the caller needs to report rounds."""
     built = _Built.of(spec)
     work = _WORK[built.spec.key] = BUILDERS[built.spec.kind](built, steps)
-    return {"compile_seconds": work.compile_seconds, "steps": work.steps, "samples_per_round": work.samples_per_round,
-            "flops_per_sample": work.flops_per_sample(), "device": built.placement.description,
-            "jit_compile": bool(getattr(getattr(work, "model", None), "jit_compile", False))}
+    return {
+        "compile_seconds": work.compile_seconds,
+        "steps": work.steps,
+        "samples_per_round": work.samples_per_round,
+        "flops_per_sample": work.flops_per_sample(),
+        "device": built.placement.description,
+        "jit_compile": bool(getattr(getattr(work, "model", None), "jit_compile", False)),
+    }
 
 
 def recipe_run(spec: dict[str, Any], epochs: int, target: float | None) -> dict[str, Any]:
@@ -121,8 +142,18 @@ def recipe_run(spec: dict[str, Any], epochs: int, target: float | None) -> dict[
     from accelbench.work.training import train_recipe
 
     built = _Built.of(spec)
-    return dataclasses.asdict(train_recipe(built.spec.cell_id, built.model, built.dataset, built.placement,
-                                           built.spec.batch_size, epochs, target, built.options))
+    return dataclasses.asdict(
+        train_recipe(
+            built.spec.cell_id,
+            built.model,
+            built.dataset,
+            built.placement,
+            built.spec.batch_size,
+            epochs,
+            target,
+            built.options,
+        )
+    )
 
 
 def one_round(key: str) -> float:
@@ -139,8 +170,9 @@ def _training_step(built: _Built) -> Any:
     from accelbench.work import memory
     from accelbench.work.training import OneStep
 
-    step = OneStep.build(built.spec.cell_id, built.model, built.dataset, built.placement, built.spec.batch_size,
-                         built.options)
+    step = OneStep.build(
+        built.spec.cell_id, built.model, built.dataset, built.placement, built.spec.batch_size, built.options
+    )
     estimate = memory.estimate(step.model)
     return step.run, estimate.step(built.spec.batch_size), estimate.why_unknown
 
@@ -175,9 +207,14 @@ def step_memory(spec: dict[str, Any], steps_measured: int, repeats: int = 1) -> 
     repeated = [memory.host_peak(steps) for _ in range(repeats - 1)]  # recording: the peak's spread
     host_peak = memory.host_peak(steps)
     device_peak = backends.device_peak_bytes(_backend(), built.spec.device, steps)
-    return {"host_peak_bytes": host_peak, "host_peak_repeats": repeated, "device_peak_bytes": device_peak, "estimated_bytes": estimated,
-            "estimate_unknown": why_unknown,
-            "device": built.placement.description}
+    return {
+        "host_peak_bytes": host_peak,
+        "host_peak_repeats": repeated,
+        "device_peak_bytes": device_peak,
+        "estimated_bytes": estimated,
+        "estimate_unknown": why_unknown,
+        "device": built.placement.description,
+    }
 
 
 def peak(key: str) -> int:
@@ -214,6 +251,9 @@ def describe() -> dict[str, Any]:
     from accelbench.judge import fingerprint
 
     backend = backends.BACKENDS[_backend()]
-    return {"backend": backend.name, "compiles": backend.compiles,
-            "versions": fingerprint.versions((*fingerprint.LIBRARIES, *backend.packages)),
-            "fingerprint": fingerprint.hardware(()).key}
+    return {
+        "backend": backend.name,
+        "compiles": backend.compiles,
+        "versions": fingerprint.versions((*fingerprint.LIBRARIES, *backend.packages)),
+        "fingerprint": fingerprint.hardware(()).key,
+    }

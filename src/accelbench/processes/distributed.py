@@ -41,8 +41,14 @@ from accelbench.processes import workers
 from accelbench.processes.protocol import Job, Result
 
 LOSS_TOLERANCE = 1e-5  # the loss of W workers against one process's, after the same steps
-TRANSIENT = ("UNAVAILABLE", "Connection reset", "Socket closed", "failed to connect", "DEADLINE_EXCEEDED",
-             "Address already in use")
+TRANSIENT = (
+    "UNAVAILABLE",
+    "Connection reset",
+    "Socket closed",
+    "failed to connect",
+    "DEADLINE_EXCEEDED",
+    "Address already in use",
+)
 
 __all__ = ["LOSS_TOLERANCE", "Job", "JobFailed", "Result", "WorkerGroup", "free_ports", "run_job", "tf_config"]
 
@@ -69,8 +75,9 @@ def free_ports(count: int) -> list[int]:
 
 def tf_config(ports: Sequence[int], index: int) -> str:
     """The TF_CONFIG of worker `index` of a loopback cluster."""
-    return json.dumps({"cluster": {"worker": [f"127.0.0.1:{port}" for port in ports]},
-                       "task": {"type": "worker", "index": index}})
+    return json.dumps(
+        {"cluster": {"worker": [f"127.0.0.1:{port}" for port in ports]}, "task": {"type": "worker", "index": index}}
+    )
 
 
 class WorkerGroup:
@@ -84,8 +91,13 @@ class WorkerGroup:
     def start(self, job: Job, index: int, env: dict[str, str]) -> Path:
         job_path, result_path = self.folder / f"job{index}.json", self.folder / f"result{index}.json"
         job_path.write_text(json.dumps(asdict(job)))
-        self.processes.append(workers.spawn([sys.executable, "-m", "accelbench.processes.job_main", str(job_path),
-                                             str(result_path)], env, self.folder / f"log{index}.txt"))
+        self.processes.append(
+            workers.spawn(
+                [sys.executable, "-m", "accelbench.processes.job_main", str(job_path), str(result_path)],
+                env,
+                self.folder / f"log{index}.txt",
+            )
+        )
         return result_path
 
     def wait(self, deadline: float) -> None:
@@ -96,8 +108,10 @@ class WorkerGroup:
                 raise JobFailed(f"worker {index} ran past its deadline; {self._tail(index)}") from None
             if code != 0:
                 tail = self._tail(index)
-                raise JobFailed(f"worker {index} exited with status {code}: {tail}",
-                                transient=any(word in tail for word in TRANSIENT))
+                raise JobFailed(
+                    f"worker {index} exited with status {code}: {tail}",
+                    transient=any(word in tail for word in TRANSIENT),
+                )
 
     def _tail(self, index: int) -> str:
         return workers.tail(self.folder / f"log{index}.txt")
@@ -142,4 +156,3 @@ def _run_once(job: Job, timeout_s: float, on_start) -> Result:
             return Result(**json.loads(results[0].read_text()))  # the chief's (worker 0's) view
         finally:
             group.end()
-

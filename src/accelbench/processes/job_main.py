@@ -72,8 +72,9 @@ def _parity_optimizer(model: Any, strategy: Any) -> Any:
     return optimizer
 
 
-def _train(job: Job, strategy: Any, dataset: Any, batch: int, global_batch: int, rounds: int,
-           check_steps: int) -> tuple[list[float], list[float]]:
+def _train(
+    job: Job, strategy: Any, dataset: Any, batch: int, global_batch: int, rounds: int, check_steps: int
+) -> tuple[list[float], list[float]]:
     """(losses of the first check_steps steps, seconds of each timed round) of a model freshly
     built from the job's seed."""
     import tensorflow as tf
@@ -82,9 +83,16 @@ def _train(job: Job, strategy: Any, dataset: Any, batch: int, global_batch: int,
     from accelbench.work.build import build_model
     from accelbench.work.training import custom_step
 
-    model = build_model(MODELS[job.model], dataset.input_shape, ModelOptions(deep_layers=job.deep_layers, seed=job.seed),
-                        strategy.scope(), train=True, outputs=dataset.outputs, quality=dataset.quality,
-                        input_dtype=str(dataset.x_train.dtype))
+    model = build_model(
+        MODELS[job.model],
+        dataset.input_shape,
+        ModelOptions(deep_layers=job.deep_layers, seed=job.seed),
+        strategy.scope(),
+        train=True,
+        outputs=dataset.outputs,
+        quality=dataset.quality,
+        input_dtype=str(dataset.x_train.dtype),
+    )
     x, y = dataset.x_train, dataset.y_train
     iterator = _distributed_input(strategy, x, y, batch, tf)
     parity_step = custom_step(model, _parity_optimizer(model, strategy), global_batch, training=False)
@@ -121,9 +129,16 @@ def _fit(job: Job, strategy: Any, dataset: Any, tf: Any) -> None:
     from accelbench.axes.models import MODELS, ModelOptions
     from accelbench.work.build import build_model
 
-    model = build_model(MODELS[job.model], dataset.input_shape, ModelOptions(deep_layers=job.deep_layers, seed=job.seed),
-                        strategy.scope(), train=True, outputs=dataset.outputs, quality=dataset.quality,
-                        input_dtype=str(dataset.x_train.dtype))
+    model = build_model(
+        MODELS[job.model],
+        dataset.input_shape,
+        ModelOptions(deep_layers=job.deep_layers, seed=job.seed),
+        strategy.scope(),
+        train=True,
+        outputs=dataset.outputs,
+        quality=dataset.quality,
+        input_dtype=str(dataset.x_train.dtype),
+    )
     x, y = dataset.x_train, dataset.y_train
     data = tf.data.Dataset.from_tensor_slices((x, y)).repeat().batch(job.global_batch)
     model.fit(data, epochs=1, steps_per_epoch=job.check_steps, verbose=0)
@@ -153,8 +168,13 @@ def run_in_process(job: Job) -> Result:
         return Result([], [], 0, strategy.num_replicas_in_sync)
     batch = job.global_batch if job.mode == "single" else job.per_replica_batch  # what one replica takes
     losses, seconds = _train(job, strategy, dataset, batch, job.global_batch, job.rounds, job.check_steps)
-    result = Result(losses, seconds, job.global_batch * job.steps_per_round, strategy.num_replicas_in_sync,
-                    devices=_devices(strategy))
+    result = Result(
+        losses,
+        seconds,
+        job.global_batch * job.steps_per_round,
+        strategy.num_replicas_in_sync,
+        devices=_devices(strategy),
+    )
     if job.mode == "single" and job.replicas > 1:  # the same device at the per-replica batch
         _, reference = _train(job, strategy, dataset, job.per_replica_batch, job.per_replica_batch, job.rounds, 0)
         result.reference_round_seconds = reference
@@ -164,9 +184,11 @@ def run_in_process(job: Job) -> Result:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m accelbench.processes.job_main JOB_JSON RESULT_JSON`: run one job, write its result."""
-    job_path, result_path = (argv if argv is not None else sys.argv[1:])
+    job_path, result_path = argv if argv is not None else sys.argv[1:]
     fields = json.loads(Path(job_path).read_text())
-    job = Job(**{**fields, "modules": tuple(fields.get("modules", ())), "module_roots": tuple(fields.get("module_roots", ()))})
+    job = Job(
+        **{**fields, "modules": tuple(fields.get("modules", ())), "module_roots": tuple(fields.get("module_roots", ()))}
+    )
     user_modules.import_modules(job.modules, job.module_roots)  # the user's models, as the pytest process has them
     result = run_in_process(job)
     Path(result_path).write_text(json.dumps(asdict(result)))

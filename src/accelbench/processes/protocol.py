@@ -71,8 +71,16 @@ class CellSpec:
     def of(cls, kind: str, cell: Any, run: RunFields, tag: str = "") -> CellSpec:
         """The spec of a grid cell (grid.cells.Cell); `tag` tells apart two builds of one cell."""
         key = f"{kind}:{cell.id}" + (f":{tag}" if tag else "")
-        return cls(key, kind, cell.id, cell.device, cell.batch_size, cell.model,
-                   getattr(cell, "precision", REFERENCE_PRECISION), run)
+        return cls(
+            key,
+            kind,
+            cell.id,
+            cell.device,
+            cell.batch_size,
+            cell.model,
+            getattr(cell, "precision", REFERENCE_PRECISION),
+            run,
+        )
 
     def to_wire(self) -> dict[str, Any]:
         return asdict(self)
@@ -80,8 +88,18 @@ class CellSpec:
     @classmethod
     def from_wire(cls, wire: dict[str, Any]) -> CellSpec:
         run = wire["run"]
-        return cls(**{**wire, "run": RunFields(**{**run, "modules": tuple(run.get("modules", ())),
-                                                   "module_roots": tuple(run.get("module_roots", ()))})})
+        return cls(
+            **{
+                **wire,
+                "run": RunFields(
+                    **{
+                        **run,
+                        "modules": tuple(run.get("modules", ())),
+                        "module_roots": tuple(run.get("module_roots", ())),
+                    }
+                ),
+            }
+        )
 
 
 @dataclass(frozen=True)

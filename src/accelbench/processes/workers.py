@@ -39,8 +39,15 @@ _LIVE: dict[int, subprocess.Popen] = {}  # pid -> every process spawn() started 
 def spawn(argv: Sequence[str], env: Mapping[str, str], log: Path, pass_fds: Sequence[int] = ()) -> subprocess.Popen:
     """Start a process in a session (process group) of its own, its output to `log`."""
     with open(log, "wb") as out:
-        process = subprocess.Popen(list(argv), env={**os.environ, **env}, stdin=subprocess.DEVNULL, stdout=out,
-                                   stderr=subprocess.STDOUT, start_new_session=True, pass_fds=tuple(pass_fds))
+        process = subprocess.Popen(
+            list(argv),
+            env={**os.environ, **env},
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            pass_fds=tuple(pass_fds),
+        )
     _LIVE[process.pid] = process
     return process
 
@@ -105,6 +112,7 @@ def huge_pages(environ: Mapping[str, str]) -> dict[str, str]:
 
 # --- a long-lived worker ----------------------------------------------------------------------
 
+
 class WorkerFailed(RuntimeError):
     """A call did not come back: the worker raised, died or ran past its deadline. One line."""
 
@@ -128,9 +136,12 @@ class Worker:
         to_parent, from_child = os.pipe()
         self.starts += 1
         try:
-            self.process = spawn([self.environment.python, "-m", "accelbench.processes.worker_main", str(to_child), str(from_child)],
-                                 {**huge_pages(os.environ), **dict(self.environment.variables), "PYTHONUNBUFFERED": "1"},
-                                 self.log, pass_fds=(to_child, from_child))
+            self.process = spawn(
+                [self.environment.python, "-m", "accelbench.processes.worker_main", str(to_child), str(from_child)],
+                {**huge_pages(os.environ), **dict(self.environment.variables), "PYTHONUNBUFFERED": "1"},
+                self.log,
+                pass_fds=(to_child, from_child),
+            )
         finally:
             os.close(to_child)
             os.close(from_child)
@@ -161,14 +172,16 @@ class Worker:
         line = self._read_line(end)
         if line is None:
             self.stop()
-            raise WorkerFailed(f"{what}: no answer within its {deadline_s:.0f} s deadline; killed "
-                               f"(it is restarted for the next cell)")
+            raise WorkerFailed(
+                f"{what}: no answer within its {deadline_s:.0f} s deadline; killed (it is restarted for the next cell)"
+            )
         if not line:
             code = self.process.wait()
             log = self.log
             self.stop()
-            raise WorkerFailed(f"{what}: the worker died ({_exit(code)}); restarted for the next cell; "
-                               f"its last output: {tail(log)}")
+            raise WorkerFailed(
+                f"{what}: the worker died ({_exit(code)}); restarted for the next cell; its last output: {tail(log)}"
+            )
         reply = json.loads(line)
         if "error" in reply:
             raise WorkerFailed(f"{what}: {reply['error']}")
@@ -218,14 +231,17 @@ class Workers:
     def call(self, environment: Environment, function: str, deadline_s: float, **kwargs: Any) -> Any:
         return self.get(environment).call(function, deadline_s, **kwargs)
 
-    def call_each(self, environments: Sequence[Environment], function: str, deadline_s: float,
-                  **kwargs: Any) -> list[Any]:
+    def call_each(
+        self, environments: Sequence[Environment], function: str, deadline_s: float, **kwargs: Any
+    ) -> list[Any]:
         """The same call in every environment's worker at once (for work that is not timed
         against the other side: starting, building, a memory peak); their results in order.
         Every answer is awaited, so a failure on one side leaves the other in step; the first
         failure is then raised."""
         end = time.monotonic() + deadline_s
-        asked = [(self.get(environment), self.get(environment).send(function, **kwargs)) for environment in environments]
+        asked = [
+            (self.get(environment), self.get(environment).send(function, **kwargs)) for environment in environments
+        ]
         results, failures = [], []
         for worker, what in asked:
             try:

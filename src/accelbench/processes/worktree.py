@@ -89,7 +89,8 @@ class Worktree:
 
     def remove(self) -> None:
         """The worktree and its folder gone; git's record of it pruned."""
-        subprocess.run(["git", "-C", str(self.repository), "worktree", "remove", "--force", str(self.path)],
-                       capture_output=True)
+        subprocess.run(
+            ["git", "-C", str(self.repository), "worktree", "remove", "--force", str(self.path)], capture_output=True
+        )
         shutil.rmtree(self.folder, ignore_errors=True)
         subprocess.run(["git", "-C", str(self.repository), "worktree", "prune"], capture_output=True)

@@ -73,14 +73,24 @@ class DeviceCost:
         return None if self.price_per_hour is None else self.hours * self.price_per_hour
 
     def as_json(self) -> dict:
-        return {"model": self.projected.model, "phase": self.projected.phase, "device": self.device,
-                "basis": self.basis, "target_n": self.projected.target, "epochs": self.projected.epochs,
-                "hours": self.hours, "hours_ci95": list(self.hours_ci95), "price_per_hour": self.price_per_hour,
-                "dollars": self.dollars, "projection_verdict": self.projected.verdict}
+        return {
+            "model": self.projected.model,
+            "phase": self.projected.phase,
+            "device": self.device,
+            "basis": self.basis,
+            "target_n": self.projected.target,
+            "epochs": self.projected.epochs,
+            "hours": self.hours,
+            "hours_ci95": list(self.hours_ci95),
+            "price_per_hour": self.price_per_hour,
+            "dollars": self.dollars,
+            "projection_verdict": self.projected.verdict,
+        }
 
 
-def device_costs(projected: Iterable[Projected], assumed_speedups: Mapping[str, float],
-                 prices: Mapping[str, float]) -> list[DeviceCost]:
+def device_costs(
+    projected: Iterable[Projected], assumed_speedups: Mapping[str, float], prices: Mapping[str, float]
+) -> list[DeviceCost]:
     """Every measured device, then every assumed one (scaled from the CPU's projection) that the
     run did not measure, for each model and phase. Assumptions apply to models that run on
     the assumed device kind."""
@@ -94,8 +104,15 @@ def device_costs(projected: Iterable[Projected], assumed_speedups: Mapping[str, 
         for device, speedup in assumed_speedups.items():
             if reference is None or device in measured or device.split(":")[0] not in MODELS[model].device_kinds:
                 continue
-            rows.append(DeviceCost(reference, device, f"assumed: {speedup:g}x {REFERENCE_DEVICE} (--assume-speedup)",
-                                   speedup, prices.get(device)))
+            rows.append(
+                DeviceCost(
+                    reference,
+                    device,
+                    f"assumed: {speedup:g}x {REFERENCE_DEVICE} (--assume-speedup)",
+                    speedup,
+                    prices.get(device),
+                )
+            )
     return rows
 
 
@@ -107,10 +124,15 @@ def lines(costs: list[DeviceCost]) -> list[str]:
         out.append(f"{group[0].projected.work}:")
         for cost in group:
             low, high = cost.hours_ci95
-            money = (f"{format_dollars(cost.dollars)} at ${cost.price_per_hour:g}/h" if cost.dollars is not None
-                     else "no price given (--device-prices)")
-            out.append(f"  {cost.device:<6} {format_hours(cost.hours):>12} [{format_hours(low)}, {format_hours(high)}]  "
-                       f"{money:<28}  {cost.basis}")
+            money = (
+                f"{format_dollars(cost.dollars)} at ${cost.price_per_hour:g}/h"
+                if cost.dollars is not None
+                else "no price given (--device-prices)"
+            )
+            out.append(
+                f"  {cost.device:<6} {format_hours(cost.hours):>12} [{format_hours(low)}, {format_hours(high)}]  "
+                f"{money:<28}  {cost.basis}"
+            )
         reasons = group[0].projected.reasons
         out.append(f"  projection: {'unsafe' if reasons else 'extrapolated'}")
         out += [f"    - {reason}" for reason in reasons]

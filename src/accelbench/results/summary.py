@@ -47,8 +47,15 @@ from accelbench.units import (
 
 CELL_KEY = "accelbench_cell"  # extra_info key: which benchmark, device, model and column a cell is
 # Beside a number: how its verdict came out (the worst, if several judged it). None: no verdict.
-MARKS = {PASS: "ok", FAIL: "FAIL", NEW: "new", UNGATED: "ungated", SKIPPED: "skipped", UNKNOWN: "unknown",
-         REPORTED: "reported"}
+MARKS = {
+    PASS: "ok",
+    FAIL: "FAIL",
+    NEW: "new",
+    UNGATED: "ungated",
+    SKIPPED: "skipped",
+    UNKNOWN: "unknown",
+    REPORTED: "reported",
+}
 
 
 @dataclass(frozen=True)
@@ -80,6 +87,7 @@ class CellRecord:
 
 
 # --- the sections ------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Section:
@@ -115,63 +123,171 @@ MEMORY = ("peak_memory_bytes", PEAK_CAP)
 CURVE = "batch_curve"  # derived records: throughput against batch size, across a run's cells
 PRECISION_SPEEDUP = "precision_speedup"  # derived records: a precision's throughput over float32's
 SECTIONS = (
-    Section("training throughput (samples/s), median round", {"train_bench": "{column}"}, "samples_per_s", rate, (TIMING,)),
-    Section("inference throughput (samples/s), median round", {"inference_bench": "{column}"}, "samples_per_s", rate, (TIMING,)),
-    Section("FLOPs per sample (training: 3 x forward; unknown where a layer's FLOPs are not counted)",
-            {"train_bench": "train {column}", "inference_bench": "predict {column}"}, "flops_per_sample", flops),
-    Section("achieved FLOP/s, median round", {"train_bench": "train {column}", "inference_bench": "predict {column}"},
-            "achieved_flops", lambda value: rate(value).replace("/s", " FLOP/s")),
+    Section(
+        "training throughput (samples/s), median round", {"train_bench": "{column}"}, "samples_per_s", rate, (TIMING,)
+    ),
+    Section(
+        "inference throughput (samples/s), median round",
+        {"inference_bench": "{column}"},
+        "samples_per_s",
+        rate,
+        (TIMING,),
+    ),
+    Section(
+        "FLOPs per sample (training: 3 x forward; unknown where a layer's FLOPs are not counted)",
+        {"train_bench": "train {column}", "inference_bench": "predict {column}"},
+        "flops_per_sample",
+        flops,
+    ),
+    Section(
+        "achieved FLOP/s, median round",
+        {"train_bench": "train {column}", "inference_bench": "predict {column}"},
+        "achieved_flops",
+        lambda value: rate(value).replace("/s", " FLOP/s"),
+    ),
     Section("batch-1 latency, median", {"latency_bench": "{column}"}, "latency_p50_ms", milliseconds, (TIMING,)),
-    Section("time per sample over tensorflow's, round for round with the same cell [95% interval] (above 1: slower)",
-            {"train_bench": "train {column}", "inference_bench": "predict {column}"},
-            "time_per_sample_over_tensorflow", plain, interval="time_per_sample_over_tensorflow_ci95"),
-    Section("speedup, best round over best round (a shortfall must also show in interleaved pairs)", {"batch_speedup": "{column}", "device_speedup": "{column}"}, "speedup", times,
-            ("speedup",)),
-    Section("harness efficiency: fit() / a hand-written loop, median of pairs [95% interval] (not gated)",
-            {"overhead_bench": "{column}"}, "harness_efficiency", plain, interval="harness_efficiency_ci95"),
-    Section("test accuracy after the model's recipe (its ModelSpec's recipe_batch_size and recipe_epochs)",
-            {"accuracy_bench": "recipe"}, "accuracy", percent, ("accuracy",)),
-    Section("recipe: epochs to its target quality ('-': not reached, or no target)", {"accuracy_bench": "recipe"},
-            "epochs_to_target", count),
-    Section("recipe: training seconds to its target quality", {"accuracy_bench": "recipe"}, "seconds_to_target",
-            format_seconds),
-    Section("test mean absolute error after the recipe (lower is better; marked by its baseline, and by tensorflow's "
-            "and float32's where it is held to them)", {"accuracy_bench": "recipe"}, "mae", plain,
-            ("mae", "mae_against_tensorflow", "mae_against_float32")),
+    Section(
+        "time per sample over tensorflow's, round for round with the same cell [95% interval] (above 1: slower)",
+        {"train_bench": "train {column}", "inference_bench": "predict {column}"},
+        "time_per_sample_over_tensorflow",
+        plain,
+        interval="time_per_sample_over_tensorflow_ci95",
+    ),
+    Section(
+        "speedup, best round over best round (a shortfall must also show in interleaved pairs)",
+        {"batch_speedup": "{column}", "device_speedup": "{column}"},
+        "speedup",
+        times,
+        ("speedup",),
+    ),
+    Section(
+        "harness efficiency: fit() / a hand-written loop, median of pairs [95% interval] (not gated)",
+        {"overhead_bench": "{column}"},
+        "harness_efficiency",
+        plain,
+        interval="harness_efficiency_ci95",
+    ),
+    Section(
+        "test accuracy after the model's recipe (its ModelSpec's recipe_batch_size and recipe_epochs)",
+        {"accuracy_bench": "recipe"},
+        "accuracy",
+        percent,
+        ("accuracy",),
+    ),
+    Section(
+        "recipe: epochs to its target quality ('-': not reached, or no target)",
+        {"accuracy_bench": "recipe"},
+        "epochs_to_target",
+        count,
+    ),
+    Section(
+        "recipe: training seconds to its target quality",
+        {"accuracy_bench": "recipe"},
+        "seconds_to_target",
+        format_seconds,
+    ),
+    Section(
+        "test mean absolute error after the recipe (lower is better; marked by its baseline, and by tensorflow's "
+        "and float32's where it is held to them)",
+        {"accuracy_bench": "recipe"},
+        "mae",
+        plain,
+        ("mae", "mae_against_tensorflow", "mae_against_float32"),
+    ),
     Section("SVM test accuracy by training subset", {"svm_bench": "{column}"}, "accuracy", percent, ("accuracy",)),
     Section("accuracy gap to the cpu", {"accuracy_parity": "{column}"}, "accuracy_gap", points, ("accuracy_gap",)),
-    Section("accuracy gap to tensorflow (same recipe and seed)", {"accuracy_bench": "recipe"},
-            "accuracy_gap_to_tensorflow", points, ("accuracy_gap_to_tensorflow",)),
-    Section("recipe accuracy as a share of float32's (must be >= 99%)", {"accuracy_bench": "recipe"},
-            "share_of_float32", percent, (PRECISION_ACCURACY,)),
-    Section("throughput over float32, same cell, median rounds (marked where the CPU emulates the format, "
-            "or is not known to compute in it natively)",
-            {PRECISION_SPEEDUP: "{column}"}, "over_float32", times),
-    Section("final loss: significant digits shared with the cpu", {"accuracy_parity": "{column}"},
-            "loss_matching_digits", count, ("loss_matching_digits",)),
-    Section("host memory peak of one step", {"train_memory": "train {column}", "inference_memory": "predict {column}"},
-            "peak_memory_bytes", format_bytes, MEMORY),
-    Section("smallest growth of the host peak its gate detects (from the spread recorded with the baseline)",
-            {"train_memory": "train {column}", "inference_memory": "predict {column}"},
-            "peak_memory_bytes_detectable_growth", lambda value: f"+{value:.0%}"),
-    Section("device memory peak of one step", {"train_memory": "train {column}", "inference_memory": "predict {column}"},
-            "device_peak_memory_bytes", format_bytes, ("device_peak_memory_bytes",)),
+    Section(
+        "accuracy gap to tensorflow (same recipe and seed)",
+        {"accuracy_bench": "recipe"},
+        "accuracy_gap_to_tensorflow",
+        points,
+        ("accuracy_gap_to_tensorflow",),
+    ),
+    Section(
+        "recipe accuracy as a share of float32's (must be >= 99%)",
+        {"accuracy_bench": "recipe"},
+        "share_of_float32",
+        percent,
+        (PRECISION_ACCURACY,),
+    ),
+    Section(
+        "throughput over float32, same cell, median rounds (marked where the CPU emulates the format, "
+        "or is not known to compute in it natively)",
+        {PRECISION_SPEEDUP: "{column}"},
+        "over_float32",
+        times,
+    ),
+    Section(
+        "final loss: significant digits shared with the cpu",
+        {"accuracy_parity": "{column}"},
+        "loss_matching_digits",
+        count,
+        ("loss_matching_digits",),
+    ),
+    Section(
+        "host memory peak of one step",
+        {"train_memory": "train {column}", "inference_memory": "predict {column}"},
+        "peak_memory_bytes",
+        format_bytes,
+        MEMORY,
+    ),
+    Section(
+        "smallest growth of the host peak its gate detects (from the spread recorded with the baseline)",
+        {"train_memory": "train {column}", "inference_memory": "predict {column}"},
+        "peak_memory_bytes_detectable_growth",
+        lambda value: f"+{value:.0%}",
+    ),
+    Section(
+        "device memory peak of one step",
+        {"train_memory": "train {column}", "inference_memory": "predict {column}"},
+        "device_peak_memory_bytes",
+        format_bytes,
+        ("device_peak_memory_bytes",),
+    ),
     Section("training memory per sample (fitted)", {"memory_scaling": "{column}"}, "per_sample_bytes", format_bytes),
     Section("largest batch that fits", {"memory_scaling": "{column}"}, "largest_batch", count),
-    Section("all intra-op threads against 1 (interleaved processes)", {"threads_bench": "{column}"},
-            "all_threads_speedup", times),
-    Section("scaling efficiency: throughput on N / (N x on one device)",
-            {"multi_device": "{column}", "multi_worker": "{column}"}, "scaling_efficiency", plain),
-    Section("loss gap to one device after the same steps", {"multi_device": "{column}", "multi_worker": "{column}"},
-            "loss_gap", lambda value: format_small(value), ("loss_gap",)),
-    Section("saturation: the batch size from which throughput grows less than 5% per doubling",
-            {CURVE: "{column}"}, "saturation", plain),
-    Section("throughput over the smallest batch's, median rounds of cells timed apart; "
-            "not the speedup (best rounds), which has a table of its own", {CURVE: "{column}"}, "throughput_over_smallest", times),
-    Section("where a device overtakes the cpu (throughput ratio crosses 1)", {CURVE: "{column}"},
-            "overtakes_cpu", plain),
-    Section("data scaling: time exponent k in a + b·n^k",
-            {"train_data_scaling": "train", "predict_data_scaling": "predict"}, "exponent", two_places, stderr="exponent_stderr"),
+    Section(
+        "all intra-op threads against 1 (interleaved processes)",
+        {"threads_bench": "{column}"},
+        "all_threads_speedup",
+        times,
+    ),
+    Section(
+        "scaling efficiency: throughput on N / (N x on one device)",
+        {"multi_device": "{column}", "multi_worker": "{column}"},
+        "scaling_efficiency",
+        plain,
+    ),
+    Section(
+        "loss gap to one device after the same steps",
+        {"multi_device": "{column}", "multi_worker": "{column}"},
+        "loss_gap",
+        lambda value: format_small(value),
+        ("loss_gap",),
+    ),
+    Section(
+        "saturation: the batch size from which throughput grows less than 5% per doubling",
+        {CURVE: "{column}"},
+        "saturation",
+        plain,
+    ),
+    Section(
+        "throughput over the smallest batch's, median rounds of cells timed apart; "
+        "not the speedup (best rounds), which has a table of its own",
+        {CURVE: "{column}"},
+        "throughput_over_smallest",
+        times,
+    ),
+    Section(
+        "where a device overtakes the cpu (throughput ratio crosses 1)", {CURVE: "{column}"}, "overtakes_cpu", plain
+    ),
+    Section(
+        "data scaling: time exponent k in a + b·n^k",
+        {"train_data_scaling": "train", "predict_data_scaling": "predict"},
+        "exponent",
+        two_places,
+        stderr="exponent_stderr",
+    ),
 )
 
 
@@ -208,23 +324,38 @@ def _table(section: Section, runs: Sequence[tuple[str, Sequence[CellRecord]]]) -
             found.setdefault((record.device, record.model), {}).setdefault(tag, {})[column] = section.cell_text(record)
     several = len(runs) > 1
     header = ("device", "model", *(("run",) if several else ()), *columns)
-    rows = tuple((device, model, *((tag,) if several else ()), *(by_tag[tag].get(column, "-") for column in columns))
-                 for (device, model), by_tag in found.items() for tag, _ in runs if tag in by_tag)
+    rows = tuple(
+        (device, model, *((tag,) if several else ()), *(by_tag[tag].get(column, "-") for column in columns))
+        for (device, model), by_tag in found.items()
+        for tag, _ in runs
+        if tag in by_tag
+    )
     return Table(section.title, header, rows)
 
 
 # --- a precision's throughput over float32's ---------------------------------------------------
 
+
 def precision_records(records: Sequence[CellRecord]) -> list[CellRecord]:
     """Each training and inference cell under a lower precision against the same cell under
     float32 (same backend, device, batch and model), marked where that precision is emulated."""
+
     def twin_key(record: CellRecord, precision: str) -> tuple:
         where = record.info[CELL_KEY]
-        return (record.benchmark, where.get("backend"), record.device, record.batch_size, where.get("model_name"),
-                precision)
+        return (
+            record.benchmark,
+            where.get("backend"),
+            record.device,
+            record.batch_size,
+            where.get("model_name"),
+            precision,
+        )
 
-    timed = [r for r in records if r.benchmark in dict(PHASES).values() and "samples_per_s" in r.info
-             and r.info[CELL_KEY].get("precision")]
+    timed = [
+        r
+        for r in records
+        if r.benchmark in dict(PHASES).values() and "samples_per_s" in r.info and r.info[CELL_KEY].get("precision")
+    ]
     float32 = {twin_key(r, r.info[CELL_KEY]["precision"]): r for r in timed}
     derived = []
     for record in timed:
@@ -233,10 +364,20 @@ def precision_records(records: Sequence[CellRecord]) -> list[CellRecord]:
             continue
         ratio = record.info["samples_per_s"] / reference.info["samples_per_s"]
         phase = "train" if record.benchmark == "train_bench" else "predict"
-        derived.append(CellRecord(f"{PRECISION_SPEEDUP}[{record.name}]", PRECISION_SPEEDUP, record.device, record.model,
-                                  f"{phase} {record.column}", {
-                                      "over_float32": f"{times(ratio)} {record.info['precision_arithmetic']}"
-                                      if record.info.get("precision_arithmetic") not in (None, NATIVE) else ratio}))
+        derived.append(
+            CellRecord(
+                f"{PRECISION_SPEEDUP}[{record.name}]",
+                PRECISION_SPEEDUP,
+                record.device,
+                record.model,
+                f"{phase} {record.column}",
+                {
+                    "over_float32": f"{times(ratio)} {record.info['precision_arithmetic']}"
+                    if record.info.get("precision_arithmetic") not in (None, NATIVE)
+                    else ratio
+                },
+            )
+        )
     return derived
 
 
@@ -273,14 +414,19 @@ def _curve(phase: str, device: str, model: str, cells: list[CellRecord]) -> list
     sizes = [cell.batch_size for cell in cells]
     rates = [cell.info["samples_per_s"] for cell in cells]
     saturated = analysis.saturation(sizes, rates)
-    found = [_derived(device, model, phase, saturation=f"bs{saturated:.0f}" if saturated
-                      else f"none up to bs{sizes[-1]}")]
-    found += [_derived(device, model, f"{phase} bs{size}", throughput_over_smallest=rate / rates[0])
-              for size, rate in zip(sizes[1:], rates[1:])]
+    found = [
+        _derived(device, model, phase, saturation=f"bs{saturated:.0f}" if saturated else f"none up to bs{sizes[-1]}")
+    ]
+    found += [
+        _derived(device, model, f"{phase} bs{size}", throughput_over_smallest=rate / rates[0])
+        for size, rate in zip(sizes[1:], rates[1:])
+    ]
     with_overheads = [_with_compilation(cell) for cell in cells]
     if phase == "predict" and all(with_overheads):
-        found += [_derived(device, model, f"{phase} bs{size} +overheads", throughput_over_smallest=rate / with_overheads[0])
-                  for size, rate in zip(sizes[1:], with_overheads[1:])]
+        found += [
+            _derived(device, model, f"{phase} bs{size} +overheads", throughput_over_smallest=rate / with_overheads[0])
+            for size, rate in zip(sizes[1:], with_overheads[1:])
+        ]
     return found
 
 
@@ -297,14 +443,18 @@ def _crossovers(phase: str, curves: Mapping[tuple[str, str], list[CellRecord]]) 
     found = []
     for (device, model), cells in curves.items():
         reference = {c.batch_size: c.info["samples_per_s"] for c in curves.get((REFERENCE, model), [])}
-        shared = [(c.batch_size, c.info["samples_per_s"] / reference[c.batch_size])
-                  for c in cells if c.batch_size in reference]
+        shared = [
+            (c.batch_size, c.info["samples_per_s"] / reference[c.batch_size])
+            for c in cells
+            if c.batch_size in reference
+        ]
         if device == REFERENCE or not shared:
             continue
         sizes, ratios = zip(*sorted(shared))
         batch = analysis.crossover(sizes, ratios)
-        found.append(_derived(device, model, phase, overtakes_cpu=f"bs≈{batch:.0f}" if batch
-                              else f"not up to bs{sizes[-1]}"))
+        found.append(
+            _derived(device, model, phase, overtakes_cpu=f"bs≈{batch:.0f}" if batch else f"not up to bs{sizes[-1]}")
+        )
     return found
 
 
@@ -320,7 +470,16 @@ LEGEND = "beside a number: its verdict (ok, FAIL, new: no baseline yet, ungated:
 
 # --- the A/B table -------------------------------------------------------------------------------
 
-AB_HEADER = ("cell", "A round", "B round", "B/A [95% interval]", "pairs", "verdict", "host peak A -> B", "compile A -> B")
+AB_HEADER = (
+    "cell",
+    "A round",
+    "B round",
+    "B/A [95% interval]",
+    "pairs",
+    "verdict",
+    "host peak A -> B",
+    "compile A -> B",
+)
 
 
 def _as_json(verdict: Any) -> Mapping[str, Any]:
@@ -333,7 +492,13 @@ def _single(verdict: Mapping[str, Any] | None, show: Callable[[float], str]) -> 
     if not verdict or verdict.get("measured") is None:
         return "-"
     beyond = verdict["outcome"] == REPORTED and (verdict.get("statistic") or {}).get("beyond_rule")
-    mark = " beyond its rule" if beyond else "" if verdict["outcome"] in (PASS, REPORTED) else f" {MARKS[verdict['outcome']]}"
+    mark = (
+        " beyond its rule"
+        if beyond
+        else ""
+        if verdict["outcome"] in (PASS, REPORTED)
+        else f" {MARKS[verdict['outcome']]}"
+    )
     return f"{show(verdict['baseline'])} -> {show(verdict['measured'])}{mark}"
 
 
@@ -349,18 +514,35 @@ def ab_rows(verdicts: Sequence[Any]) -> list[tuple[str, ...]]:
             continue
         statistic, ratio = v.get("statistic") or {}, v.get("measured")
         if ratio is None:  # a worker failed: no numbers
-            keyed.append((float("-inf"), (cell, "-", "-", "-", "-", f"{MARKS[v['outcome']]}: {v['message'][:80]}", "-", "-")))
+            keyed.append(
+                (float("-inf"), (cell, "-", "-", "-", "-", f"{MARKS[v['outcome']]}: {v['message'][:80]}", "-", "-"))
+            )
             continue
         low, high = statistic["ci95"]
-        keyed.append((-ratio, (cell, f"{statistic['a'] * 1e3:.1f} ms", f"{statistic['b'] * 1e3:.1f} ms",
-                               f"{ratio:.3f} [{low:.3f}, {high:.3f}]", str(statistic["pairs"]), MARKS[v["outcome"]],
-                               _single(by_metric.get(AB_PEAK, {}).get(cell), format_bytes),
-                               _single(by_metric.get(AB_COMPILE, {}).get(cell), lambda s: f"{s:.2f} s"))))
+        keyed.append(
+            (
+                -ratio,
+                (
+                    cell,
+                    f"{statistic['a'] * 1e3:.1f} ms",
+                    f"{statistic['b'] * 1e3:.1f} ms",
+                    f"{ratio:.3f} [{low:.3f}, {high:.3f}]",
+                    str(statistic["pairs"]),
+                    MARKS[v["outcome"]],
+                    _single(by_metric.get(AB_PEAK, {}).get(cell), format_bytes),
+                    _single(by_metric.get(AB_COMPILE, {}).get(cell), lambda s: f"{s:.2f} s"),
+                ),
+            )
+        )
     return [row for _, row in sorted(keyed, key=lambda pair: pair[0])]
 
 
-def ab_lines(environment_b: str, described: Mapping[str, Mapping[str, Any]], verdicts: Sequence[Any],
-             environment_a: str = "A (this interpreter)") -> list[str]:
+def ab_lines(
+    environment_b: str,
+    described: Mapping[str, Mapping[str, Any]],
+    verdicts: Sequence[Any],
+    environment_a: str = "A (this interpreter)",
+) -> list[str]:
     """The terminal's A/B section: what B and A are, then the table."""
     lines = [f"{environment_b} against {environment_a}: B/A above 1 is B slower"]
     for side, about in described.items():

@@ -49,9 +49,15 @@ class RunConfig:
 
     def worker_fields(self) -> RunFields:
         """What a worker needs to build a cell as this run does (processes.protocol.CellSpec)."""
-        return RunFields(dataset=self.dataset, data_dir=str(self.data_dir) if self.data_dir else None,
-                         max_train_samples=self.preset.max_train_samples, deep_layers=self.model_options.deep_layers,
-                         seed=self.model_options.seed, intra_op_threads=self.intra_op_threads,
-                         round_seconds=self.preset.round_seconds,
-                         predict_round_seconds=self.preset.predict_round_seconds, modules=self.modules,
-                         module_roots=self.module_roots)
+        return RunFields(
+            dataset=self.dataset,
+            data_dir=str(self.data_dir) if self.data_dir else None,
+            max_train_samples=self.preset.max_train_samples,
+            deep_layers=self.model_options.deep_layers,
+            seed=self.model_options.seed,
+            intra_op_threads=self.intra_op_threads,
+            round_seconds=self.preset.round_seconds,
+            predict_round_seconds=self.preset.predict_round_seconds,
+            modules=self.modules,
+            module_roots=self.module_roots,
+        )

@@ -65,29 +65,85 @@ ALL_MODELS: tuple[str, ...] = ()
 QUICK_LEAVES_OUT = {
     "overhead_bench": "the harness-efficiency check is reported, not gated, and takes 35 s: run it with --preset full",
     "memory_scaling": "the memory ladder (fixed + per-sample bytes, largest batch) is reported, not gated, and "
-                      "takes 20 s: run it with --preset full",
+    "takes 20 s: run it with --preset full",
 }
-PRESETS.register("quick", Preset(
-    "quick", batch_sizes=(32, 256), models=ALL_MODELS, rounds=8, round_seconds=0.2, predict_round_seconds=0.1,
-    max_train_samples=10_000, svm_subsets=(500, 1000), latency_rounds=100, interleaved_pairs=6,
-    memory_ladder=(256, 512, 1024), leak_predictions=20, sweep_to_largest=False,
-    growth_smallest=(100, 32), growth_models=("svm",), growth_rounds=3, growth_memory_repeats=1, growth_slowest_seconds=10.0,
-    left_out=QUICK_LEAVES_OUT))
-PRESETS.register("full", Preset(
-    "full", batch_sizes=(32, 64, 128, 256, 512, 1024, 2048, 4096, 8192), models=ALL_MODELS,
-    rounds=20, round_seconds=0.5, predict_round_seconds=0.5, max_train_samples=None, svm_subsets=(1000, 2000, 5000),
-    latency_rounds=1000, interleaved_pairs=15,
-    memory_ladder=(256, 512, 1024, 2048, 4096), leak_predictions=200, sweep_to_largest=True,
-    growth_smallest=(250, 128), growth_models=ALL_MODELS, growth_rounds=5, growth_memory_repeats=3, growth_slowest_seconds=300.0,
-    spread=2, thread_processes=2))
+PRESETS.register(
+    "quick",
+    Preset(
+        "quick",
+        batch_sizes=(32, 256),
+        models=ALL_MODELS,
+        rounds=8,
+        round_seconds=0.2,
+        predict_round_seconds=0.1,
+        max_train_samples=10_000,
+        svm_subsets=(500, 1000),
+        latency_rounds=100,
+        interleaved_pairs=6,
+        memory_ladder=(256, 512, 1024),
+        leak_predictions=20,
+        sweep_to_largest=False,
+        growth_smallest=(100, 32),
+        growth_models=("svm",),
+        growth_rounds=3,
+        growth_memory_repeats=1,
+        growth_slowest_seconds=10.0,
+        left_out=QUICK_LEAVES_OUT,
+    ),
+)
+PRESETS.register(
+    "full",
+    Preset(
+        "full",
+        batch_sizes=(32, 64, 128, 256, 512, 1024, 2048, 4096, 8192),
+        models=ALL_MODELS,
+        rounds=20,
+        round_seconds=0.5,
+        predict_round_seconds=0.5,
+        max_train_samples=None,
+        svm_subsets=(1000, 2000, 5000),
+        latency_rounds=1000,
+        interleaved_pairs=15,
+        memory_ladder=(256, 512, 1024, 2048, 4096),
+        leak_predictions=200,
+        sweep_to_largest=True,
+        growth_smallest=(250, 128),
+        growth_models=ALL_MODELS,
+        growth_rounds=5,
+        growth_memory_repeats=3,
+        growth_slowest_seconds=300.0,
+        spread=2,
+        thread_processes=2,
+    ),
+)
 # Every benchmark, each measured as briefly as it can be: does the whole grid run here? Every
 # gate runs, on rounds too short to trust as timings; the harness's own tests use it.
-PRESETS.register("smoke", Preset(
-    "smoke", batch_sizes=(32, 256), models=ALL_MODELS, rounds=4, round_seconds=0.05, predict_round_seconds=0.05,
-    max_train_samples=10_000, svm_subsets=(500, 1000), latency_rounds=10, interleaved_pairs=5,
-    memory_ladder=(256, 512, 1024), leak_predictions=20, sweep_to_largest=False,
-    growth_smallest=(100, 32), growth_models=("mlp", "svm"), growth_rounds=1, growth_memory_repeats=1, growth_slowest_seconds=10.0,
-    spread=2, thread_processes=1, ab_pairs=(6, 6, 12)))
+PRESETS.register(
+    "smoke",
+    Preset(
+        "smoke",
+        batch_sizes=(32, 256),
+        models=ALL_MODELS,
+        rounds=4,
+        round_seconds=0.05,
+        predict_round_seconds=0.05,
+        max_train_samples=10_000,
+        svm_subsets=(500, 1000),
+        latency_rounds=10,
+        interleaved_pairs=5,
+        memory_ladder=(256, 512, 1024),
+        leak_predictions=20,
+        sweep_to_largest=False,
+        growth_smallest=(100, 32),
+        growth_models=("mlp", "svm"),
+        growth_rounds=1,
+        growth_memory_repeats=1,
+        growth_slowest_seconds=10.0,
+        spread=2,
+        thread_processes=1,
+        ab_pairs=(6, 6, 12),
+    ),
+)
 
 
 def chosen(models: tuple[str, ...]) -> tuple[str, ...]:

@@ -37,16 +37,23 @@ TARGET_ACCURACY = {"digits": 0.95, "mnist": 0.95, "fashion_mnist": 0.85, "cifar1
 class Session:
     def __init__(self, run: RunConfig) -> None:
         self.run = run
-        self.cells: dict[str, dict] = {}  # every finished cell's extra_info: the summary tables, the JSON's untimed cells
+        self.cells: dict[
+            str, dict
+        ] = {}  # every finished cell's extra_info: the summary tables, the JSON's untimed cells
         self.projections: list[Projected] = []  # data-scaling cells' projections, for the cost table
         self.progress = progress.Progress()  # silent until the plugin gives it pytest's terminal
         self.deferred: list[tuple[str, Callable[[], None]]] = []  # (what, work) after the last cell: step traces
         self.notes: list[str] = []  # shown at the end of the run (baselines written or refused)
-        self.sizing = Sizing(run, self.one_step, lambda device: self.inventory.get(device) is not None,
-                             lambda: len(self.dataset.x_train))
-        self.verdicts = Verdicts(update=run.update_baselines, require_baselines=run.require_baselines,
-                                 memray_tracking=run.memray_tracking, timing_threshold=run.timing_threshold,
-                                 ab_strict=bool(run.ab_setup and run.ab_setup.strict))
+        self.sizing = Sizing(
+            run, self.one_step, lambda device: self.inventory.get(device) is not None, lambda: len(self.dataset.x_train)
+        )
+        self.verdicts = Verdicts(
+            update=run.update_baselines,
+            require_baselines=run.require_baselines,
+            memray_tracking=run.memray_tracking,
+            timing_threshold=run.timing_threshold,
+            ab_strict=bool(run.ab_setup and run.ab_setup.strict),
+        )
         self.process_results: dict[Any, Any] = {}  # a distributed.Job -> its Result, for cells that share a job
         self._trainers: dict[Cell, Trainer] = {}
         self._recipe_runs: dict[Cell, RecipeRun] = {}
@@ -63,14 +70,21 @@ class Session:
     @functools.cached_property
     def grid(self) -> Grid:
         sweeps = self.run.preset.sweep_to_largest and not self.run.user_batch_sizes
-        return Grid(devices=self.run.devices or self.inventory.default_names(),
-                    batch_sizes=self.run.batch_sizes, models=self.run.models,
-                    svm_subsets=self.run.preset.svm_subsets,
-                    labelled=self.run.dataset not in data.UNLABELLED, inventory=self.inventory,
-                    sweep=self.sizing.sweep if sweeps else None,
-                    data_scaling_models=presets.chosen(self.run.preset.growth_models), spread=self.run.preset.spread,
-                    thread_processes=self.run.preset.thread_processes, left_out=self.run.preset.left_out,
-                    backends=self.run.backends, precisions=self.run.precisions)
+        return Grid(
+            devices=self.run.devices or self.inventory.default_names(),
+            batch_sizes=self.run.batch_sizes,
+            models=self.run.models,
+            svm_subsets=self.run.preset.svm_subsets,
+            labelled=self.run.dataset not in data.UNLABELLED,
+            inventory=self.inventory,
+            sweep=self.sizing.sweep if sweeps else None,
+            data_scaling_models=presets.chosen(self.run.preset.growth_models),
+            spread=self.run.preset.spread,
+            thread_processes=self.run.preset.thread_processes,
+            left_out=self.run.preset.left_out,
+            backends=self.run.backends,
+            precisions=self.run.precisions,
+        )
 
     @functools.cached_property
     def dataset(self) -> data.Dataset:
@@ -79,9 +93,12 @@ class Session:
     @functools.cached_property
     def gates(self) -> Gates:
         scope = Scope(self.inventory.fingerprint().key, fingerprint.software().key, self.dataset)
-        tolerances = {"accuracy": self.run.accuracy_tolerance, "error": self.run.error_tolerance,
-                      "speedup": self.run.speedup_tolerance,
-                      "memory": self.run.memory_tolerance}
+        tolerances = {
+            "accuracy": self.run.accuracy_tolerance,
+            "error": self.run.error_tolerance,
+            "speedup": self.run.speedup_tolerance,
+            "memory": self.run.memory_tolerance,
+        }
         return Gates.load(self.run.baselines, scope, tolerances)
 
     @functools.cached_property
@@ -104,8 +121,7 @@ class Session:
 
     def prepare(self) -> None:
         """Load what every benchmark needs, so bad data or baselines stop the run up front."""
-        self.dataset
-        self.gates
+        _ = self.dataset, self.gates  # each loads on its first access
 
     # --- building blocks shared between benchmarks -------------------------------------------
     def placement(self, name: str) -> Placement:
@@ -122,9 +138,15 @@ class Session:
         """Built and warmed up once per cell; throughput, speedup and overhead tests share it."""
         if cell not in self._trainers:
             self._trainers[cell] = Trainer.build(
-                cell.id, MODELS[cell.model], self.dataset, self.placement(cell.device),
-                cell.batch_size, self.model_options(cell), self.run.preset.round_seconds,
-                steps=self.verdicts.saved_steps("train", cell.id))
+                cell.id,
+                MODELS[cell.model],
+                self.dataset,
+                self.placement(cell.device),
+                cell.batch_size,
+                self.model_options(cell),
+                self.run.preset.round_seconds,
+                steps=self.verdicts.saved_steps("train", cell.id),
+            )
         return self._trainers[cell]
 
     def predictor(self, cell: Cell) -> Any:
@@ -133,8 +155,14 @@ class Session:
         if cell not in self._predictors:
             spec = MODELS[cell.model]
             self._predictors[cell] = PREDICTORS[spec.framework].build(
-                spec, self.dataset, self.placement(cell.device), cell.batch_size, self.model_options(cell),
-                self.run.preset.predict_round_seconds, steps=self.verdicts.saved_steps("inference", cell.id))
+                spec,
+                self.dataset,
+                self.placement(cell.device),
+                cell.batch_size,
+                self.model_options(cell),
+                self.run.preset.predict_round_seconds,
+                steps=self.verdicts.saved_steps("inference", cell.id),
+            )
         return self._predictors[cell]
 
     def reference_work(self, kind: str, cell: Cell) -> Any:
@@ -158,14 +186,29 @@ class Session:
         if cell not in self._recipe_runs:
             spec = MODELS[cell.model]
             if cell.backend != PROCESS_BACKEND:
-                self.progress(f"{cell.id}: training the recipe in the {cell.backend} worker ({spec.recipe_epochs} epochs)")
-                found = self.backend_call(cell.backend, Cellwork.RECIPE_RUN, spec=self.cell_spec("train", cell),
-                                          epochs=spec.recipe_epochs, target=self.recipe_target(cell.model))
+                self.progress(
+                    f"{cell.id}: training the recipe in the {cell.backend} worker ({spec.recipe_epochs} epochs)"
+                )
+                found = self.backend_call(
+                    cell.backend,
+                    Cellwork.RECIPE_RUN,
+                    spec=self.cell_spec("train", cell),
+                    epochs=spec.recipe_epochs,
+                    target=self.recipe_target(cell.model),
+                )
                 self._recipe_runs[cell] = RecipeRun(**found)
             else:
                 self._recipe_runs[cell] = train_recipe(
-                    cell.id, spec, self.dataset, self.placement(cell.device), cell.batch_size,
-                    spec.recipe_epochs, self.recipe_target(cell.model), self.model_options(cell), self.progress)
+                    cell.id,
+                    spec,
+                    self.dataset,
+                    self.placement(cell.device),
+                    cell.batch_size,
+                    spec.recipe_epochs,
+                    self.recipe_target(cell.model),
+                    self.model_options(cell),
+                    self.progress,
+                )
         return self._recipe_runs[cell]
 
     def cell_spec(self, kind: str, cell: Cell, tag: str = "") -> dict[str, Any]:
@@ -174,21 +217,28 @@ class Session:
 
     def backend_call(self, backend: str, call: Cellwork, **kwargs: Any) -> Any:
         """A cellwork call in the worker of a Keras backend other than this process's."""
-        return self.backend_workers.call(BACKENDS[backend].environment(), call.target, self.run.worker_deadline_s,
-                                         **kwargs)
+        return self.backend_workers.call(
+            BACKENDS[backend].environment(), call.target, self.run.worker_deadline_s, **kwargs
+        )
 
     def one_batch(self, cell: Cell) -> OneBatch:
         """Built and warmed up once per cell, as a trainer is: the inference memory and leak cells
         of a batch size share it (a model and its trace, 0.2-0.4 s)."""
         if cell not in self._one_batches:
-            self._one_batches[cell] = OneBatch.build(MODELS[cell.model], self.dataset, self.placement(cell.device),
-                                                     cell.batch_size, self.model_options(cell))
+            self._one_batches[cell] = OneBatch.build(
+                MODELS[cell.model], self.dataset, self.placement(cell.device), cell.batch_size, self.model_options(cell)
+            )
         return self._one_batches[cell]
 
     def one_step(self, cell: Cell) -> OneStep:
-        return OneStep.build(cell.id, MODELS[cell.model], self.dataset, self.placement(cell.device),
-                             cell.batch_size, self.model_options(cell))
+        return OneStep.build(
+            cell.id,
+            MODELS[cell.model],
+            self.dataset,
+            self.placement(cell.device),
+            cell.batch_size,
+            self.model_options(cell),
+        )
 
     def save_baselines(self) -> list[str]:
         return self.verdicts.stores(self.gates.all())
-

@@ -33,8 +33,13 @@ class Sizing:
     does not hold the run context: a device's presence, a cell's training step, the number of
     training samples, each asked only when a sweep needs it."""
 
-    def __init__(self, run: RunConfig, one_step: Callable[[Cell], OneStep], present: Callable[[str], bool],
-                 training_samples: Callable[[], int]) -> None:
+    def __init__(
+        self,
+        run: RunConfig,
+        one_step: Callable[[Cell], OneStep],
+        present: Callable[[str], bool],
+        training_samples: Callable[[], int],
+    ) -> None:
         self.run = run
         self.one_step = one_step
         self.present = present
@@ -71,10 +76,14 @@ class Sizing:
 
     def _fits_predicate(self, step: OneStep, fit: memory.LinearFit, estimate: memory.Estimate):
         if not is_accelerator(step.placement.kind):
-            return (memory.budget_predicate(fit, estimate.resident, self.budget),
-                    f"predicted: resident state + fitted step peak <= {units.format_bytes(self.budget)}")
-        return (memory.oom_predicate(lambda batch_size: step.resized(batch_size)),
-                f"probed: real steps on {step.placement.description} until out of memory")
+            return (
+                memory.budget_predicate(fit, estimate.resident, self.budget),
+                f"predicted: resident state + fitted step peak <= {units.format_bytes(self.budget)}",
+            )
+        return (
+            memory.oom_predicate(lambda batch_size: step.resized(batch_size)),
+            f"probed: real steps on {step.placement.description} until out of memory",
+        )
 
     def _search_limit(self, estimate: memory.Estimate) -> int:
         """No batch whose input alone would take a quarter of the budget on the host."""
@@ -85,8 +94,7 @@ class Sizing:
         training set's size: a batch larger than the data set is not a batch."""
         spec, run = MODELS[model], self.run
         start = min(run.batch_sizes)
-        if (not spec.batch_trained or not self.present(device)
-                or kind_of(device) not in spec.device_kinds):
+        if not spec.batch_trained or not self.present(device) or kind_of(device) not in spec.device_kinds:
             return run.batch_sizes
         ceiling = min(self.scaling(device, model).largest_batch or 0, self.training_samples())
         sizes = []

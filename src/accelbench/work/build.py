@@ -27,7 +27,11 @@ def seed_everything(seed: int) -> None:
     from keras.src.utils import module_utils
 
     lazy_tensorflow = module_utils.tensorflow
-    if keras.backend.backend() == "tensorflow" or lazy_tensorflow.module is not None or lazy_tensorflow._available is not None:
+    if (
+        keras.backend.backend() == "tensorflow"
+        or lazy_tensorflow.module is not None
+        or lazy_tensorflow._available is not None
+    ):
         keras.utils.set_random_seed(seed)
         return
     lazy_tensorflow._available = False
@@ -37,16 +41,26 @@ def seed_everything(seed: int) -> None:
         lazy_tensorflow._available = None
 
 
-def build_model(spec: ModelSpec, input_shape: tuple[int, ...], options: ModelOptions, scope: AbstractContextManager,
-                *, train: bool, jit_compile: bool | str = AUTO, outputs: int = NUM_CLASSES,
-                quality: str = "accuracy", input_dtype: str = "float32") -> Any:
+def build_model(
+    spec: ModelSpec,
+    input_shape: tuple[int, ...],
+    options: ModelOptions,
+    scope: AbstractContextManager,
+    *,
+    train: bool,
+    jit_compile: bool | str = AUTO,
+    outputs: int = NUM_CLASSES,
+    quality: str = "accuracy",
+    input_dtype: str = "float32",
+) -> Any:
     """The model of `spec` with `outputs` outputs, its variables made in `scope` from the options' seed.
 
     train: compiled as fit() will run it (the spec's optimizer and loss, else the quality's:
     sparse cross-entropy on logits for accuracy; `jit_compile`), with the optimizer's slots built
-    now where the model has its variables: a tf.function that creates variables is traced twice, which made the first fit() 1.6-2.9x slower in every trainer, memory step
-    and recipe. Not train: as inference runs it, uncompiled; a CPU cell (jit_compile False) is
-    kept off XLA whatever other devices the process sees.
+    now where the model has its variables: a tf.function that creates variables is traced twice,
+    which made the first fit() 1.6-2.9x slower in every trainer, memory step and recipe. Not
+    train: as inference runs it, uncompiled; a CPU cell (jit_compile False) is kept off XLA
+    whatever other devices the process sees.
     """
     import keras
 
@@ -58,9 +72,16 @@ def build_model(spec: ModelSpec, input_shape: tuple[int, ...], options: ModelOpt
             # makes them here, in the scope and under the seed, as every other model's are.
             model(keras.KerasTensor((None, *input_shape), dtype=input_dtype))
         if train:
-            optimizer = (call_user(f"model {spec.name!r}: its optimizer factory", spec.optimizer) if spec.optimizer
-                         else keras.optimizers.Adam())  # a spec may leave it to us
-            loss = call_user(f"model {spec.name!r}: its loss factory", spec.loss) if spec.loss else QUALITIES[quality].loss()
+            optimizer = (
+                call_user(f"model {spec.name!r}: its optimizer factory", spec.optimizer)
+                if spec.optimizer
+                else keras.optimizers.Adam()
+            )  # a spec may leave it to us
+            loss = (
+                call_user(f"model {spec.name!r}: its loss factory", spec.loss)
+                if spec.loss
+                else QUALITIES[quality].loss()
+            )
             model.compile(optimizer=optimizer, jit_compile=jit_compile, loss=loss)
             if model.built and model.trainable_variables:
                 # A subclassed keras.Model makes its variables at its first call: an optimizer

@@ -153,10 +153,13 @@ class Phase:
 
 
 PHASES: Registry[Phase] = Registry("data-scaling phase")
-PHASES.register("train", Phase("train", 0, lambda d: d.x_train,
-                               {"keras": KerasEpoch.build, "sklearn": EstimatorFit.build}))
-PHASES.register("predict", Phase("predict", 1, lambda d: d.x_test,
-                                 {"keras": KerasPrediction.build, "sklearn": EstimatorPrediction.build}))
+PHASES.register(
+    "train", Phase("train", 0, lambda d: d.x_train, {"keras": KerasEpoch.build, "sklearn": EstimatorFit.build})
+)
+PHASES.register(
+    "predict",
+    Phase("predict", 1, lambda d: d.x_test, {"keras": KerasPrediction.build, "sklearn": EstimatorPrediction.build}),
+)
 
 
 @dataclass(frozen=True)
@@ -168,8 +171,13 @@ class Peaks:
     stopped: str | None  # why the ladder stopped short of its largest size
 
 
-def measure_peaks(work: Work, sizes: tuple[int, ...], repeats: int, slowest_seconds: float,
-                  say: Callable[[str], None] = progress.quiet) -> Peaks:
+def measure_peaks(
+    work: Work,
+    sizes: tuple[int, ...],
+    repeats: int,
+    slowest_seconds: float,
+    say: Callable[[str], None] = progress.quiet,
+) -> Peaks:
     """Warm each size up (tracing at its shapes), then take its host peak `repeats` times.
 
     Runs outside any test body: memray runs one tracker at a time, and pytest-memray may be
@@ -182,13 +190,17 @@ def measure_peaks(work: Work, sizes: tuple[int, ...], repeats: int, slowest_seco
         measured.append(size)
         peaks.append(tuple(memory.host_peak(lambda: work.run(size)) for _ in range(repeats)))
         if first > slowest_seconds and size != sizes[-1]:
-            return Peaks(tuple(measured), tuple(peaks),
-                         f"n={size:,} took {first:.3g} s, over the preset's {slowest_seconds:g} s a size")
+            return Peaks(
+                tuple(measured),
+                tuple(peaks),
+                f"n={size:,} took {first:.3g} s, over the preset's {slowest_seconds:g} s a size",
+            )
     return Peaks(tuple(measured), tuple(peaks), None)
 
 
-def time_rounds(work: Work, sizes: tuple[int, ...], rounds: int,
-                say: Callable[[str], None] = progress.quiet) -> tuple[tuple[float, ...], ...]:
+def time_rounds(
+    work: Work, sizes: tuple[int, ...], rounds: int, say: Callable[[str], None] = progress.quiet
+) -> tuple[tuple[float, ...], ...]:
     """Seconds of every size in every round, the sizes taken in turn within each round: a slow
     spell on a shared machine then touches all sizes alike instead of bending the curve."""
     seconds: list[list[float]] = [[] for _ in sizes]
@@ -201,6 +213,7 @@ def time_rounds(work: Work, sizes: tuple[int, ...], rounds: int,
 
 # --- what the target sizes would hold ------------------------------------------------------------
 
+
 def data_bytes(input_shape: tuple[int, ...], n: float) -> float:
     return n * math.prod(input_shape) * PIXEL_BYTES
 
@@ -209,21 +222,28 @@ def machines_needed(bytes_needed: float, machine_bytes: int) -> int:
     return max(1, math.ceil(bytes_needed / machine_bytes))
 
 
-def regime_reasons(spec: ModelSpec, phase: str, input_shape: tuple[int, ...], target: float,
-                   projected_peak: float, machine_bytes: int) -> list[str]:
+def regime_reasons(
+    spec: ModelSpec, phase: str, input_shape: tuple[int, ...], target: float, projected_peak: float, machine_bytes: int
+) -> list[str]:
     """What stops the measured method from working at the target size on machines like this one."""
     machine = units.format_si_bytes(machine_bytes)
     reasons = []
     held = data_bytes(input_shape, target)
     if held > machine_bytes:
-        reasons.append(f"the data itself ({units.format_si_bytes(held)} as 8-bit pixels) outgrows this machine's "
-                       f"memory ({machine}), and the measured work holds it in memory")
+        reasons.append(
+            f"the data itself ({units.format_si_bytes(held)} as 8-bit pixels) outgrows this machine's "
+            f"memory ({machine}), and the measured work holds it in memory"
+        )
     if phase == "train" and spec.working_set:
         what, size_of = spec.working_set
         if size_of(target) > machine_bytes:
-            reasons.append(f"{what} ({units.format_si_bytes(size_of(target))}) outgrows this machine's memory ({machine})")
+            reasons.append(
+                f"{what} ({units.format_si_bytes(size_of(target))}) outgrows this machine's memory ({machine})"
+            )
     if projected_peak > machine_bytes:
-        reasons.append(f"the projected peak memory ({units.format_si_bytes(projected_peak)}) would take "
-                       f"{machines_needed(projected_peak, machine_bytes):,} machines of this kind ({machine} each), "
-                       f"and the method then changes (streaming, sharding): a projection is not a promise")
+        reasons.append(
+            f"the projected peak memory ({units.format_si_bytes(projected_peak)}) would take "
+            f"{machines_needed(projected_peak, machine_bytes):,} machines of this kind ({machine} each), "
+            f"and the method then changes (streaming, sharding): a projection is not a promise"
+        )
     return reasons

@@ -17,9 +17,16 @@ from accelbench.work.training import batches_for, fixed_batches, one_batch
 def serving_model(spec: ModelSpec, dataset: Dataset, placement: Placement, options: ModelOptions) -> Any:
     """The model, seeded and built on the placement, as inference runs it (no training needed:
     the weights do not change the time or the memory of a prediction)."""
-    return build_model(spec, dataset.input_shape, options, placement.scope(), train=False,
-                       jit_compile=placement.jit_compile, outputs=dataset.outputs,
-                       input_dtype=str(dataset.x_train.dtype))
+    return build_model(
+        spec,
+        dataset.input_shape,
+        options,
+        placement.scope(),
+        train=False,
+        jit_compile=placement.jit_compile,
+        outputs=dataset.outputs,
+        input_dtype=str(dataset.x_train.dtype),
+    )
 
 
 class BatchRounds:
@@ -64,8 +71,16 @@ class Predictor(KerasRounds):
     _counts: dict[int, Any] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, spec: ModelSpec, dataset: Dataset, placement: Placement, batch_size: int,
-              options: ModelOptions, round_seconds: float, steps: int | None = None) -> Predictor | ArrayPredictor:
+    def build(
+        cls,
+        spec: ModelSpec,
+        dataset: Dataset,
+        placement: Placement,
+        batch_size: int,
+        options: ModelOptions,
+        round_seconds: float,
+        steps: int | None = None,
+    ) -> Predictor | ArrayPredictor:
         if placement.FEEDS_ARRAYS:  # a backend other than TensorFlow: no tf.function to loop in
             return ArrayPredictor.build(spec, dataset, placement, batch_size, options, round_seconds, steps)
         import tensorflow as tf
@@ -89,7 +104,8 @@ class Predictor(KerasRounds):
         predictor.compile_seconds = measure.seconds(lambda: predictor._predict(1))
         calibration = measure.CALIBRATION_STEPS
         predictor.steps = steps or measure.steps_for(
-            round_seconds, measure.best_of(lambda: predictor._predict(calibration)) / calibration)
+            round_seconds, measure.best_of(lambda: predictor._predict(calibration)) / calibration
+        )
         predictor.run_round()
         return predictor
 
@@ -100,7 +116,6 @@ class Predictor(KerasRounds):
             self._counts[steps] = tf.constant(steps)
         with self.placement.scope():
             return float(self.loop(self.iterator, self._counts[steps]))  # float() waits for the device
-
 
 
 @dataclass
@@ -118,8 +133,16 @@ class ArrayPredictor(KerasRounds):
     _made: dict[int, Any] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, spec: ModelSpec, dataset: Dataset, placement: Any, batch_size: int,
-              options: ModelOptions, round_seconds: float, steps: int | None = None) -> ArrayPredictor:
+    def build(
+        cls,
+        spec: ModelSpec,
+        dataset: Dataset,
+        placement: Any,
+        batch_size: int,
+        options: ModelOptions,
+        round_seconds: float,
+        steps: int | None = None,
+    ) -> ArrayPredictor:
         model = serving_model(spec, dataset, placement, options)
         (images,) = fixed_batches((dataset.x_test,), batch_size)
         predictor = cls(model, placement, images, batch_size)
@@ -127,7 +150,8 @@ class ArrayPredictor(KerasRounds):
         calibration = measure.CALIBRATION_STEPS
         predictor._images(calibration)
         predictor.steps = steps or measure.steps_for(
-            round_seconds, measure.best_of(lambda: predictor._predict(calibration)) / calibration)
+            round_seconds, measure.best_of(lambda: predictor._predict(calibration)) / calibration
+        )
         predictor.run_round()
         return predictor
 
@@ -141,7 +165,6 @@ class ArrayPredictor(KerasRounds):
         with self.placement.scope():
             logits = self.model.predict(self._images(steps), batch_size=self.batch_size, verbose=0)
         return float(logits[0, 0])  # NumPy: the backend has finished
-
 
 
 SVM_INFERENCE_FIT = 1000  # images the SVM is fitted on before its predictions are measured
@@ -166,15 +189,23 @@ class SklearnPredictor(BatchRounds):
     compile_seconds: float = 0.0  # nothing to compile
 
     @classmethod
-    def build(cls, spec: ModelSpec, dataset: Dataset, placement: Placement, batch_size: int,
-              options: ModelOptions, round_seconds: float, steps: int | None = None) -> SklearnPredictor:
+    def build(
+        cls,
+        spec: ModelSpec,
+        dataset: Dataset,
+        placement: Placement,
+        batch_size: int,
+        options: ModelOptions,
+        round_seconds: float,
+        steps: int | None = None,
+    ) -> SklearnPredictor:
         import numpy as np
 
         estimator = fitted_estimator(spec, dataset, options)
         flat = dataset.x_test.reshape(len(dataset.x_test), -1)
         repeats = -(-batch_size // len(flat))  # a batch may be larger than the test set
         pool = np.concatenate([flat] * repeats) if repeats > 1 else flat
-        batches = [pool[i:i + batch_size] for i in range(0, len(pool) - batch_size + 1, batch_size)]
+        batches = [pool[i : i + batch_size] for i in range(0, len(pool) - batch_size + 1, batch_size)]
         predictor = cls(estimator, batches, batch_size)
         predictor.steps = steps or measure.steps_for(round_seconds, measure.seconds(lambda: predictor._predict(1)))
         return predictor
@@ -199,8 +230,9 @@ class OneBatch:
     model: Any  # the Keras model, None for scikit-learn
 
     @classmethod
-    def build(cls, spec: ModelSpec, dataset: Dataset, placement: Placement, batch_size: int,
-              options: ModelOptions) -> OneBatch:
+    def build(
+        cls, spec: ModelSpec, dataset: Dataset, placement: Placement, batch_size: int, options: ModelOptions
+    ) -> OneBatch:
         (images,) = one_batch((dataset.x_test,), batch_size)
         if spec.framework == "sklearn":
             estimator = fitted_estimator(spec, dataset, options)

@@ -47,8 +47,7 @@ def calibrated_steps(run: Callable[[int], object], round_seconds: float) -> int:
         steps *= 2
 
 
-def interleaved(first: Callable[[], float], second: Callable[[], float],
-                pairs: int) -> tuple[list[float], list[float]]:
+def interleaved(first: Callable[[], float], second: Callable[[], float], pairs: int) -> tuple[list[float], list[float]]:
     """Throughputs of two workloads timed in alternating rounds, A B B A A B ... (comparison.order)
     to cancel drift.
 

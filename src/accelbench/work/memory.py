@@ -22,6 +22,7 @@ from accelbench.axes.devices import is_accelerator
 FLOAT_BYTES = 4  # every model here trains in float32
 MAX_SEARCH_BATCH = 2**24  # the largest-batch search stops here
 
+
 def physical_memory_bytes() -> int | None:
     try:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
@@ -30,6 +31,7 @@ def physical_memory_bytes() -> int | None:
 
 
 # --- measuring -------------------------------------------------------------------------------
+
 
 def host_peak(work: Callable[[], object]) -> int:
     """Bytes memray sees allocated at the high-water mark while work runs.
@@ -90,6 +92,7 @@ def tf_device_name(device: str) -> str:
 
 # --- the analytic estimate --------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Estimate:
     """Bytes a training step needs, from the model's shapes alone.
@@ -132,7 +135,11 @@ class Estimate:
 
     @property
     def why_unknown(self) -> str | None:
-        return None if self.known else f"the memory estimate does not know {', '.join(self.unknown)}: no cap is made from it"
+        return (
+            None
+            if self.known
+            else f"the memory estimate does not know {', '.join(self.unknown)}: no cap is made from it"
+        )
 
     def step(self, batch_size: int) -> int | None:
         """A training step's bytes; None where the estimate does not know the model."""
@@ -161,18 +168,74 @@ HALF_BYTES = 2
 # Conv2D, pooling, Dropout). Any other layer class (recurrent, attention, a user's own) leaves
 # the estimate unknown. Keras ops in a functional graph (x + y) are not layers: each makes its
 # output, as these do.
-OUTPUT_HOLDING_LAYERS = frozenset({
-    "InputLayer", "Dense", "EinsumDense", "Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose",
-    "Conv3DTranspose", "DepthwiseConv1D", "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D",
-    "MaxPooling1D", "MaxPooling2D", "MaxPooling3D", "AveragePooling1D", "AveragePooling2D", "AveragePooling3D",
-    "GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D", "GlobalAveragePooling1D",
-    "GlobalAveragePooling2D", "GlobalAveragePooling3D", "Flatten", "Reshape", "Permute", "RepeatVector",
-    "Dropout", "SpatialDropout1D", "SpatialDropout2D", "GaussianNoise", "BatchNormalization",
-    "LayerNormalization", "GroupNormalization", "UnitNormalization", "Activation", "ReLU", "LeakyReLU", "PReLU",
-    "ELU", "Softmax", "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "Dot",
-    "Embedding", "Rescaling", "Normalization", "ZeroPadding1D", "ZeroPadding2D", "ZeroPadding3D",
-    "Cropping1D", "Cropping2D", "Cropping3D", "UpSampling1D", "UpSampling2D", "UpSampling3D", "Identity",
-})
+OUTPUT_HOLDING_LAYERS = frozenset(
+    {
+        "InputLayer",
+        "Dense",
+        "EinsumDense",
+        "Conv1D",
+        "Conv2D",
+        "Conv3D",
+        "Conv1DTranspose",
+        "Conv2DTranspose",
+        "Conv3DTranspose",
+        "DepthwiseConv1D",
+        "DepthwiseConv2D",
+        "SeparableConv1D",
+        "SeparableConv2D",
+        "MaxPooling1D",
+        "MaxPooling2D",
+        "MaxPooling3D",
+        "AveragePooling1D",
+        "AveragePooling2D",
+        "AveragePooling3D",
+        "GlobalMaxPooling1D",
+        "GlobalMaxPooling2D",
+        "GlobalMaxPooling3D",
+        "GlobalAveragePooling1D",
+        "GlobalAveragePooling2D",
+        "GlobalAveragePooling3D",
+        "Flatten",
+        "Reshape",
+        "Permute",
+        "RepeatVector",
+        "Dropout",
+        "SpatialDropout1D",
+        "SpatialDropout2D",
+        "GaussianNoise",
+        "BatchNormalization",
+        "LayerNormalization",
+        "GroupNormalization",
+        "UnitNormalization",
+        "Activation",
+        "ReLU",
+        "LeakyReLU",
+        "PReLU",
+        "ELU",
+        "Softmax",
+        "Add",
+        "Subtract",
+        "Multiply",
+        "Average",
+        "Maximum",
+        "Minimum",
+        "Concatenate",
+        "Dot",
+        "Embedding",
+        "Rescaling",
+        "Normalization",
+        "ZeroPadding1D",
+        "ZeroPadding2D",
+        "ZeroPadding3D",
+        "Cropping1D",
+        "Cropping2D",
+        "Cropping3D",
+        "UpSampling1D",
+        "UpSampling2D",
+        "UpSampling3D",
+        "Identity",
+    }
+)
 
 
 def _graph_operations(model: Any) -> list[Any] | None:
@@ -202,8 +265,11 @@ def _unknown(operations: list[Any] | None, model: Any) -> tuple[str, ...]:
 
     if operations is None:
         return (f"subclassed model {type(model).__name__}",)
-    names = (type(op).__name__ for op in operations
-             if isinstance(op, keras.layers.Layer) and type(op).__name__ not in OUTPUT_HOLDING_LAYERS)
+    names = (
+        type(op).__name__
+        for op in operations
+        if isinstance(op, keras.layers.Layer) and type(op).__name__ not in OUTPUT_HOLDING_LAYERS
+    )
     return tuple(dict.fromkeys(names))
 
 
@@ -223,11 +289,19 @@ def estimate(model: Any) -> Estimate:
     casts = weights // FLOAT_BYTES * HALF_BYTES if compute != variables and compute in HALF_DTYPES else 0
     symbolic_inputs = getattr(model, "inputs", None)  # none on a subclassed model
     inputs = _elements(symbolic_inputs[0].shape[1:]) * FLOAT_BYTES if symbolic_inputs else 0
-    return Estimate(weights=weights, gradients=weights, optimizer_slots=slots,
-                    activations_per_sample=2 * activations, input_per_sample=inputs, casts=casts, unknown=unknown)
+    return Estimate(
+        weights=weights,
+        gradients=weights,
+        optimizer_slots=slots,
+        activations_per_sample=2 * activations,
+        input_per_sample=inputs,
+        casts=casts,
+        unknown=unknown,
+    )
 
 
 # --- memory against batch size ---------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class LinearFit:
@@ -301,8 +375,14 @@ def oom_predicate(step_at: Callable[[int], object]) -> Callable[[int], bool]:
 # torch.cuda.OutOfMemoryError ("CUDA out of memory"). Matched by type name and message, so
 # that none of those libraries needs importing to recognise its error.
 OUT_OF_MEMORY_TYPES = {"ResourceExhaustedError", "OutOfMemoryError"}
-OUT_OF_MEMORY_WORDS = ("resource_exhausted", "cudnn_status_alloc_failed", "cublas_status_alloc_failed",
-                       "cuda_error_out_of_memory", "out of memory", "oom when allocating")  # lower case
+OUT_OF_MEMORY_WORDS = (
+    "resource_exhausted",
+    "cudnn_status_alloc_failed",
+    "cublas_status_alloc_failed",
+    "cuda_error_out_of_memory",
+    "out of memory",
+    "oom when allocating",
+)  # lower case
 
 
 def is_out_of_memory(error: BaseException) -> bool:

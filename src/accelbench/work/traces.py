@@ -33,9 +33,15 @@ def folder_for(directory: Path, cell_name: str) -> Path:
     return directory / re.sub(r"[^A-Za-z0-9_.-]+", "-", cell_name).strip("-")
 
 
-def trace_steps(directory: Path, cell_name: str, phase: str, step: Callable[[], Any],
-                say: Callable[[str], None] = progress.quiet, steps: int = TRACED_STEPS,
-                backend: str = "tensorflow") -> dict[str, Any]:
+def trace_steps(
+    directory: Path,
+    cell_name: str,
+    phase: str,
+    step: Callable[[], Any],
+    say: Callable[[str], None] = progress.quiet,
+    steps: int = TRACED_STEPS,
+    backend: str = "tensorflow",
+) -> dict[str, Any]:
     """Profile `steps` calls of `step` (one training or inference step each) with the backend's
     profiler; returns what extra_info keeps about the trace."""
     folder = folder_for(directory, cell_name)
@@ -52,8 +58,13 @@ def trace_steps(directory: Path, cell_name: str, phase: str, step: Callable[[], 
                 spans.append((start, time.perf_counter_ns()))
     chrome = folder / "steps.trace.json"
     chrome.write_text(json.dumps(chrome_trace(cell_name, phase, spans), indent=1), encoding="utf-8")
-    return {"trace_dir": str(folder / "tensorboard"), "chrome_trace": str(chrome), "traced_steps": steps,
-            "traced_step_ms": [round((end - start) / 1e6, 4) for start, end in spans], "profiler": backend}
+    return {
+        "trace_dir": str(folder / "tensorboard"),
+        "chrome_trace": str(chrome),
+        "traced_steps": steps,
+        "traced_step_ms": [round((end - start) / 1e6, 4) for start, end in spans],
+        "profiler": backend,
+    }
 
 
 def chrome_trace(cell_name: str, phase: str, spans: list[tuple[int, int]]) -> dict[str, Any]:
@@ -65,7 +76,17 @@ def chrome_trace(cell_name: str, phase: str, spans: list[tuple[int, int]]) -> di
         {"ph": "M", "name": "process_name", "pid": pid, "tid": tid, "args": {"name": f"accelbench {cell_name}"}},
         {"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": f"{phase} steps"}},
     ]
-    events += [{"ph": "X", "name": f"{phase} step {number}", "cat": phase, "pid": pid, "tid": tid,
-                "ts": (start - origin) / 1e3, "dur": (end - start) / 1e3, "args": {"step": number}}
-               for number, (start, end) in enumerate(spans)]
+    events += [
+        {
+            "ph": "X",
+            "name": f"{phase} step {number}",
+            "cat": phase,
+            "pid": pid,
+            "tid": tid,
+            "ts": (start - origin) / 1e3,
+            "dur": (end - start) / 1e3,
+            "args": {"step": number},
+        }
+        for number, (start, end) in enumerate(spans)
+    ]
     return {"traceEvents": events, "displayTimeUnit": "ms", "otherData": {"cell": cell_name}}

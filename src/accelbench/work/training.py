@@ -37,9 +37,17 @@ def check_finite(loss: float, where: str) -> float:
 
 def build_compiled(spec: ModelSpec, dataset: Dataset, placement: Placement, options: ModelOptions) -> Any:
     """The model with its variables on the placement, compiled the way fit() will run it."""
-    return build_model(spec, dataset.input_shape, options, placement.scope(), train=True,
-                       jit_compile=placement.jit_compile, outputs=dataset.outputs, quality=dataset.quality,
-                        input_dtype=str(dataset.x_train.dtype))
+    return build_model(
+        spec,
+        dataset.input_shape,
+        options,
+        placement.scope(),
+        train=True,
+        jit_compile=placement.jit_compile,
+        outputs=dataset.outputs,
+        quality=dataset.quality,
+        input_dtype=str(dataset.x_train.dtype),
+    )
 
 
 def fixed_batches(arrays: tuple[np.ndarray, ...], batch_size: int) -> tuple[np.ndarray, ...]:
@@ -123,8 +131,9 @@ def test_outputs(model: Any, dataset: Dataset) -> np.ndarray:
     skips the data adapter that cost predict() 50 ms a call (20 epochs of 4 models evaluate 80
     times in a quick run)."""
     x = dataset.x_test
-    return np.concatenate([np.asarray(model.predict_on_batch(x[i:i + PREDICT_BATCH]))
-                           for i in range(0, len(x), PREDICT_BATCH)]).astype(np.float64)
+    return np.concatenate(
+        [np.asarray(model.predict_on_batch(x[i : i + PREDICT_BATCH])) for i in range(0, len(x), PREDICT_BATCH)]
+    ).astype(np.float64)
 
 
 def right_answers(outputs: np.ndarray, dataset: Dataset) -> str | None:
@@ -153,8 +162,17 @@ class Trainer:
     fastest_samples_per_s: float = 0.0  # the best round this run has timed, wherever it was timed
 
     @classmethod
-    def build(cls, where: str, spec: ModelSpec, dataset: Dataset, placement: Placement,
-              batch_size: int, options: ModelOptions, round_seconds: float, steps: int | None = None) -> Trainer:
+    def build(
+        cls,
+        where: str,
+        spec: ModelSpec,
+        dataset: Dataset,
+        placement: Placement,
+        batch_size: int,
+        options: ModelOptions,
+        round_seconds: float,
+        steps: int | None = None,
+    ) -> Trainer:
         """steps: per round, as a compared run timed them; None calibrates them to round_seconds."""
         model = build_compiled(spec, dataset, placement, options)
         if BACKENDS[backends.current()].steps_per_call:  # else fit() loops over the steps in Python
@@ -171,8 +189,9 @@ class Trainer:
 
     def _fit(self, steps: int) -> float:
         with self.placement.scope():
-            history = self.model.fit(**self.data.for_steps(steps), epochs=1, steps_per_epoch=steps, verbose=0,
-                                     shuffle=False)
+            history = self.model.fit(
+                **self.data.for_steps(steps), epochs=1, steps_per_epoch=steps, verbose=0, shuffle=False
+            )
         return check_finite(float(history.history["loss"][-1]), self.where)  # float() syncs
 
     def run_round(self) -> float:
@@ -212,15 +231,21 @@ class OneStep:
     batch: tuple[np.ndarray, np.ndarray]
 
     @classmethod
-    def build(cls, where: str, spec: ModelSpec, dataset: Dataset, placement: Placement,
-              batch_size: int, options: ModelOptions) -> OneStep:
+    def build(
+        cls, where: str, spec: ModelSpec, dataset: Dataset, placement: Placement, batch_size: int, options: ModelOptions
+    ) -> OneStep:
         model = build_compiled(spec, dataset, placement, options)
         return cls(where, placement, model, dataset, (np.empty(0), np.empty(0))).resized(batch_size)
 
     def resized(self, batch_size: int) -> OneStep:
         """The same model stepping on a batch of another size, warmed up at that size."""
-        step = OneStep(self.where, self.placement, self.model, self.dataset,
-                       one_batch((self.dataset.x_train, self.dataset.y_train), batch_size))
+        step = OneStep(
+            self.where,
+            self.placement,
+            self.model,
+            self.dataset,
+            one_batch((self.dataset.x_train, self.dataset.y_train), batch_size),
+        )
         step.run()
         step.run()
         return step
@@ -231,8 +256,7 @@ class OneStep:
         return check_finite(float(loss), self.where)  # float() waits for the device
 
 
-def custom_step(model: Any, optimizer: Any, global_batch: int, jit_compile: bool = False,
-                training: bool = True) -> Any:
+def custom_step(model: Any, optimizer: Any, global_batch: int, jit_compile: bool = False, training: bool = True) -> Any:
     """One replica's training step, tf.distribute style: the compiled model's own loss per sample
     (Loss.call: unreduced), averaged over the global batch, so that gradients summed across
     replicas equal one device's on the whole batch. training=False: dropout and batch
@@ -324,6 +348,7 @@ def recipe_input(dataset: Dataset, batch_size: int, placement: Any, seed: int) -
     the parity between backends allows for (it compares accuracies within a tolerance).
     """
     if placement.FEEDS_ARRAYS:
+
         def epoch_arrays(number: int) -> dict[str, Any]:
             order = np.random.default_rng(seed + number).permutation(len(dataset.x_train))
             return {"x": dataset.x_train[order], "y": dataset.y_train[order], "batch_size": batch_size}
@@ -331,21 +356,35 @@ def recipe_input(dataset: Dataset, batch_size: int, placement: Any, seed: int) -
         return epoch_arrays
     import tensorflow as tf
 
-    pipeline = placement.feed(tf.data.Dataset.from_tensor_slices((dataset.x_train, dataset.y_train))
-                              .shuffle(len(dataset.x_train), seed=seed).batch(batch_size))
+    pipeline = placement.feed(
+        tf.data.Dataset.from_tensor_slices((dataset.x_train, dataset.y_train))
+        .shuffle(len(dataset.x_train), seed=seed)
+        .batch(batch_size)
+    )
     return lambda number: {"x": pipeline}
 
 
-def train_recipe(where: str, spec: ModelSpec, dataset: Dataset, placement: Placement,
-                 batch_size: int, epochs: int, target: float | None, options: ModelOptions,
-                 say: Callable[[str], None] = progress.quiet) -> RecipeRun:
+def train_recipe(
+    where: str,
+    spec: ModelSpec,
+    dataset: Dataset,
+    placement: Placement,
+    batch_size: int,
+    epochs: int,
+    target: float | None,
+    options: ModelOptions,
+    say: Callable[[str], None] = progress.quiet,
+) -> RecipeRun:
     """Train epoch by epoch, scoring the test set after each (outside the training clock)."""
     model = build_compiled(spec, dataset, placement, options)
     epoch_input = recipe_input(dataset, batch_size, placement, options.seed)
     quality = dataset.scored_by
     run = RecipeRun(quality=0.0, epochs=0, train_seconds=0.0, target=target)
     for epoch in range(1, epochs + 1):
-        say(f"{where}: training epoch {epoch} of {epochs}" + (f", test {quality.name} {quality.show(run.quality)}" if run.epochs else ""))
+        say(
+            f"{where}: training epoch {epoch} of {epochs}"
+            + (f", test {quality.name} {quality.show(run.quality)}" if run.epochs else "")
+        )
         given = epoch_input(epoch)  # a NumPy epoch is shuffled outside the clock
         start = time.perf_counter()
         with placement.scope():

@@ -78,6 +78,7 @@ BACKENDS: Registry[Backend] = Registry("backend")
 
 # --- inside a worker whose KERAS_BACKEND is not TensorFlow ----------------------------------
 
+
 @dataclass(frozen=True)
 class Neutral:
     """A placement for a backend other than TensorFlow: no tf.device, no tf.data.
@@ -138,8 +139,9 @@ def device_peak_bytes(backend: str, device: str, work: Callable[[], object]) -> 
     return peak(work) if peak else None
 
 
-def peak_above_start(read: Callable[[], tuple[int, int]], reset: Callable[[], object] | None,
-                     work: Callable[[], object]) -> int | None:
+def peak_above_start(
+    read: Callable[[], tuple[int, int]], reset: Callable[[], object] | None, work: Callable[[], object]
+) -> int | None:
     """The most bytes an allocator held during `work` on top of what it held when the work
     started: read() gives (bytes in use, peak bytes); reset() restarts the peak, where the
     allocator can (TensorFlow, PyTorch). What earlier cells left alive (their models, their

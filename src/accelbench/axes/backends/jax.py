@@ -11,9 +11,11 @@ from accelbench.axes.backends.base import BACKENDS, Backend, peak_above_start
 
 # float32 as IEEE float32, as devices.init_tensorflow sets TensorFlow's: JAX's matmuls at full
 # precision (not TF32, nor bfloat16 passes on a TPU).
-VARIABLES = (("JAX_DEFAULT_MATMUL_PRECISION", "highest"),
-             # XLA takes 75% of GPU 0 at start unless told not to; TensorFlow's cells share it.
-             ("XLA_PYTHON_CLIENT_PREALLOCATE", "false"))
+VARIABLES = (
+    ("JAX_DEFAULT_MATMUL_PRECISION", "highest"),
+    # XLA takes 75% of GPU 0 at start unless told not to; TensorFlow's cells share it.
+    ("XLA_PYTHON_CLIENT_PREALLOCATE", "false"),
+)
 
 
 def accelerators() -> dict[str, str]:
@@ -52,6 +54,17 @@ def profiler(folder: Path) -> Iterator[Callable[[str, int], Any]]:
         yield lambda phase, number: jax.profiler.StepTraceAnnotation(phase, step_num=number)
 
 
-BACKENDS.register("jax", Backend(
-    "jax", "jax", ("jax", "jaxlib", "keras"), "pip install 'accelbench[jax]'", "jax.jit (XLA)",
-    variables=VARIABLES, accelerators=accelerators, device_peak=device_peak, profiler=profiler))
+BACKENDS.register(
+    "jax",
+    Backend(
+        "jax",
+        "jax",
+        ("jax", "jaxlib", "keras"),
+        "pip install 'accelbench[jax]'",
+        "jax.jit (XLA)",
+        variables=VARIABLES,
+        accelerators=accelerators,
+        device_peak=device_peak,
+        profiler=profiler,
+    ),
+)

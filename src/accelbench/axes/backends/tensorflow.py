@@ -22,6 +22,15 @@ def profiler(folder: Path) -> Iterator[Callable[[str, int], Any]]:
         tf.profiler.experimental.stop()
 
 
-BACKENDS.register("tensorflow", Backend(
-    "tensorflow", "tensorflow", ("tensorflow", "keras"), "pip install accelbench",
-    "tf.function (XLA where jit_compile is on)", profiler=profiler, cpu_kernels_checked=True))
+BACKENDS.register(
+    "tensorflow",
+    Backend(
+        "tensorflow",
+        "tensorflow",
+        ("tensorflow", "keras"),
+        "pip install accelbench",
+        "tf.function (XLA where jit_compile is on)",
+        profiler=profiler,
+        cpu_kernels_checked=True,
+    ),
+)

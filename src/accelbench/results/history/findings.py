@@ -33,20 +33,29 @@ class Finding:
         software = self.series.points[change.index - 1].software
         moved = f"; libraries {software} -> {point.software}" if point.software != software else ""
         runs = f", {point.runs} runs" if point.runs > 1 else ""
-        shown = "" if change.confirmed else (f"; not yet confirmed: {change.runs_after} of the "
-                                             f"{changepoints.MIN_SEGMENT} {self.series.unit}s it needs show it")
-        return (f"{self.series.cell} {number.name}: {number.show(change.before)} -> {number.show(change.after)} "
-                f"({change.ratio:.3g}x [95% {low:.3g}, {high:.3g}]) from {self.series.unit} {change.index + 1} of "
-                f"{len(self.series.points)} (commit {point.commit}{runs}, {point.date}{moved}), "
-                f"{'a regression' if self.is_regression(change) else 'an improvement'}{shown}")
+        shown = (
+            ""
+            if change.confirmed
+            else (
+                f"; not yet confirmed: {change.runs_after} of the "
+                f"{changepoints.MIN_SEGMENT} {self.series.unit}s it needs show it"
+            )
+        )
+        return (
+            f"{self.series.cell} {number.name}: {number.show(change.before)} -> {number.show(change.after)} "
+            f"({change.ratio:.3g}x [95% {low:.3g}, {high:.3g}]) from {self.series.unit} {change.index + 1} of "
+            f"{len(self.series.points)} (commit {point.commit}{runs}, {point.date}{moved}), "
+            f"{'a regression' if self.is_regression(change) else 'an improvement'}{shown}"
+        )
 
 
 def find(history: History) -> list[Finding]:
     found = []
     for series in history.series:
         too_short = len(series.points) < changepoints.MIN_RUNS
-        changes = () if too_short else tuple(
-            changepoints.find(series.values, series.penalty, floor=series.number.floor))
+        changes = (
+            () if too_short else tuple(changepoints.find(series.values, series.penalty, floor=series.number.floor))
+        )
         found.append(Finding(series, changes, too_short))
     return found
 
@@ -62,8 +71,14 @@ def new_regressions(findings: list[Finding]) -> list[tuple[Finding, Change]]:
         if not regressions:
             continue
         series = finding.series
-        before = [change for change in changepoints.find(series.values[:-1], series.penalty, floor=series.number.floor)
-                  if finding.is_regression(change) and change.confirmed]
-        new += [(finding, change) for change in regressions
-                if not any(abs(earlier.index - change.index) <= changepoints.MIN_SEGMENT for earlier in before)]
+        before = [
+            change
+            for change in changepoints.find(series.values[:-1], series.penalty, floor=series.number.floor)
+            if finding.is_regression(change) and change.confirmed
+        ]
+        new += [
+            (finding, change)
+            for change in regressions
+            if not any(abs(earlier.index - change.index) <= changepoints.MIN_SEGMENT for earlier in before)
+        ]
     return new

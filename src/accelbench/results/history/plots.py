@@ -26,8 +26,7 @@ def _panel(ax, finding: Finding) -> None:
     for change in finding.changes:
         color = REGRESSION if finding.is_regression(change) else IMPROVEMENT
         ax.axvline(change.index + 0.5, color=color, linestyle="--", linewidth=1.2)
-        ax.annotate(f"{change.ratio:.3g}x", (change.index + 0.6, ax.get_ylim()[1]), color=color,
-                    va="top", fontsize=8)
+        ax.annotate(f"{change.ratio:.3g}x", (change.index + 0.6, ax.get_ylim()[1]), color=color, va="top", fontsize=8)
     step = max(1, len(runs) // 12)
     ax.set_xticks(runs[::step], [series.points[i - 1].commit[:7] for i in runs[::step]], rotation=60, fontsize=7)
     ax.set_title(f"{series.cell}\n{series.number.name}", fontsize=9)
@@ -39,17 +38,28 @@ def _panel(ax, finding: Finding) -> None:
 def trends(findings: Sequence[Finding]) -> list[Plot]:
     """One figure for the series with a change, one for the searched series without."""
     plots = []
-    for title, chosen in (("series with a change of level", [f for f in findings if f.changes]),
-                          ("series without a change", [f for f in findings if not f.changes and not f.too_short])):
+    for title, chosen in (
+        ("series with a change of level", [f for f in findings if f.changes]),
+        ("series without a change", [f for f in findings if not f.changes and not f.too_short]),
+    ):
         if not chosen:
             continue
         figure, axes = _panels(len(chosen))
         for ax, finding in zip(axes, chosen):
             _panel(ax, finding)
         unit = chosen[0].series.unit
-        each = ("one saved run each" if unit == "run"
-                else "one commit each, the median of its saved runs (of a memory peak, the largest)")
-        plots.append(Plot("trend", title, _encode(figure),
-                          f"Points: {each}, oldest left, labelled by commit. Grey lines: the levels found; "
-                          f"dashed: a change at its first {unit} (red a regression, green an improvement)."))
+        each = (
+            "one saved run each"
+            if unit == "run"
+            else "one commit each, the median of its saved runs (of a memory peak, the largest)"
+        )
+        plots.append(
+            Plot(
+                "trend",
+                title,
+                _encode(figure),
+                f"Points: {each}, oldest left, labelled by commit. Grey lines: the levels found; "
+                f"dashed: a change at its first {unit} (red a regression, green an improvement).",
+            )
+        )
     return plots

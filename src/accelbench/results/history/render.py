@@ -24,8 +24,10 @@ def _points(history: History) -> str:
 
 def lines(history: History, findings: Sequence[Finding]) -> list[str]:
     """The terminal's account: every change, then the series too short to search, in one line each."""
-    out = [f"accelbench history: {history.runs} saved run(s){_points(history)}, {len(findings)} series on "
-           f"{len(_machines(findings))} machine(s)"]
+    out = [
+        f"accelbench history: {history.runs} saved run(s){_points(history)}, {len(findings)} series on "
+        f"{len(_machines(findings))} machine(s)"
+    ]
     out += [f"unreadable  {problem}" for problem in history.unreadable]
     changed = [(finding, change) for finding in findings for change in finding.changes]
     for finding, change in changed:
@@ -33,8 +35,10 @@ def lines(history: History, findings: Sequence[Finding]) -> list[str]:
     short = [finding for finding in findings if finding.too_short]
     if short:
         runs = sorted({len(finding.series.points) for finding in short})
-        out.append(f"not enough history: {len(short)} series with {', '.join(map(str, runs))} {history.unit}(s) "
-                   f"({changepoints.MIN_RUNS} needed), not searched")
+        out.append(
+            f"not enough history: {len(short)} series with {', '.join(map(str, runs))} {history.unit}(s) "
+            f"({changepoints.MIN_RUNS} needed), not searched"
+        )
     searched = len(findings) - len(short)
     out.append(f"{searched - len({id(f) for f, _ in changed})} of {searched} searched series: no change of level")
     for machine in _machines(findings):
@@ -46,17 +50,24 @@ def markdown(history: History, findings: Sequence[Finding], last: int) -> str:
     """The changes whose first run is among each series' last `last` runs, as a Markdown table."""
     recent = [(finding, change) for finding in findings for change in finding.changes if finding.recent(change, last)]
     unit = history.unit
-    parts = [f"### accelbench history: changes in the last {last} {unit}s",
-             f"{history.runs} saved runs{_points(history)}, {len(findings)} series; a change is named once "
-             f"{changepoints.MIN_SEGMENT} {unit}s show its new level."]
+    parts = [
+        f"### accelbench history: changes in the last {last} {unit}s",
+        f"{history.runs} saved runs{_points(history)}, {len(findings)} series; a change is named once "
+        f"{changepoints.MIN_SEGMENT} {unit}s show its new level.",
+    ]
     if recent:
-        rows = ["| | cell | number | before | after | ratio [95%] | from | commit |", "|---|---|---|---|---|---|---|---|"]
+        rows = [
+            "| | cell | number | before | after | ratio [95%] | from | commit |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
         for finding, change in recent:
             number, point = finding.series.number, finding.first_point(change)
             mark = "regression" if finding.is_regression(change) else "improvement"
-            rows.append(f"| {mark} | `{finding.series.cell}` | {number.name} | {number.show(change.before)} | "
-                         f"{number.show(change.after)} | {change.ratio:.3g}x [{change.interval[0]:.3g}, "
-                         f"{change.interval[1]:.3g}] | {point.date} | `{point.commit}` |")
+            rows.append(
+                f"| {mark} | `{finding.series.cell}` | {number.name} | {number.show(change.before)} | "
+                f"{number.show(change.after)} | {change.ratio:.3g}x [{change.interval[0]:.3g}, "
+                f"{change.interval[1]:.3g}] | {point.date} | `{point.commit}` |"
+            )
         parts.append("\n".join(rows))
     else:
         parts.append("No change of level.")
@@ -68,14 +79,26 @@ def markdown(history: History, findings: Sequence[Finding], last: int) -> str:
 
 
 def html_page(history: History, findings: Sequence[Finding], plots: Sequence[Plot]) -> str:
-    rows = [(finding.series.cell, finding.series.number.name, str(len(finding.series.points)),
-             "; ".join(finding.describe(change).split(": ", 1)[1] for change in finding.changes)
-             or ("not enough history" if finding.too_short else "no change"))
-            for finding in findings]
+    rows = [
+        (
+            finding.series.cell,
+            finding.series.number.name,
+            str(len(finding.series.points)),
+            "; ".join(finding.describe(change).split(": ", 1)[1] for change in finding.changes)
+            or ("not enough history" if finding.too_short else "no change"),
+        )
+        for finding in findings
+    ]
     machines = html.escape(", ".join(_machines(findings)))
-    body = (f"<p>{history.runs} saved runs{_points(history)}; machines: {machines}</p>"
-            + "".join(f"<p class='fail'>{html.escape(problem)}</p>" for problem in history.unreadable)
-            + "<h2>Series</h2>" + page.table(("cell", "number", f"{history.unit}s", "changes"), rows)
-            + "<h2>Trends</h2>" + page.figures(plots))
-    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>accelbench history</title>"
-            f"<style>{page.STYLE}</style></head><body><h1>accelbench history</h1>{body}</body></html>")
+    body = (
+        f"<p>{history.runs} saved runs{_points(history)}; machines: {machines}</p>"
+        + "".join(f"<p class='fail'>{html.escape(problem)}</p>" for problem in history.unreadable)
+        + "<h2>Series</h2>"
+        + page.table(("cell", "number", f"{history.unit}s", "changes"), rows)
+        + "<h2>Trends</h2>"
+        + page.figures(plots)
+    )
+    return (
+        f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>accelbench history</title>"
+        f"<style>{page.STYLE}</style></head><body><h1>accelbench history</h1>{body}</body></html>"
+    )

@@ -70,8 +70,9 @@ def _info(key: str) -> Callable[[CellRecord], float | None]:
 
 
 NUMBERS: Registry[Number] = Registry("number")
-NUMBERS.register("time_per_sample", Number("time_per_sample", _time_per_sample, False, format_seconds,
-                                           median_lightens_tail=True))
+NUMBERS.register(
+    "time_per_sample", Number("time_per_sample", _time_per_sample, False, format_seconds, median_lightens_tail=True)
+)
 NUMBERS.register("speedup", Number("speedup", _info("speedup"), True, lambda value: f"{value:.2f}x"))
 # A commit's peak is the largest of its runs' peaks: what the machine must hold. A peak takes a
 # few values an allocator arena apart (1.02 or 1.09 MiB, run after run), and the median of three
@@ -100,8 +101,9 @@ class Point:
 
     @property
     def software(self) -> str:
-        return " ".join(f"{name} {self.run.machine[name]}" for name in ("tensorflow", "keras")
-                        if self.run.machine.get(name))
+        return " ".join(
+            f"{name} {self.run.machine[name]}" for name in ("tensorflow", "keras") if self.run.machine.get(name)
+        )
 
 
 @dataclass

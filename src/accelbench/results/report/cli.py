@@ -16,15 +16,23 @@ from accelbench.results.report.runs import ReportError, load_runs
 def add_to(commands: Any) -> None:
     """The `report` subcommand, on the `accelbench` command's subparsers (accelbench/cli.py)."""
     report = commands.add_parser(
-        "report", help="write an HTML report and a Markdown summary of saved runs",
+        "report",
+        help="write an HTML report and a Markdown summary of saved runs",
         description="Merge saved pytest-benchmark runs of `pytest benchmarks` (--benchmark-json files, "
-                    "or a --benchmark-storage folder) into one HTML page and a Markdown summary; "
-                    "each run, named by commit and date, is a series in every plot and a row in every table.")
+        "or a --benchmark-storage folder) into one HTML page and a Markdown summary; "
+        "each run, named by commit and date, is a series in every plot and a row in every table.",
+    )
     report.add_argument("runs", nargs="+", metavar="RUN", help="a run's JSON file, or a folder of them")
-    report.add_argument("-o", "--output", type=Path, default=Path("accelbench-report.html"),
-                        help="the HTML file to write (default: %(default)s)")
-    report.add_argument("--markdown", metavar="FILE",
-                        help="also write the Markdown summary (under 60 kB) to FILE; '-' prints it")
+    report.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        default=Path("accelbench-report.html"),
+        help="the HTML file to write (default: %(default)s)",
+    )
+    report.add_argument(
+        "--markdown", metavar="FILE", help="also write the Markdown summary (under 60 kB) to FILE; '-' prints it"
+    )
     report.set_defaults(run=run)
 
 
@@ -34,8 +42,10 @@ def report(runs_given: Sequence[str], output: Path, markdown_to: str | None) -> 
     runs = load_runs(runs_given)
     figures = plots.all_plots(runs)
     _write(output, page.render(runs, figures))
-    told = [f"accelbench report: {len(runs)} run(s), {sum(len(r.cells) for r in runs)} cells, "
-            f"{len(figures)} plots -> {output} ({time.perf_counter() - started:.1f} s)"]
+    told = [
+        f"accelbench report: {len(runs)} run(s), {sum(len(r.cells) for r in runs)} cells, "
+        f"{len(figures)} plots -> {output} ({time.perf_counter() - started:.1f} s)"
+    ]
     if markdown_to == "-":
         sys.stdout.write(markdown.render(runs))
     elif markdown_to:

@@ -22,9 +22,22 @@ from accelbench.results import summary
 from accelbench.results.report.runs import Run
 from accelbench.units import format_bytes, format_number, format_seconds
 
-MACHINE_KEYS = ("accelbench_machine_class", "accelbench_fingerprint", "node", "cpu", "system", "release", "python_version", "tensorflow",
-                "keras", "scikit-learn", "numpy", "accelbench_devices", "accelbench_host_allocator",
-                "accelbench_memray_tracking")
+MACHINE_KEYS = (
+    "accelbench_machine_class",
+    "accelbench_fingerprint",
+    "node",
+    "cpu",
+    "system",
+    "release",
+    "python_version",
+    "tensorflow",
+    "keras",
+    "scikit-learn",
+    "numpy",
+    "accelbench_devices",
+    "accelbench_host_allocator",
+    "accelbench_memray_tracking",
+)
 
 
 ATTENTION = (FAIL, UNKNOWN, UNGATED, NEW)  # outcomes a reviewer must look at
@@ -47,16 +60,30 @@ def _shown(metric: str, value: object) -> str:
 
 
 # How a metric's measured and baseline values read (summary.py's tables show the same units).
-METRIC_UNITS = {TIMING: format_seconds, AB_COMPILE: format_seconds, AB_PEAK: format_bytes, PEAK_CAP: format_bytes,
-                LEAKS: format_bytes, "peak_memory_bytes": format_bytes, "device_peak_memory_bytes": format_bytes}
+METRIC_UNITS = {
+    TIMING: format_seconds,
+    AB_COMPILE: format_seconds,
+    AB_PEAK: format_bytes,
+    PEAK_CAP: format_bytes,
+    LEAKS: format_bytes,
+    "peak_memory_bytes": format_bytes,
+    "device_peak_memory_bytes": format_bytes,
+}
 
 
 def _verdict_row(tag: str, v: dict) -> tuple[str, ...]:
     metric = v.get("metric", "")
     baseline = _shown(metric, v.get("baseline"))
-    return (tag, v.get("cell", ""), metric, v.get("outcome", ""), _shown(metric, v.get("measured")),
-            f"{baseline} ({v.get('against')})" if v.get("against") else baseline, str(v.get("tolerance", "")),
-            str(v.get("message", "")))
+    return (
+        tag,
+        v.get("cell", ""),
+        metric,
+        v.get("outcome", ""),
+        _shown(metric, v.get("measured")),
+        f"{baseline} ({v.get('against')})" if v.get("against") else baseline,
+        str(v.get("tolerance", "")),
+        str(v.get("message", "")),
+    )
 
 
 def _group_row(tag: str, group: list[dict]) -> tuple[str, ...]:
@@ -64,15 +91,27 @@ def _group_row(tag: str, group: list[dict]) -> tuple[str, ...]:
     and peak), as the terminal's verdict block gives them one line: how many, the first cells,
     the range of what they measured."""
     cells = [v.get("cell", "") for v in group]
-    named = ", ".join(cells[:SHOWN_CELLS]) + (f" and {len(cells) - SHOWN_CELLS} more" if len(cells) > SHOWN_CELLS else "")
+    named = ", ".join(cells[:SHOWN_CELLS]) + (
+        f" and {len(cells) - SHOWN_CELLS} more" if len(cells) > SHOWN_CELLS else ""
+    )
     metrics = list(dict.fromkeys(v.get("metric", "") for v in group))
     values = [v.get("measured") for v in group if isinstance(v.get("measured"), (int, float))]
     measured = ""
     if values and len(metrics) == 1:
         low, high = min(values), max(values)
-        measured = _shown(metrics[0], low) if low == high else f"{_shown(metrics[0], low)} to {_shown(metrics[0], high)}"
-    return (tag, f"{len(group)} cells: {named}", ", ".join(metrics), group[0].get("outcome", ""), measured, "", "",
-            str(group[0].get("message", "")))
+        measured = (
+            _shown(metrics[0], low) if low == high else f"{_shown(metrics[0], low)} to {_shown(metrics[0], high)}"
+        )
+    return (
+        tag,
+        f"{len(group)} cells: {named}",
+        ", ".join(metrics),
+        group[0].get("outcome", ""),
+        measured,
+        "",
+        "",
+        str(group[0].get("message", "")),
+    )
 
 
 def verdict_rows(runs: Sequence[Run], outcomes: Sequence[str] = OUTCOMES) -> list[tuple[str, ...]]:
@@ -84,8 +123,10 @@ def verdict_rows(runs: Sequence[Run], outcomes: Sequence[str] = OUTCOMES) -> lis
         for v in run.verdicts:
             if v.get("outcome") in outcomes:
                 groups.setdefault((v.get("outcome", ""), str(v.get("message", ""))), []).append(v)
-        rows += [_verdict_row(run.tag, group[0]) if len(group) == 1 else _group_row(run.tag, group)
-                 for group in groups.values()]
+        rows += [
+            _verdict_row(run.tag, group[0]) if len(group) == 1 else _group_row(run.tag, group)
+            for group in groups.values()
+        ]
     return sorted(rows, key=lambda row: OUTCOMES.index(row[3]) if row[3] in OUTCOMES else 0)
 
 
@@ -98,30 +139,64 @@ def cell_rows(runs: Sequence[Run]) -> list[tuple[str, ...]]:
     for run in runs:
         for cell in run.cells:
             stats = run.timed.get(cell.name)
-            timing = ((_shown_seconds(stats.get("median")), _shown_seconds(stats.get("min")), _shown_seconds(stats.get("iqr")),
-                       format_number(stats.get("rounds"))) if stats else ("not timed: measured memory", "", "", ""))
+            timing = (
+                (
+                    _shown_seconds(stats.get("median")),
+                    _shown_seconds(stats.get("min")),
+                    _shown_seconds(stats.get("iqr")),
+                    format_number(stats.get("rounds")),
+                )
+                if stats
+                else ("not timed: measured memory", "", "", "")
+            )
             rows.append((run.tag, cell.name, cell.benchmark, *timing))
     return rows
 
 
-PROJECTION_HEADER = ("run", "model", "phase", "device", "basis", "images", "hours", "95% interval", "dollars",
-                     "verdict")
+PROJECTION_HEADER = (
+    "run",
+    "model",
+    "phase",
+    "device",
+    "basis",
+    "images",
+    "hours",
+    "95% interval",
+    "dollars",
+    "verdict",
+)
 
 
 def projection_rows(runs: Sequence[Run]) -> list[tuple[str, ...]]:
-    return [(run.tag, p.get("model", ""), p.get("phase", ""), p.get("device", ""), p.get("basis", ""),
-             format_number(p.get('target_n')), format_number(p.get("hours")),
-             " – ".join(format_number(x) for x in p.get("hours_ci95") or ()), format_number(p.get("dollars")),
-             p.get("projection_verdict", ""))
-            for run in runs for p in run.projections]
+    return [
+        (
+            run.tag,
+            p.get("model", ""),
+            p.get("phase", ""),
+            p.get("device", ""),
+            p.get("basis", ""),
+            format_number(p.get("target_n")),
+            format_number(p.get("hours")),
+            " – ".join(format_number(x) for x in p.get("hours_ci95") or ()),
+            format_number(p.get("dollars")),
+            p.get("projection_verdict", ""),
+        )
+        for run in runs
+        for p in run.projections
+    ]
 
 
 def machine_rows(runs: Sequence[Run]) -> list[tuple[str, ...]]:
     """One row per machine fact, one column per run."""
-    rows = [("file", *(str(run.path) for run in runs)), ("date", *(run.datetime for run in runs)),
-            ("machine", *(run.machine_label for run in runs)),
-            ("commit", *(f"{run.commit.get('id', '')[:10]}{' (dirty)' if run.commit.get('dirty') else ''}"
-                         for run in runs))]
+    rows = [
+        ("file", *(str(run.path) for run in runs)),
+        ("date", *(run.datetime for run in runs)),
+        ("machine", *(run.machine_label for run in runs)),
+        (
+            "commit",
+            *(f"{run.commit.get('id', '')[:10]}{' (dirty)' if run.commit.get('dirty') else ''}" for run in runs),
+        ),
+    ]
     for key in MACHINE_KEYS:
         values = [run.machine.get(key) for run in runs]
         if any(v is not None for v in values):

@@ -28,17 +28,21 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 def _parts(runs: Sequence[Run]) -> list[tuple[str, str]]:
     """(name, text) in the order they matter to a reviewer."""
-    runs_text = "".join(f"- **{run.tag}**: {run.machine_label} (`{run.fingerprint}`) · {run.label} — {content.verdict_counts(run)}\n"
-                        for run in runs)
+    runs_text = "".join(
+        f"- **{run.tag}**: {run.machine_label} (`{run.fingerprint}`) · {run.label} — {content.verdict_counts(run)}\n"
+        for run in runs
+    )
     attention = content.verdict_rows(runs, content.ATTENTION)
     shown = attention[:MAX_VERDICT_ROWS]
-    verdicts = (_table(content.VERDICT_HEADER, shown) if shown else "Every judged number passed.\n")
+    verdicts = _table(content.VERDICT_HEADER, shown) if shown else "Every judged number passed.\n"
     if len(attention) > len(shown):
         verdicts += f"\n{len(attention) - len(shown)} more in the HTML report.\n"
     parts = [("runs", f"## accelbench\n\n{runs_text}"), ("verdicts", f"\n### Verdicts needing attention\n\n{verdicts}")]
     ab = content.ab_rows(runs)
     if ab:
-        parts.append(("A/B", f"\n### A/B: B against A, interleaved (above 1: B slower)\n\n{_table(content.AB_HEADER, ab)}"))
+        parts.append(
+            ("A/B", f"\n### A/B: B against A, interleaved (above 1: B slower)\n\n{_table(content.AB_HEADER, ab)}")
+        )
     for table in summary.tables(tagged_cells(runs)):
         parts.append((table.title, f"\n### {table.title}\n\n{_table(table.header, table.rows)}"))
     projections = content.projection_rows(runs)
@@ -65,6 +69,5 @@ def _left_out(names: Sequence[str], room: int) -> str:
     line = f"\n_Left out to stay under {LIMIT // 1000} kB (see the HTML report): {', '.join(names)}._\n"
     while len(line.encode()) > room and len(names) > 1:
         names = names[:-1]
-        line = (f"\n_Left out to stay under {LIMIT // 1000} kB (see the HTML report): {', '.join(names)} "
-                f"and more._\n")
+        line = f"\n_Left out to stay under {LIMIT // 1000} kB (see the HTML report): {', '.join(names)} and more._\n"
     return line

@@ -37,20 +37,28 @@ def _runs(runs: Sequence[Run]) -> str:
     """Each run's name, its machine in a few words (the whole fingerprint on hover and in the
     Machines table), libraries, verdicts and file."""
     head = "".join(f"<th>{h}</th>" for h in ("run", "machine", "libraries · date", "verdicts", "file"))
-    body = "".join(f"<tr><td>{html.escape(run.tag)}</td>"
-                   f"<td><abbr title='{html.escape(run.fingerprint, quote=True)}'>{html.escape(run.machine_label)}</abbr></td>"
-                   f"<td>{html.escape(run.label)}</td><td>{html.escape(content.verdict_counts(run))}</td>"
-                   f"<td>{html.escape(str(run.path))}</td></tr>" for run in runs)
+    body = "".join(
+        f"<tr><td>{html.escape(run.tag)}</td>"
+        f"<td><abbr title='{html.escape(run.fingerprint, quote=True)}'>{html.escape(run.machine_label)}</abbr></td>"
+        f"<td>{html.escape(run.label)}</td><td>{html.escape(content.verdict_counts(run))}</td>"
+        f"<td>{html.escape(str(run.path))}</td></tr>"
+        for run in runs
+    )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def _verdicts(runs: Sequence[Run]) -> str:
     attention = content.verdict_rows(runs, content.ATTENTION)
-    parts = [table(content.VERDICT_HEADER, attention, outcome_column=3) if attention
-             else "<p>Every judged number passed or was deliberately skipped.</p>"]
+    parts = [
+        table(content.VERDICT_HEADER, attention, outcome_column=3)
+        if attention
+        else "<p>Every judged number passed or was deliberately skipped.</p>"
+    ]
     everything = content.verdict_rows(runs)
-    parts.append(f"<details><summary>Every verdict ({len(everything)} rows; verdicts that share a reason share a row)</summary>"
-                 f"{table(content.VERDICT_HEADER, everything, outcome_column=3)}</details>")
+    parts.append(
+        f"<details><summary>Every verdict ({len(everything)} rows; verdicts that share a reason share a row)</summary>"
+        f"{table(content.VERDICT_HEADER, everything, outcome_column=3)}</details>"
+    )
     return "".join(parts)
 
 
@@ -65,8 +73,10 @@ def figures(plots: Sequence[Plot]) -> str:
     parts = []
     for plot in plots:
         note = f"<p class='note'>{html.escape(plot.note)}</p>" if plot.note else ""
-        parts.append(f"<figure data-kind='{html.escape(plot.kind)}'><h3>{html.escape(plot.title)}</h3>"
-                     f"<img alt='{html.escape(plot.title)}' src='{plot.data_uri}'>{note}</figure>")
+        parts.append(
+            f"<figure data-kind='{html.escape(plot.kind)}'><h3>{html.escape(plot.title)}</h3>"
+            f"<img alt='{html.escape(plot.title)}' src='{plot.data_uri}'>{note}</figure>"
+        )
     return "".join(parts) or "<p>No cell of these runs has numbers to plot.</p>"
 
 
@@ -75,15 +85,22 @@ def render(runs: Sequence[Run], plots: Sequence[Plot]) -> str:
     sections = [
         ("Runs", _runs(runs)),
         ("Verdicts", _verdicts(runs)),
-        *([("A/B: environment B against A, interleaved in one run", table(content.AB_HEADER, ab))]
-          if (ab := content.ab_rows(runs)) else []),
+        *(
+            [("A/B: environment B against A, interleaved in one run", table(content.AB_HEADER, ab))]
+            if (ab := content.ab_rows(runs))
+            else []
+        ),
         ("Summary", _summary_tables(runs)),
         ("Plots", figures(plots)),
-        ("Projections to the target data sizes",
-         table(content.PROJECTION_HEADER, projections) if projections else "<p>No data-scaling cells ran.</p>"),
+        (
+            "Projections to the target data sizes",
+            table(content.PROJECTION_HEADER, projections) if projections else "<p>No data-scaling cells ran.</p>",
+        ),
         ("Every cell, timed by pytest-benchmark or not", table(content.CELL_HEADER, content.cell_rows(runs))),
         ("Machines", table(("", *(run.tag for run in runs)), content.machine_rows(runs))),
     ]
     body = "".join(f"<h2>{html.escape(title)}</h2>{part}" for title, part in sections)
-    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>accelbench report</title>"
-            f"<style>{STYLE}</style></head><body><h1>accelbench report</h1>{body}</body></html>")
+    return (
+        f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>accelbench report</title>"
+        f"<style>{STYLE}</style></head><body><h1>accelbench report</h1>{body}</body></html>"
+    )

@@ -108,15 +108,17 @@ def throughput(runs: Sequence[Run]) -> list[Plot]:
         for ax, (model, by_run) in zip(axes, models.items()):
             for run in runs:
                 for device, mine in _per_device(by_run.get(run.tag, [])).items():
-                    _measured(ax, *_curve(mine, "samples_per_s"), marker="o",
-                              label=_series_label(run, device, len(runs) > 1))
+                    _measured(
+                        ax, *_curve(mine, "samples_per_s"), marker="o", label=_series_label(run, device, len(runs) > 1)
+                    )
             _style(ax, f"{model}: {phase}", "batch size", "samples/s", xbase=2, ylog=True)
         plots.append(Plot("throughput", f"{phase.capitalize()} throughput against batch size", _encode(figure)))
     return plots
 
 
-def _style(ax, title: str, xlabel: str, ylabel: str, *, xbase: int | None = None, ylog: bool = False,
-           legend: str = "small") -> None:
+def _style(
+    ax, title: str, xlabel: str, ylabel: str, *, xbase: int | None = None, ylog: bool = False, legend: str = "small"
+) -> None:
     """Titles, labels, grid and legend of a panel; log axes where asked (batch sizes: base 2),
     their ticks written as numbers (32, 256; 15.6k, 2), not as powers."""
     from matplotlib.ticker import FuncFormatter
@@ -138,7 +140,16 @@ def _style(ax, title: str, xlabel: str, ylabel: str, *, xbase: int | None = None
 
 def _short(value: float) -> str:
     """A tick of a log axis: 15600 -> 15.6k, 2.0 -> 2, 6e10 -> 60G (SI prefixes, never e-notation)."""
-    for scale, suffix in ((1e24, "Y"), (1e21, "Z"), (1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+    for scale, suffix in (
+        (1e24, "Y"),
+        (1e21, "Z"),
+        (1e18, "E"),
+        (1e15, "P"),
+        (1e12, "T"),
+        (1e9, "G"),
+        (1e6, "M"),
+        (1e3, "k"),
+    ):
         if abs(value) >= scale:
             return f"{value / scale:.3g}{suffix}"
     return f"{value:.3g}"
@@ -158,12 +169,23 @@ def speedup(runs: Sequence[Run]) -> list[Plot]:
             several = len(runs) > 1
             curves = {d: _curve(mine, "samples_per_s") for d, mine in _per_device(by_run.get(run.tag, [])).items()}
             for device, (sizes, rates) in curves.items():
-                _measured(ax, sizes, np.array(rates) / rates[0], marker="o",
-                          label=f"{_series_label(run, device, several)} throughput over bs{sizes[0]} (timed apart)")
+                _measured(
+                    ax,
+                    sizes,
+                    np.array(rates) / rates[0],
+                    marker="o",
+                    label=f"{_series_label(run, device, several)} throughput over bs{sizes[0]} (timed apart)",
+                )
             for pair in run.cells_of("batch_speedup"):
                 if pair.model == model and pair.batch_size:
-                    ax.plot([pair.batch_size], [pair.info["speedup"]], marker="*", markersize=12, linestyle="",
-                            label=f"{_series_label(run, pair.device, several)} speedup {pair.column} (interleaved)")
+                    ax.plot(
+                        [pair.batch_size],
+                        [pair.info["speedup"]],
+                        marker="*",
+                        markersize=12,
+                        linestyle="",
+                        label=f"{_series_label(run, pair.device, several)} speedup {pair.column} (interleaved)",
+                    )
             notes += _overtakes(ax, run, model, curves, several)
         ax.axhline(1.0, color="grey", linewidth=0.8)
         _style(ax, f"{model}: training speedup and throughput ratios", "batch size", "x", xbase=2, ylog=True)
@@ -210,12 +232,21 @@ def memory(runs: Sequence[Run]) -> list[Plot]:
             label = lambda device: _series_label(run, device, len(runs) > 1)
             for cell in models.get(model, {}).get(run.tag, []):
                 sizes = np.array(cell.info["ladder_batch_sizes"], dtype=float)
-                ax.plot(sizes, np.array(cell.info["ladder_peak_bytes"]) / mib, marker="o", linestyle="",
-                        label=f"{label(cell.device)} ladder")
+                ax.plot(
+                    sizes,
+                    np.array(cell.info["ladder_peak_bytes"]) / mib,
+                    marker="o",
+                    linestyle="",
+                    label=f"{label(cell.device)} ladder",
+                )
                 line = np.geomspace(sizes.min(), sizes.max(), 50)
                 fitted = cell.info["fixed_bytes"] + cell.info["per_sample_bytes"] * line
-                ax.plot(line, fitted / mib, label=f"{label(cell.device)} fit: "
-                        f"{cell.info['fixed_bytes'] / mib:.1f} MiB + {cell.info['per_sample_bytes'] / 1024:.1f} KiB/sample")
+                ax.plot(
+                    line,
+                    fitted / mib,
+                    label=f"{label(cell.device)} fit: "
+                    f"{cell.info['fixed_bytes'] / mib:.1f} MiB + {cell.info['per_sample_bytes'] / 1024:.1f} KiB/sample",
+                )
             steps = models_with_steps.get(model, {}).get(run.tag, [])
             for device, mine in _per_device(steps).items():
                 sizes, peaks = _curve(mine, "peak_memory_bytes")
@@ -227,8 +258,12 @@ def memory(runs: Sequence[Run]) -> list[Plot]:
 def data_size(runs: Sequence[Run]) -> list[Plot]:
     """Time and memory against data size: rounds, medians, the fit a + b·n^k carried out to the
     target with its 95% interval, and the back-test's held-out size."""
-    cells = [(run, cell) for run in runs for cell in run.cells_of("train_data_scaling", "predict_data_scaling")
-             if cell.info.get("sizes")]
+    cells = [
+        (run, cell)
+        for run in runs
+        for cell in run.cells_of("train_data_scaling", "predict_data_scaling")
+        if cell.info.get("sizes")
+    ]
     if not cells:
         return []
     plots = []
@@ -237,11 +272,20 @@ def data_size(runs: Sequence[Run]) -> list[Plot]:
         for ax, (run, cell) in zip(axes, cells):
             _projection_panel(ax, cell, key, prefix, unit)
             verdict = str(cell.info.get("projection_verdict", "")).split(":")[0]
-            ax.set_title(f"{run.tag + ' ' if len(runs) > 1 else ''}{cell.device} {cell.model} {cell.info['phase']}: "
-                         f"{quantity} ({verdict or 'no projection'})", fontsize="medium")
-        plots.append(Plot("data size", f"{quantity.capitalize()} against data size, projected", _encode(figure),
-                          "the dotted line is the fit carried beyond the data, the red bar its 95% interval at the target; "
-                          "the title says whether the projection is a safe extrapolation (see Projections)"))
+            ax.set_title(
+                f"{run.tag + ' ' if len(runs) > 1 else ''}{cell.device} {cell.model} {cell.info['phase']}: "
+                f"{quantity} ({verdict or 'no projection'})",
+                fontsize="medium",
+            )
+        plots.append(
+            Plot(
+                "data size",
+                f"{quantity.capitalize()} against data size, projected",
+                _encode(figure),
+                "the dotted line is the fit carried beyond the data, the red bar its 95% interval at the target; "
+                "the title says whether the projection is a safe extrapolation (see Projections)",
+            )
+        )
     return plots
 
 
@@ -261,15 +305,27 @@ def _projection_panel(ax, cell: CellRecord, key: str, prefix: str, unit: str) ->
         ax.plot(line[~inside], values[~inside], linestyle=":", color="C1")
         projected, ci95 = info.get(f"projected_{key}"), info.get(f"projected_{key}_ci95")
         if projected and ci95:
-            ax.errorbar([target], [projected], yerr=[[projected - ci95[0]], [ci95[1] - projected]], marker="D",
-                        color="red", capsize=4, label=f"n={_short(target)}: {_short(projected)} {unit}")
+            ax.errorbar(
+                [target],
+                [projected],
+                yerr=[[projected - ci95[0]], [ci95[1] - projected]],
+                marker="D",
+                color="red",
+                capsize=4,
+                label=f"n={_short(target)}: {_short(projected)} {unit}",
+            )
     backtest = info.get(f"{prefix}backtest")
     if backtest:
         ok = info.get(f"{prefix}backtest_ok")
-        ax.errorbar([backtest["size"]], [backtest["predicted"]],
-                    yerr=[[backtest["predicted"] - backtest["ci95"][0]], [backtest["ci95"][1] - backtest["predicted"]]],
-                    marker="x", color="green" if ok else "red", capsize=3,
-                    label=f"back-test {'held' if ok else 'FAILED'}")
+        ax.errorbar(
+            [backtest["size"]],
+            [backtest["predicted"]],
+            yerr=[[backtest["predicted"] - backtest["ci95"][0]], [backtest["ci95"][1] - backtest["predicted"]]],
+            marker="x",
+            color="green" if ok else "red",
+            capsize=3,
+            label=f"back-test {'held' if ok else 'FAILED'}",
+        )
     _style(ax, "", "images", unit, xbase=10, ylog=True, legend="x-small")
 
 
@@ -282,8 +338,12 @@ def accuracy(runs: Sequence[Run]) -> list[Plot]:
     for ax, (model, by_run) in zip(axes, models.items()):
         for run in runs:
             for cell in by_run.get(run.tag, []):
-                ax.plot(cell.info["cumulative_train_seconds"], cell.info["accuracy_per_epoch"], marker="o",
-                        label=_series_label(run, cell.device, len(runs) > 1))
+                ax.plot(
+                    cell.info["cumulative_train_seconds"],
+                    cell.info["accuracy_per_epoch"],
+                    marker="o",
+                    label=_series_label(run, cell.device, len(runs) > 1),
+                )
         target = next(iter(by_run.values()))[0].info.get("target_accuracy")
         if target:
             ax.axhline(target, color="grey", linestyle="--", label=f"target {target:.2%}")

@@ -36,8 +36,9 @@ class Run:
     def label(self) -> str:
         """Library versions and date: what tells runs of one machine apart (the machine is
         `fingerprint`)."""
-        versions = " ".join(f"{name} {self.machine[name]}" for name in ("tensorflow", "keras", "scikit-learn")
-                            if self.machine.get(name))
+        versions = " ".join(
+            f"{name} {self.machine[name]}" for name in ("tensorflow", "keras", "scikit-learn") if self.machine.get(name)
+        )
         return f"{versions} · {self.datetime[:16].replace('T', ' ')}"
 
     @property
@@ -110,22 +111,36 @@ def names(runs: Sequence[Run]) -> list[str]:
 
 def load_run(path: Path, tag: str = "") -> Run:
     document = _read_json(path)
-    if not (isinstance(document, dict) and isinstance(document.get("benchmarks"), list)
-            and isinstance(document.get("machine_info"), dict)):
-        raise ReportError(f"{path}: not a pytest-benchmark run (no 'benchmarks' list and 'machine_info'); "
-                          f"save one with: pytest benchmarks --benchmark-json=run.json")
+    if not (
+        isinstance(document, dict)
+        and isinstance(document.get("benchmarks"), list)
+        and isinstance(document.get("machine_info"), dict)
+    ):
+        raise ReportError(
+            f"{path}: not a pytest-benchmark run (no 'benchmarks' list and 'machine_info'); "
+            f"save one with: pytest benchmarks --benchmark-json=run.json"
+        )
     accelbench = document.get("accelbench") or {}
     named = [(b.get("name", "?"), b.get("extra_info") or {}) for b in document["benchmarks"]]
     named += [(u.get("name", "?"), u.get("extra_info") or {}) for u in accelbench.get("untimed_cells", ())]
     cells = tuple(record for record in (CellRecord.from_extra_info(n, info) for n, info in named) if record)
     if not cells:
-        raise ReportError(f"{path}: a pytest-benchmark run with no accelbench cells (none of its "
-                          f"{len(document['benchmarks'])} benchmarks has the '{CELL_KEY}' record that "
-                          f"`pytest benchmarks` of this accelbench version saves)")
-    return Run(path=path, tag=tag or path.stem, machine=document["machine_info"], commit=document.get("commit_info") or {},
-               datetime=str(document.get("datetime", "")), cells=cells,
-               timed={b["name"]: b.get("stats") or {} for b in document["benchmarks"] if "name" in b},
-               verdicts=tuple(accelbench.get("verdicts", ())), projections=tuple(accelbench.get("projections", ())))
+        raise ReportError(
+            f"{path}: a pytest-benchmark run with no accelbench cells (none of its "
+            f"{len(document['benchmarks'])} benchmarks has the '{CELL_KEY}' record that "
+            f"`pytest benchmarks` of this accelbench version saves)"
+        )
+    return Run(
+        path=path,
+        tag=tag or path.stem,
+        machine=document["machine_info"],
+        commit=document.get("commit_info") or {},
+        datetime=str(document.get("datetime", "")),
+        cells=cells,
+        timed={b["name"]: b.get("stats") or {} for b in document["benchmarks"] if "name" in b},
+        verdicts=tuple(accelbench.get("verdicts", ())),
+        projections=tuple(accelbench.get("projections", ())),
+    )
 
 
 def _read_json(path: Path) -> Any:
