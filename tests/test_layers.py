@@ -131,3 +131,27 @@ def test_nothing_of_ours_is_loaded():
     result.assert_outcomes(passed=1)
     assert "accelbench" not in result.stdout.str() + result.stderr.str()
     assert "accelbench" not in pytester.runpytest_subprocess("--help").stdout.str()
+
+
+# The packages that may import pytest (docs/layout.md): the plugin, and the benches, whose cells
+# skip and fail the pytest way. Everything below them runs in workers and in the report as well.
+IMPORTS_PYTEST = ("accelbench.plugin", "accelbench.benches")
+
+
+def test_only_the_plugin_and_the_benches_import_pytest():
+    names = module_names()
+    offenders = []
+    for module, path in names.items():
+        if module.startswith(IMPORTS_PYTEST):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            imported = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            if any(name.split(".")[0] in ("pytest", "_pytest") for name in imported):
+                offenders.append(module)
+    assert not offenders, f"import pytest outside {IMPORTS_PYTEST}: {sorted(set(offenders))}"

@@ -20,8 +20,6 @@ from accelbench.registry import Registry
 
 REFERENCE_PRECISION = "float32"
 NATIVE, EMULATED, NOT_KNOWN = "native", "emulated", "not known to be native"
-# MLPerf Inference's rule for a lower precision: it must keep this share of float32's accuracy.
-ACCURACY_SHARE = 0.99
 
 
 @dataclass(frozen=True)

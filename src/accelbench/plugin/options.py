@@ -18,7 +18,7 @@ import pytest
 from accelbench import user_modules
 from accelbench.axes.backends import BACKENDS
 from accelbench.axes.data import DATASETS
-from accelbench.axes.devices import parse_devices
+from accelbench.axes.devices import DEVICE_KINDS, parse_devices
 from accelbench.axes.models import MODELS, ModelOptions
 from accelbench.axes.precisions import PRECISIONS
 from accelbench.judge.analysis import MAX_DIGITS
@@ -155,7 +155,9 @@ def device_numbers(text: str) -> dict[str, float]:
             raise ValueError(f"{word!r} is not DEVICE=NUMBER, e.g. tpu=10752")
         names = parse_devices(device)  # () for all
         if len(names) != 1:
-            raise ValueError(f"{word!r}: name one device (cpu, gpu, gpu:N, tpu), not all")
+            raise ValueError(
+                f"{word!r}: name one device ({', '.join(kind.usage for kind in DEVICE_KINDS.values())}), not all"
+            )
         numbers[names[0]] = positive_number(number)
     return numbers
 
@@ -225,7 +227,11 @@ class Option:
 
 OPTIONS = (
     Option(
-        "--devices", parse_devices, "LIST", "Comma list of cpu, gpu, gpu:N, tpu, or all (every device present).", "all"
+        "--devices",
+        parse_devices,
+        "LIST",
+        f"Comma list of {', '.join(kind.usage for kind in DEVICE_KINDS.values())}, or all (every device present).",
+        "all",
     ),
     Option("--batch-sizes", positive_ints, "LIST", "Comma list of positive batch sizes.", None),
     Option(

@@ -14,6 +14,7 @@ from typing import Any
 from accelbench.axes.devices import REFERENCE_DEVICE as REFERENCE
 from accelbench.axes.precisions import NATIVE
 from accelbench.judge import analysis
+from accelbench.judge.rules import PRECISION_SHARE
 from accelbench.judge.verdicts import (
     AB_COMPILE,
     AB_PEAK,
@@ -204,7 +205,7 @@ SECTIONS = (
         ("accuracy_gap_to_tensorflow",),
     ),
     Section(
-        "recipe accuracy as a share of float32's (must be >= 99%)",
+        f"recipe accuracy as a share of float32's (must be >= {PRECISION_SHARE:.0%})",
         {"accuracy_bench": "recipe"},
         "share_of_float32",
         percent,
