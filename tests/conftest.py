@@ -105,8 +105,9 @@ def registries_as_they_were():
     registries, which outlive the run: the next test must see the zoo alone."""
     from accelbench.axes.data import DATASETS
     from accelbench.axes.models import MODELS
+    from accelbench.benches.catalog import BENCHMARKS
 
-    saved = [(registry, dict(registry._entries)) for registry in (MODELS, DATASETS)]
+    saved = [(registry, dict(registry._entries)) for registry in (MODELS, DATASETS, BENCHMARKS)]
     yield
     for registry, entries in saved:
         registry._entries.clear()

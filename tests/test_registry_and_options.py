@@ -177,3 +177,43 @@ def test_the_timed_marker_selects_the_timed_cells_alone(pytester, heavy_imports)
     selected = {line.split("::")[1].split("[")[0] for line in result.stdout.lines if "::" in line}
     timed = {benchmark.test for benchmark in BENCHMARKS.values() if benchmark.timed}
     assert selected and selected <= timed and "test_train_memory" not in selected
+
+
+KIND_MODULE = """
+import time
+
+from accelbench.benches.base import Bench, Benchmark
+from accelbench.benches.catalog import BENCHMARKS
+from accelbench.grid.cells import Cell, params
+
+
+class FirstPredictionBench(Bench):
+    def __call__(self, benchmark):
+        seconds = benchmark.pedantic(time.perf_counter, rounds=3, iterations=1)
+        self.info(first_prediction_clock=seconds)
+
+
+BENCHMARKS.register("first_prediction", Benchmark(
+    lambda grid: params(grid, [Cell("cpu", 1, grid.models[0])], ()), FirstPredictionBench,
+    "test_first_prediction", file="test_first_prediction.py", about="Time to a first prediction after load."),
+    origin=__name__)
+"""
+
+
+def test_a_kind_registered_by_a_users_module_gets_its_fixture(pytester, heavy_imports):
+    """The fixtures are made from the registry once the run's modules are imported, so a kind
+    that a module named in accelbench_modules registers is asked for as the built-in ones are."""
+    pytester.makepyfile(first_prediction_kind=KIND_MODULE)
+    pytester.makepyfile(
+        test_first_prediction="def test_first_prediction(benchmark, first_prediction):\n"
+        "    first_prediction(benchmark)\n"
+    )
+    (pytester.path / "baselines").mkdir()
+    common = ("-p", "accelbench.plugin", "-p", "no:cacheprovider", "--modules", "first_prediction_kind")
+    listed = pytester.runpytest(*common, "--fixtures")
+    listed.stdout.fnmatch_lines(["first_prediction*", "*Time to a first prediction after load.*"])
+    result = pytester.runpytest(
+        *common, "--preset", "smoke", "--baselines", "baselines", "--models", "mlp", "test_first_prediction.py"
+    )
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*test_first_prediction*cpu-bs1-mlp*"])

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_repositorys_benchmarks_are_what_init_writes():
-    """One source for the test files: the catalog. Add a benchmark kind there and to scaffold.FILES."""
+    """One source for the test files: the catalog. A kind registered with its `file` is written there."""
     generated = scaffold.benchmark_files()
     assert sorted(generated) == sorted(path.name for path in (ROOT / "benchmarks").glob("test_*.py"))
     for name, text in generated.items():

@@ -331,10 +331,18 @@ class Bench:
         )
 
 
+# When a kind's cells run within the session (plugin/hooks.py sorts by it): the harness's own
+# overhead first, on a quiet machine; the speedups last, as they take the best round each
+# trainer showed in the run.
+FIRST, IN_TURN, LAST = 0, 1, 2
+
+
 @dataclass(frozen=True)
 class Benchmark:
-    """A benchmark fixture: the cells it is parameterized over, what it runs on each, and the
-    metrics it judges (a skipped cell gets a skipped verdict for each)."""
+    """A benchmark kind, registered under its fixture's name: the cells it is parameterized over,
+    what it runs on each, the metrics it judges (a skipped cell gets a skipped verdict for each),
+    and where its test lives. The fixture, the scaffold's test file and the run's order are made
+    from this."""
 
     cells: Callable[[Grid], list]
     bench: type[Bench]
@@ -342,3 +350,6 @@ class Benchmark:
     judges: tuple[str, ...] = ()
     ab: bool = False  # judged B against A in an A/B run
     timed: bool = True  # its test hands pytest-benchmark's `benchmark` fixture over (memory cells: not timed)
+    file: str = "test_benchmarks.py"  # the file under benchmarks/ its test lives in
+    about: str = ""  # what it measures, in a line: its fixture's docstring (pytest --fixtures)
+    order: int = IN_TURN  # FIRST, IN_TURN or LAST

@@ -1,8 +1,9 @@
-"""The pytest side: the only package that imports pytest.
+"""The pytest side: options, hooks, fixtures and the terminal (with benches/, the only packages
+that import pytest).
 
 `pytest_plugins = ("accelbench.plugin",)` in a conftest.py (or `-p accelbench.plugin`) loads
-the hooks and the benchmark fixtures, which pytest finds through this module's own
-`pytest_plugins`.
+the hooks, which pytest finds through this module's own `pytest_plugins`; the hooks register
+one fixture per benchmark kind once the run's modules are imported (fixtures.py).
 """
 
-pytest_plugins = ("accelbench.plugin.hooks", "accelbench.plugin.fixtures")
+pytest_plugins = ("accelbench.plugin.hooks",)

@@ -10,12 +10,12 @@ import pytest
 
 from accelbench.axes.devices import host_allocator
 from accelbench.axes.formats import DataError
-from accelbench.benches.base import AB_METRICS, Bench
+from accelbench.benches.base import AB_METRICS, IN_TURN, Bench
 from accelbench.benches.catalog import BENCHMARKS
 from accelbench.judge import fingerprint, peak_history
 from accelbench.judge.baselines import BaselineError
 from accelbench.judge.verdicts import FINGERPRINT_KEY, LEAKS, PEAK_CAP, SavedRun
-from accelbench.plugin import options, terminal
+from accelbench.plugin import fixtures, options, terminal
 from accelbench.plugin.state import BODY_PASSED, SESSION, session_of
 from accelbench.processes.workers import WorkerFailed
 from accelbench.processes.worktree import WorktreeError
@@ -46,6 +46,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     session = config.stash[SESSION] = Session(options.run_config(config))
     session.progress = Progress(config)
+    fixtures.register(config)  # after run_config imported the user's modules: their kinds too
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -81,16 +82,13 @@ def bench_of(item: pytest.Item) -> Bench | None:
     return getattr(item, "funcargs", {}).get(name) if name else None
 
 
-# Measured before anything else: fit() against a hand-written loop on the cnn fell from about
-# 0.95 (run alone) to 0.85-0.89 after the rest of the suite had run in the process.
-RUN_FIRST = ("overhead_bench",)
-# After the training cells: a speedup takes the best round each trainer showed in the run.
-RUN_LAST = ("batch_speedup", "device_speedup")
-
-
 def run_order(item: pytest.Item) -> int:
+    """Its kind's `order` (benches/base.py): the harness overhead first, since fit() against a
+    hand-written loop on the cnn fell from about 0.95 (run alone) to 0.85-0.89 after the rest of
+    the suite had run in the process; the speedups after the training cells whose best rounds
+    they take."""
     name = benchmark_of(item)
-    return 0 if name in RUN_FIRST else 2 if name in RUN_LAST else 1
+    return BENCHMARKS[name].order if name else IN_TURN
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
