@@ -8,7 +8,7 @@ from __future__ import annotations
 from accelbench.benches.accuracy import AccuracyBench, ParityBench
 from accelbench.benches.base import FIRST, LAST, Benchmark
 from accelbench.benches.data_scaling import PredictDataScalingBench, TrainDataScalingBench
-from accelbench.benches.distributed import SpreadBench, ThreadsBench
+from accelbench.benches.distributed import DistributedBench, ThreadsBench
 from accelbench.benches.memory import MEMORY, InferenceMemoryBench, LeakBench, ScalingBench, TrainMemoryBench
 from accelbench.benches.speedup import OverheadBench, SpeedupBench
 from accelbench.benches.throughput import InferenceBench, LatencyBench, SvmBench, TrainBench
@@ -202,7 +202,7 @@ BENCHMARKS.register(
     "multi_device",
     Benchmark(
         cells.multi_device_cells,
-        SpreadBench,
+        DistributedBench,
         "test_multi_device",
         ("loss_gap",),
         file="test_distributed.py",
@@ -213,7 +213,7 @@ BENCHMARKS.register(
     "multi_worker",
     Benchmark(
         cells.multi_worker_cells,
-        SpreadBench,
+        DistributedBench,
         "test_multi_worker",
         ("loss_gap",),
         file="test_distributed.py",

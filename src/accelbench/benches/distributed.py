@@ -10,7 +10,7 @@ import pytest
 
 from accelbench.axes.devices import kind_of
 from accelbench.benches.base import Bench
-from accelbench.grid.cells import Cell, Spread
+from accelbench.grid.cells import Cell, Distributed
 from accelbench.judge import comparison
 from accelbench.processes import distributed
 from accelbench.work import measure
@@ -80,13 +80,13 @@ class ThreadsBench(ProcessBench):
         )
 
 
-class SpreadBench(ProcessBench):
+class DistributedBench(ProcessBench):
     """One model trained across N replicas (one process) or N worker processes, against the
     same model on one device: the loss after the same steps from the same seed, and the
     scaling efficiency, throughput on N / (N x throughput on one) at the same per-replica batch.
     Each side runs in fresh processes (distributed.py owns them)."""
 
-    cell: Spread
+    cell: Distributed
 
     def run_both(self) -> tuple[distributed.Result, distributed.Result]:
         reference_job = self.job("single", self.cell.count)
@@ -98,26 +98,26 @@ class SpreadBench(ProcessBench):
         return reference, self.run_job(self.job(self.cell.unit, self.cell.count))
 
     def __call__(self, benchmark: Any) -> None:
-        reference, spread = benchmark.pedantic(self.run_both, rounds=1, iterations=1)
-        if spread.replicas_in_sync != self.cell.count:  # another global batch: the losses do not compare
+        reference, distributed_run = benchmark.pedantic(self.run_both, rounds=1, iterations=1)
+        if distributed_run.replicas_in_sync != self.cell.count:  # another global batch: the losses do not compare
             pytest.fail(
-                f"{self.name}: the strategy ran {spread.replicas_in_sync} replicas in sync, not "
-                f"{self.cell.count} ({', '.join(spread.devices) or 'no devices listed'})",
+                f"{self.name}: the strategy ran {distributed_run.replicas_in_sync} replicas in sync, not "
+                f"{self.cell.count} ({', '.join(distributed_run.devices) or 'no devices listed'})",
                 pytrace=False,
             )
-        gap = max(abs(a - b) for a, b in zip(spread.losses, reference.losses))
+        gap = max(abs(a - b) for a, b in zip(distributed_run.losses, reference.losses))
         one_device = reference.reference_samples_per_s
         self.info(
             **{self.cell.unit: self.cell.count},
             device=self.placement().description,
             per_replica_batch=self.cell.batch_size,
             global_batch=self.cell.batch_size * self.cell.count,
-            replicas_in_sync=spread.replicas_in_sync,
-            replica_devices=spread.devices,
-            samples_per_s=spread.samples_per_s,
+            replicas_in_sync=distributed_run.replicas_in_sync,
+            replica_devices=distributed_run.devices,
+            samples_per_s=distributed_run.samples_per_s,
             one_device_samples_per_s=one_device,
-            scaling_efficiency=spread.samples_per_s / (spread.replicas_in_sync * one_device),
-            losses=spread.losses,
+            scaling_efficiency=distributed_run.samples_per_s / (distributed_run.replicas_in_sync * one_device),
+            losses=distributed_run.losses,
             reference_losses=reference.losses,
             loss_gap=gap,
             loss_tolerance=distributed.LOSS_TOLERANCE,

@@ -110,7 +110,7 @@ class SvmCell:
 
 
 @dataclass(frozen=True)
-class Spread:
+class Distributed:
     """One model trained across several replicas of one process, or several worker processes:
     `cpu-bs256-mlp-2workers`. batch_size is per replica."""
 
@@ -147,7 +147,7 @@ class Grid:
     # up to the largest batch that fits); None: batch_sizes everywhere.
     sweep: Callable[[str, str], tuple[int, ...]] | None = None
     data_scaling_models: tuple[str, ...] = ()  # the models the preset measures as the data grows
-    spread: int = 0  # replicas / workers of the distributed cells; 0: the preset leaves them out
+    replicas: int = 0  # replicas / workers of the distributed cells; 0: the preset leaves them out
     thread_processes: int = 0  # 1 intra-op thread against all, per model: processes a side
     left_out: Mapping[str, str] = field(default_factory=dict)  # benchmark fixture -> why the preset leaves it out
     backends: tuple[str, ...] = (PROCESS_BACKEND,)  # Keras backends of the training and inference cells
@@ -385,14 +385,14 @@ SPREAD_BATCH = 256  # per replica, at most: what one replica of the studies' MLP
 
 
 def _spread_cells(grid: Grid, unit: str, devices: Iterable[str]) -> list:
-    if not grid.spread:
+    if not grid.replicas:
         return placeholder(
             f"no-{unit}",
             f"the quick preset leaves the {unit} cells out (each starts fresh "
             f"TensorFlow processes: 20-40 s); run them with --preset full",
         )
     batch = max((b for b in grid.batch_sizes if b <= SPREAD_BATCH), default=min(grid.batch_sizes))
-    cells = [Spread(d, batch, m, grid.spread, unit) for d in devices for m in grid.trainable_models()]
+    cells = [Distributed(d, batch, m, grid.replicas, unit) for d in devices for m in grid.trainable_models()]
     return params(grid, cells, (device_absent, device_unsupported))
 
 

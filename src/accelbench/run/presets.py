@@ -44,7 +44,7 @@ class Preset:
     growth_slowest_seconds: float
     # Multi-device and multi-worker cells: replicas (or worker processes) each; 0 leaves them
     # out (each starts fresh TensorFlow processes: 20-40 s a cell on 2 cores).
-    spread: int = 0
+    replicas: int = 0
     # 1 intra-op thread against all, per model (the slides' 1 vs 8 vCPUs): fresh processes a
     # side, in the order A B B A (each starts TensorFlow: about 5 s); 0 leaves them out.
     thread_processes: int = 0
@@ -112,7 +112,7 @@ PRESETS.register(
         growth_rounds=5,
         growth_memory_repeats=3,
         growth_slowest_seconds=300.0,
-        spread=2,
+        replicas=2,
         thread_processes=2,
     ),
 )
@@ -139,7 +139,7 @@ PRESETS.register(
         growth_rounds=1,
         growth_memory_repeats=1,
         growth_slowest_seconds=10.0,
-        spread=2,
+        replicas=2,
         thread_processes=1,
         ab_pairs=(6, 6, 12),
     ),

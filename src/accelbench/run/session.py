@@ -79,7 +79,7 @@ class Session:
             inventory=self.inventory,
             sweep=self.sizing.sweep if sweeps else None,
             data_scaling_models=presets.chosen(self.run.preset.growth_models),
-            spread=self.run.preset.spread,
+            replicas=self.run.preset.replicas,
             thread_processes=self.run.preset.thread_processes,
             left_out=self.run.preset.left_out,
             backends=self.run.backends,
