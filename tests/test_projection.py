@@ -7,7 +7,7 @@ from accelbench.judge import projection
 from accelbench.run.presets import PRESETS
 
 SIZES = (250.0, 500.0, 1000.0, 2000.0, 4000.0, 8000.0)
-ROUNDS = PRESETS["quick"].growth_rounds
+ROUNDS = PRESETS["quick"].data_scaling.rounds
 DRAWS = 200
 
 

@@ -36,14 +36,18 @@ class DataScalingBench(Bench):
         self.work = phase.works[spec.framework](
             self.name, spec, dataset, self.placement(), self.session.run.model_options
         )
-        sizes = growth.ladder(self.preset.growth_smallest[self.slot], len(phase.images(dataset)), self.work.unit)
+        sizes = growth.ladder(self.preset.data_scaling.smallest[self.slot], len(phase.images(dataset)), self.work.unit)
         if len(sizes) < projection.MIN_SIZES:
             pytest.skip(
                 f"{dataset.key} gives {len(sizes)} sizes {list(sizes)} for {self.phase}; a fit "
                 f"needs {projection.MIN_SIZES} (more data, or a smaller preset start)"
             )
         self.peaks = growth.measure_peaks(
-            self.work, sizes, self.preset.growth_memory_repeats, self.preset.growth_slowest_seconds, self.say
+            self.work,
+            sizes,
+            self.preset.data_scaling.memory_repeats,
+            self.preset.data_scaling.slowest_seconds,
+            self.say,
         )
         if len(self.peaks.sizes) < projection.MIN_SIZES:  # a busy machine can stop the ladder early
             pytest.skip(
@@ -54,7 +58,10 @@ class DataScalingBench(Bench):
     def __call__(self, benchmark: Any) -> None:
         sizes = self.peaks.sizes
         seconds = benchmark.pedantic(
-            growth.time_rounds, args=(self.work, sizes, self.preset.growth_rounds, self.say), rounds=1, iterations=1
+            growth.time_rounds,
+            args=(self.work, sizes, self.preset.data_scaling.rounds, self.say),
+            rounds=1,
+            iterations=1,
         )
         target = self.session.run.target_sizes[self.slot]
         time = projection.project(projection.Curve(sizes, seconds), target)

@@ -10,6 +10,21 @@ from accelbench.registry import Registry
 
 
 @dataclass(frozen=True)
+class DataScaling:
+    """How the data-scaling cells grow the data: sizes double from `smallest` (training, test
+    images) up to all of the data; every size is timed in `rounds` interleaved rounds and its
+    host peak taken `memory_repeats` times (a memray tracker costs about 0.4 s once TensorFlow
+    is loaded; with one peak per size the interval comes from the fit's residuals); a size
+    slower than `slowest_seconds` is the last."""
+
+    smallest: tuple[int, int]
+    models: tuple[str, ...]  # quick scales the SVM's data alone (seconds); full (ALL_MODELS) every model
+    rounds: int
+    memory_repeats: int
+    slowest_seconds: float
+
+
+@dataclass(frozen=True)
 class Preset:
     name: str
     batch_sizes: tuple[int, ...]
@@ -32,16 +47,7 @@ class Preset:
     memory_ladder: tuple[int, ...]
     leak_predictions: int  # repeated predictions the leak check watches
     sweep_to_largest: bool  # batch sweep: doubling up to the largest batch that fits, not batch_sizes
-    # Data scaling: sizes double from these (training, test images) up to all of the data;
-    # every size is timed in `growth_rounds` interleaved rounds and its host peak taken
-    # `growth_memory_repeats` times (a memray tracker costs about 0.4 s once TensorFlow is
-    # loaded; with one peak per size the interval comes from the fit's residuals); a size
-    # slower than growth_slowest_seconds is the last.
-    growth_smallest: tuple[int, int]
-    growth_models: tuple[str, ...]  # quick scales the SVM's data alone (seconds); full (ALL_MODELS) every model
-    growth_rounds: int
-    growth_memory_repeats: int
-    growth_slowest_seconds: float
+    data_scaling: DataScaling
     # Multi-device and multi-worker cells: replicas (or worker processes) each; 0 leaves them
     # out (each starts fresh TensorFlow processes: 20-40 s a cell on 2 cores).
     replicas: int = 0
@@ -83,11 +89,13 @@ PRESETS.register(
         memory_ladder=(256, 512, 1024),
         leak_predictions=20,
         sweep_to_largest=False,
-        growth_smallest=(100, 32),
-        growth_models=("svm",),
-        growth_rounds=3,
-        growth_memory_repeats=1,
-        growth_slowest_seconds=10.0,
+        data_scaling=DataScaling(
+            smallest=(100, 32),
+            models=("svm",),
+            rounds=3,
+            memory_repeats=1,
+            slowest_seconds=10.0,
+        ),
         left_out=QUICK_LEAVES_OUT,
     ),
 )
@@ -107,11 +115,13 @@ PRESETS.register(
         memory_ladder=(256, 512, 1024, 2048, 4096),
         leak_predictions=200,
         sweep_to_largest=True,
-        growth_smallest=(250, 128),
-        growth_models=ALL_MODELS,
-        growth_rounds=5,
-        growth_memory_repeats=3,
-        growth_slowest_seconds=300.0,
+        data_scaling=DataScaling(
+            smallest=(250, 128),
+            models=ALL_MODELS,
+            rounds=5,
+            memory_repeats=3,
+            slowest_seconds=300.0,
+        ),
         replicas=2,
         thread_processes=2,
     ),
@@ -134,11 +144,13 @@ PRESETS.register(
         memory_ladder=(256, 512, 1024),
         leak_predictions=20,
         sweep_to_largest=False,
-        growth_smallest=(100, 32),
-        growth_models=("mlp", "svm"),
-        growth_rounds=1,
-        growth_memory_repeats=1,
-        growth_slowest_seconds=10.0,
+        data_scaling=DataScaling(
+            smallest=(100, 32),
+            models=("mlp", "svm"),
+            rounds=1,
+            memory_repeats=1,
+            slowest_seconds=10.0,
+        ),
         replicas=2,
         thread_processes=1,
         ab_pairs=(6, 6, 12),

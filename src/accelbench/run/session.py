@@ -78,7 +78,7 @@ class Session:
             labelled=self.run.dataset not in data.UNLABELLED,
             inventory=self.inventory,
             sweep=self.sizing.sweep if sweeps else None,
-            data_scaling_models=presets.chosen(self.run.preset.growth_models),
+            data_scaling_models=presets.chosen(self.run.preset.data_scaling.models),
             replicas=self.run.preset.replicas,
             thread_processes=self.run.preset.thread_processes,
             left_out=self.run.preset.left_out,
