@@ -209,7 +209,7 @@ class LeakBench(Bench):
         node.add_marker(pytest.mark.limit_leaks(f"{LEAK_LIMIT_PER_LOCATION} B"))
 
     def predict_repeatedly(self) -> None:
-        for _ in range(self.preset.leak_predictions):
+        for _ in range(self.preset.memory.leak_predictions):
             self.one.predict()
 
     def __call__(self) -> None:
@@ -217,7 +217,7 @@ class LeakBench(Bench):
         self.info(
             device=self.placement().description,
             batch_size=self.cell.batch_size,
-            predictions=self.preset.leak_predictions,
+            predictions=self.preset.memory.leak_predictions,
             leak_limit_per_location_bytes=LEAK_LIMIT_PER_LOCATION,
         )
 

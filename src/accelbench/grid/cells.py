@@ -384,7 +384,7 @@ def parity_cells(grid: Grid) -> list:
 SPREAD_BATCH = 256  # per replica, at most: what one replica of the studies' MLPs trained at
 
 
-def _spread_cells(grid: Grid, unit: str, devices: Iterable[str]) -> list:
+def _distributed_cells(grid: Grid, unit: str, devices: Iterable[str]) -> list:
     if not grid.replicas:
         return placeholder(
             f"no-{unit}",
@@ -398,12 +398,12 @@ def _spread_cells(grid: Grid, unit: str, devices: Iterable[str]) -> list:
 
 def multi_device_cells(grid: Grid) -> list:
     """N replicas in one process: N logical CPU devices (here), or N GPUs."""
-    return _spread_cells(grid, "replicas", [d for d in grid.devices if DEVICE_KINDS[kind_of(d)].replicas])
+    return _distributed_cells(grid, "replicas", [d for d in grid.devices if DEVICE_KINDS[kind_of(d)].replicas])
 
 
 def multi_worker_cells(grid: Grid) -> list:
     """N worker processes on this host, each a CPU worker of a MultiWorkerMirroredStrategy cluster."""
-    return _spread_cells(grid, "workers", [d for d in grid.devices if d == REFERENCE_DEVICE])
+    return _distributed_cells(grid, "workers", [d for d in grid.devices if d == REFERENCE_DEVICE])
 
 
 def threads_cells(grid: Grid) -> list:

@@ -10,6 +10,17 @@ from accelbench.registry import Registry
 
 
 @dataclass(frozen=True)
+class Memory:
+    """The memory cells' settings beyond one step's peak."""
+
+    # Batch sizes whose step peaks fit memory = fixed + per-sample. Not smaller: below about
+    # 256 a step's peak sits on a floor set by the optimizer update, not by the batch.
+    ladder: tuple[int, ...]
+    leak_predictions: int  # repeated predictions the leak check watches
+    sweep_to_largest: bool  # batch sweep: doubling up to the largest batch that fits, not batch_sizes
+
+
+@dataclass(frozen=True)
 class DataScaling:
     """How the data-scaling cells grow the data: sizes double from `smallest` (training, test
     images) up to all of the data; every size is timed in `rounds` interleaved rounds and its
@@ -42,11 +53,7 @@ class Preset:
     svm_subsets: tuple[int, ...]  # n-image subsets the SVM is fitted on
     latency_rounds: int  # batch-1 predictions timed for p50/p90/p99
     interleaved_pairs: int  # A/B rounds behind every ratio (speedups, harness overhead)
-    # Batch sizes whose step peaks fit memory = fixed + per-sample. Not smaller: below about
-    # 256 a step's peak sits on a floor set by the optimizer update, not by the batch.
-    memory_ladder: tuple[int, ...]
-    leak_predictions: int  # repeated predictions the leak check watches
-    sweep_to_largest: bool  # batch sweep: doubling up to the largest batch that fits, not batch_sizes
+    memory: Memory
     data_scaling: DataScaling
     # Multi-device and multi-worker cells: replicas (or worker processes) each; 0 leaves them
     # out (each starts fresh TensorFlow processes: 20-40 s a cell on 2 cores).
@@ -86,9 +93,11 @@ PRESETS.register(
         svm_subsets=(500, 1000),
         latency_rounds=100,
         interleaved_pairs=6,
-        memory_ladder=(256, 512, 1024),
-        leak_predictions=20,
-        sweep_to_largest=False,
+        memory=Memory(
+            ladder=(256, 512, 1024),
+            leak_predictions=20,
+            sweep_to_largest=False,
+        ),
         data_scaling=DataScaling(
             smallest=(100, 32),
             models=("svm",),
@@ -112,9 +121,11 @@ PRESETS.register(
         svm_subsets=(1000, 2000, 5000),
         latency_rounds=1000,
         interleaved_pairs=15,
-        memory_ladder=(256, 512, 1024, 2048, 4096),
-        leak_predictions=200,
-        sweep_to_largest=True,
+        memory=Memory(
+            ladder=(256, 512, 1024, 2048, 4096),
+            leak_predictions=200,
+            sweep_to_largest=True,
+        ),
         data_scaling=DataScaling(
             smallest=(250, 128),
             models=ALL_MODELS,
@@ -141,9 +152,11 @@ PRESETS.register(
         svm_subsets=(500, 1000),
         latency_rounds=10,
         interleaved_pairs=5,
-        memory_ladder=(256, 512, 1024),
-        leak_predictions=20,
-        sweep_to_largest=False,
+        memory=Memory(
+            ladder=(256, 512, 1024),
+            leak_predictions=20,
+            sweep_to_largest=False,
+        ),
         data_scaling=DataScaling(
             smallest=(100, 32),
             models=("mlp", "svm"),
