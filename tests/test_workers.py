@@ -130,3 +130,18 @@ def test_workers_ask_malloc_for_huge_pages_unless_the_environment_says_otherwise
     assert workers.huge_pages({"GLIBC_TUNABLES": "glibc.malloc.arena_max=2"}) == {
         "GLIBC_TUNABLES": "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1"
     }
+
+
+def test_a_typed_reply_crosses_a_real_worker_as_itself(pool):
+    """cellwork's replies are dataclasses (protocol.Prepared, StepMemory, Described): a worker
+    sends their fields as JSON and Cellwork.reply rebuilds the same object on this side."""
+    import worker_faults
+
+    from accelbench.processes.protocol import REPLIES
+
+    sent = worker_faults.typed_replies()
+    assert [type(reply) for reply in sent] == list(REPLIES.values())
+    for index, (call, reply) in enumerate(zip(REPLIES, sent)):
+        wire = pool.call(C, "worker_faults:typed_reply", 30, index=index)
+        assert isinstance(wire, dict)  # JSON on the pipe
+        assert call.reply(wire) == reply

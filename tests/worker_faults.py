@@ -82,3 +82,18 @@ def jax_worker_settings():
         "backend": keras.backend.backend(),
         "tensorflow_imported": "tensorflow" in sys.modules,
     }
+
+
+def typed_replies():
+    """One of each typed cellwork reply, as cellwork's functions return them."""
+    from accelbench.processes import protocol
+
+    return [
+        protocol.Prepared(0.5, 12, 384, 2.3e6, "cpu (2 cores)", False),
+        protocol.StepMemory(1_048_576, [1_048_000, 1_049_000], None, None, "GRU: not counted", "cpu"),
+        protocol.Described("jax", True, {"jax": "0.10.2"}, "arch=x86_64; cpus=2"),
+    ]
+
+
+def typed_reply(index):
+    return typed_replies()[index]

@@ -58,7 +58,7 @@ class AccuracyBench(Bench):
     def __call__(self, benchmark: Any) -> None:
         try:
             if self.cell.backend != PROCESS_BACKEND:  # its worker starts outside the clock
-                versions = self.session.backend_call(self.cell.backend, Cellwork.DESCRIBE)["versions"]
+                versions = self.session.backend_call(self.cell.backend, Cellwork.DESCRIBE).versions
                 self.info(
                     backend_versions={
                         name: versions[name] for name in BACKENDS[self.cell.backend].packages if name in versions

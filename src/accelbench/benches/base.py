@@ -155,7 +155,7 @@ class Bench:
             a_compile, b_compile = self.compile_seconds(ab_run, kind, steps, rounds)
         except WorkerFailed as error:
             self.verdicts.failed(self.name, AB_COMPILE, f"{self.name}: A/B compile measured again: {error}")
-            a_compile, b_compile = rounds.a_build["compile_seconds"], rounds.b_build["compile_seconds"]
+            a_compile, b_compile = rounds.a_build.compile_seconds, rounds.b_build.compile_seconds
         else:
             self.verdicts.ab_single(self.name, AB_COMPILE, a_compile, b_compile, AB_COMPILE_RULE)
         self.info(
@@ -178,7 +178,7 @@ class Bench:
         """A's and B's compile seconds, from the builds made at once; where B looked slower by the
         rule, each side's fastest of that and one more build made alone (a fail must repeat: on
         a loaded machine two compiles at once slowed one side 2.2x in an A/A run)."""
-        a_compile, b_compile = rounds.a_build["compile_seconds"], rounds.b_build["compile_seconds"]
+        a_compile, b_compile = rounds.a_build.compile_seconds, rounds.b_build.compile_seconds
         if AB_COMPILE_RULE.holds(b_compile, a_compile):
             return a_compile, b_compile
         self.say("A/B: B compiled slower: measuring both compiles again, one at a time")
@@ -247,21 +247,21 @@ class Bench:
         key = spec["key"]
 
         def call(function: Cellwork, **kwargs: Any) -> Any:
-            return pool.call(environment, function.target, self.session.run.worker_deadline_s, **kwargs)
+            return function.reply(pool.call(environment, function.target, self.session.run.worker_deadline_s, **kwargs))
 
         try:
             self.say(f"building in the {backend.name} worker")
             built = call(Cellwork.PREPARE, spec=spec, steps=steps)
-            versions = call(Cellwork.DESCRIBE)["versions"]
+            versions = call(Cellwork.DESCRIBE).versions
             self.info(
                 backend=backend.name,
                 compiled_with=backend.compiles,
-                jit_compile=built["jit_compile"],
+                jit_compile=built.jit_compile,
                 backend_versions={name: versions[name] for name in backend.packages if name in versions},
                 batch_size=self.cell.batch_size,
-                steps_per_round=built["steps"],
-                compile_seconds=built["compile_seconds"],
-                device=built["device"],
+                steps_per_round=built.steps,
+                compile_seconds=built.compile_seconds,
+                device=built.device,
                 worker_process_ids=pool.pids,
             )
             self.precision_info()
@@ -284,7 +284,7 @@ class Bench:
             median = self.time_rounds(
                 benchmark,
                 lambda: inside.append(call(Cellwork.ONE_ROUND)),
-                built["samples_per_round"],
+                built.samples_per_round,
                 kind,
                 self.preset.rounds,
                 BACKEND_WARMUP_ROUNDS,
@@ -294,13 +294,13 @@ class Bench:
         inside = inside[BACKEND_WARMUP_ROUNDS : BACKEND_WARMUP_ROUNDS + self.preset.rounds]
         self.info(worker_round_seconds=inside)
         if median:
-            samples_per_s = built["samples_per_round"] / median
+            samples_per_s = built.samples_per_round / median
             self.info(samples_per_s=samples_per_s, pipe_seconds=median - statistics.median(inside))
-            self.flops_info(built["flops_per_sample"], samples_per_s)
+            self.flops_info(built.flops_per_sample, samples_per_s)
         if partner and len(partner.seconds) == len(inside) > 1:
             self.against_process_backend(
                 [s / reference.samples_per_round for s in partner.seconds],
-                [s / built["samples_per_round"] for s in inside],
+                [s / built.samples_per_round for s in inside],
             )
             self.info(tensorflow_round_seconds=partner.seconds, tensorflow_steps_per_round=reference.steps)
 

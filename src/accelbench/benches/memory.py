@@ -141,9 +141,9 @@ class StepMemoryBench(Bench):
             )
         except WorkerFailed as error:
             pytest.fail(f"{self.name}: {error}", pytrace=False)
-        self.set_cap(found["estimated_bytes"], found["estimate_unknown"])
+        self.set_cap(found.estimated_bytes, found.estimate_unknown)
         self.info(
-            device=found["device"],
+            device=found.device,
             backend=backend,
             batch_size=self.cell.batch_size,
             steps_measured=self.steps_measured,
@@ -153,13 +153,13 @@ class StepMemoryBench(Bench):
             memory_measured_in=f"the {backend} worker",
         )
         self.precision_info()
-        self.keep_repeats(found["host_peak_repeats"])
-        self.host_peak_measured(found["host_peak_bytes"])
+        self.keep_repeats(found.host_peak_repeats)
+        self.host_peak_measured(found.host_peak_bytes)
         self.verdicts.against_reference(
-            self.name, PEAK_CAP, found["host_peak_bytes"], self.cap, WITHIN_CAP, f"the cap, {self.cap_basis}"
+            self.name, PEAK_CAP, found.host_peak_bytes, self.cap, WITHIN_CAP, f"the cap, {self.cap_basis}"
         )
-        if found["device_peak_bytes"] is not None:
-            self.peak_against_baseline(self.gates["device_peak_memory_bytes"], found["device_peak_bytes"])
+        if found.device_peak_bytes is not None:
+            self.peak_against_baseline(self.gates["device_peak_memory_bytes"], found.device_peak_bytes)
 
 
 class TrainMemoryBench(StepMemoryBench):

@@ -24,7 +24,7 @@ from typing import Any
 
 from accelbench.environments import Environment
 from accelbench.judge import comparison
-from accelbench.processes.protocol import CellSpec, Cellwork, RunFields
+from accelbench.processes.protocol import CellSpec, Cellwork, Described, Prepared, RunFields
 from accelbench.processes.workers import WorkerFailed, Workers
 from accelbench.processes.worktree import Worktree
 
@@ -76,8 +76,8 @@ class Rounds:
 
     a_seconds: list[float]
     b_seconds: list[float]
-    a_build: dict[str, Any]
-    b_build: dict[str, Any]
+    a_build: Prepared
+    b_build: Prepared
     verdict: comparison.Comparison
     a_peak: int
     b_peak: int
@@ -89,7 +89,7 @@ class ABRun:
     run_fields: RunFields  # what a worker needs to build a cell as this run does
     cells_judged: int = 1
     workers: Workers = field(default_factory=Workers)
-    described: dict[str, dict[str, Any]] = field(default_factory=dict)
+    described: dict[str, Described] = field(default_factory=dict)
     worktree: Worktree | None = None  # --ab-ref: where A imports the project from
 
     def __post_init__(self) -> None:
@@ -102,15 +102,15 @@ class ABRun:
         return {"A": a, "B": self.setup.b}
 
     def call(self, side: str, call: Cellwork, **kwargs: Any) -> Any:
-        return self.workers.call(self.environments[side], call.target, self.setup.deadline_s, **kwargs)
+        return call.reply(self.workers.call(self.environments[side], call.target, self.setup.deadline_s, **kwargs))
 
     def call_both(self, call: Cellwork, **kwargs: Any) -> dict[str, Any]:
         """The same call in A and B at once: for what is not timed side against side (a start,
         a build, a memory peak), so that an A/B run does not pay for it twice over."""
         results = self.workers.call_each(list(self.environments.values()), call.target, self.setup.deadline_s, **kwargs)
-        return dict(zip(self.environments, results))
+        return dict(zip(self.environments, map(call.reply, results)))
 
-    def describe(self) -> dict[str, dict[str, Any]]:
+    def describe(self) -> dict[str, Described]:
         """Each side's library versions and fingerprint, asked once (both workers start here)."""
         if not self.described:
             self.described.update(self.call_both(Cellwork.DESCRIBE))
@@ -152,7 +152,7 @@ class ABRun:
         spec = CellSpec.of(kind, cell, self.run_fields, tag="compile again")
         try:
             return {
-                side: self.call(side, Cellwork.PREPARE, spec=spec.to_wire(), steps=steps)["compile_seconds"]
+                side: self.call(side, Cellwork.PREPARE, spec=spec.to_wire(), steps=steps).compile_seconds
                 for side in self.environments
             }
         finally:

@@ -18,7 +18,7 @@ from typing import Any
 from accelbench import user_modules
 from accelbench.axes import backends
 from accelbench.axes.backends import PROCESS_BACKEND
-from accelbench.processes.protocol import CellSpec, RunFields
+from accelbench.processes.protocol import CellSpec, Described, Prepared, RunFields, StepMemory
 from accelbench.work import measure
 
 _WORK: dict[str, Any] = {}  # key -> the built work of a cell, until forget(key)
@@ -119,20 +119,20 @@ def _predictor(built: _Built, steps: int | None) -> Any:
 BUILDERS = {"train": _trainer, "inference": _predictor}  # a cell's kind -> how its work is built
 
 
-def prepare(spec: dict[str, Any], steps: int | None) -> dict[str, Any]:
+def prepare(spec: dict[str, Any], steps: int | None) -> Prepared:
     """Build the cell's work (a BUILDERS kind) at `steps` per round, as the pytest process
     calibrated it (None: calibrate here, to the run's round length), and warm it up; what it
     measured while building (compile seconds) and what the caller needs to report rounds."""
     built = _Built.of(spec)
     work = _WORK[built.spec.key] = BUILDERS[built.spec.kind](built, steps)
-    return {
-        "compile_seconds": work.compile_seconds,
-        "steps": work.steps,
-        "samples_per_round": work.samples_per_round,
-        "flops_per_sample": work.flops_per_sample(),
-        "device": built.placement.description,
-        "jit_compile": bool(getattr(getattr(work, "model", None), "jit_compile", False)),
-    }
+    return Prepared(
+        compile_seconds=work.compile_seconds,
+        steps=work.steps,
+        samples_per_round=work.samples_per_round,
+        flops_per_sample=work.flops_per_sample(),
+        device=built.placement.description,
+        jit_compile=bool(getattr(getattr(work, "model", None), "jit_compile", False)),
+    )
 
 
 def recipe_run(spec: dict[str, Any], epochs: int, target: float | None) -> dict[str, Any]:
@@ -191,7 +191,7 @@ def _predicted_batch(built: _Built) -> Any:
 MEMORY_WORK = {"train": _training_step, "inference": _predicted_batch}  # a memory cell's kind -> its step
 
 
-def step_memory(spec: dict[str, Any], steps_measured: int, repeats: int = 1) -> dict[str, Any]:
+def step_memory(spec: dict[str, Any], steps_measured: int, repeats: int = 1) -> StepMemory:
     """A memory cell measured here, as the pytest process measures its own (StepMemoryBench):
     the step built and warmed up, then memray's host peak over `steps_measured` steps, the
     backend allocator's device peak where it keeps one, and the analytic estimate."""
@@ -207,14 +207,14 @@ def step_memory(spec: dict[str, Any], steps_measured: int, repeats: int = 1) -> 
     repeated = [memory.host_peak(steps) for _ in range(repeats - 1)]  # recording: the peak's spread
     host_peak = memory.host_peak(steps)
     device_peak = backends.device_peak_bytes(_backend(), built.spec.device, steps)
-    return {
-        "host_peak_bytes": host_peak,
-        "host_peak_repeats": repeated,
-        "device_peak_bytes": device_peak,
-        "estimated_bytes": estimated,
-        "estimate_unknown": why_unknown,
-        "device": built.placement.description,
-    }
+    return StepMemory(
+        host_peak_bytes=host_peak,
+        host_peak_repeats=repeated,
+        device_peak_bytes=device_peak,
+        estimated_bytes=estimated,
+        estimate_unknown=why_unknown,
+        device=built.placement.description,
+    )
 
 
 def peak(key: str) -> int:
@@ -245,15 +245,15 @@ def forget(key: str) -> None:
     gc.collect()
 
 
-def describe() -> dict[str, Any]:
+def describe() -> Described:
     """What this environment is: its Keras backend, its libraries' versions and its machine
     fingerprint."""
     from accelbench.judge import fingerprint
 
     backend = backends.BACKENDS[_backend()]
-    return {
-        "backend": backend.name,
-        "compiles": backend.compiles,
-        "versions": fingerprint.versions((*fingerprint.LIBRARIES, *backend.packages)),
-        "fingerprint": fingerprint.hardware(()).key,
-    }
+    return Described(
+        backend=backend.name,
+        compiles=backend.compiles,
+        versions=fingerprint.versions((*fingerprint.LIBRARIES, *backend.packages)),
+        fingerprint=fingerprint.hardware(()).key,
+    )

@@ -1,6 +1,7 @@
 """What crosses to another process, declared once: the cell a worker builds (CellSpec, with
-the run's settings in RunFields), the calls a worker answers (Cellwork), and a tf.distribute
-job with its result (Job, Result: JSON files beside the job's process).
+the run's settings in RunFields), the calls a worker answers (Cellwork) and their typed replies
+(Prepared, StepMemory, Described), and a tf.distribute job with its result (Job, Result: JSON
+files beside the job's process).
 
 A CellSpec is made from a grid cell in one place (CellSpec.of) and serialized in one place
 (to_wire / from_wire): the pytest process sends it, cellwork.py rebuilds it. A new field of
@@ -36,6 +37,53 @@ class Cellwork(enum.Enum):
     def target(self) -> str:
         """`module:function`, as worker_main resolves it."""
         return f"{CELLWORK_MODULE}:{self.value}"
+
+    def reply(self, wire: Any) -> Any:
+        """The call's answer as its type (REPLIES), from the JSON the worker sent (worker_main
+        writes a dataclass as its fields); a plain number, list or None as it came."""
+        made = REPLIES.get(self)
+        return made(**wire) if made is not None and isinstance(wire, dict) else wire
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What a worker built for a cell (Cellwork.PREPARE), and what it measured while building."""
+
+    compile_seconds: float
+    steps: int  # per round, as the pytest process calibrated them (or the worker, if it did not)
+    samples_per_round: int
+    flops_per_sample: float | None  # None: a layer whose FLOPs are not counted
+    device: str
+    jit_compile: bool
+
+
+@dataclass(frozen=True)
+class StepMemory:
+    """A memory cell measured in a worker (Cellwork.STEP_MEMORY), as StepMemoryBench measures one."""
+
+    host_peak_bytes: int
+    host_peak_repeats: list[int]  # the recording's further peaks (its spread); [] when not recording
+    device_peak_bytes: int | None  # None: the backend keeps no device allocator count here
+    estimated_bytes: int | None  # None: the estimate does not know the model (estimate_unknown says why)
+    estimate_unknown: str
+    device: str
+
+
+@dataclass(frozen=True)
+class Described:
+    """What a worker's environment is (Cellwork.DESCRIBE)."""
+
+    backend: str
+    compiles: bool
+    versions: dict[str, str]
+    fingerprint: str
+
+
+REPLIES: dict[Cellwork, type] = {
+    Cellwork.PREPARE: Prepared,
+    Cellwork.STEP_MEMORY: StepMemory,
+    Cellwork.DESCRIBE: Described,
+}
 
 
 @dataclass(frozen=True)

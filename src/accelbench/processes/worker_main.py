@@ -7,6 +7,7 @@ pipe, so a parent that dies without cleaning up does not leave it waiting for ev
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import os
@@ -23,7 +24,9 @@ def resolve(target: str) -> Any:
 
 def answer(request: dict[str, Any]) -> dict[str, Any]:
     try:
-        return {"result": resolve(request["function"])(**request.get("kwargs", {}))}
+        result = resolve(request["function"])(**request.get("kwargs", {}))
+        # a typed reply (protocol.Prepared, ...) crosses as its fields; Cellwork.reply rebuilds it
+        return {"result": dataclasses.asdict(result) if dataclasses.is_dataclass(result) else result}
     except Exception as error:  # the call fails, the worker goes on
         traceback.print_exc()  # to the worker's log
         first_line = next(iter(str(error).splitlines()), "")[:300]

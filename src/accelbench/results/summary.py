@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from accelbench.axes.devices import REFERENCE_DEVICE as REFERENCE
 from accelbench.axes.precisions import NATIVE
@@ -538,17 +538,24 @@ def ab_rows(verdicts: Sequence[Any]) -> list[tuple[str, ...]]:
     return [row for _, row in sorted(keyed, key=lambda pair: pair[0])]
 
 
+class Side(Protocol):
+    """What an A/B side's worker said of itself (processes.protocol.Described)."""
+
+    versions: Mapping[str, str]
+    fingerprint: str
+
+
 def ab_lines(
     environment_b: str,
-    described: Mapping[str, Mapping[str, Any]],
+    described: Mapping[str, Side],
     verdicts: Sequence[Any],
     environment_a: str = "A (this interpreter)",
 ) -> list[str]:
     """The terminal's A/B section: what B and A are, then the table."""
     lines = [f"{environment_b} against {environment_a}: B/A above 1 is B slower"]
     for side, about in described.items():
-        versions = ", ".join(f"{k} {v}" for k, v in about.get("versions", {}).items())
-        lines.append(f"{side}: {versions}; {about.get('fingerprint', '')}")
+        versions = ", ".join(f"{k} {v}" for k, v in about.versions.items())
+        lines.append(f"{side}: {versions}; {about.fingerprint}")
     rows = ab_rows(verdicts)
     if not rows:
         return lines + ["no cell was judged B against A"]

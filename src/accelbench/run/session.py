@@ -217,8 +217,10 @@ class Session:
 
     def backend_call(self, backend: str, call: Cellwork, **kwargs: Any) -> Any:
         """A cellwork call in the worker of a Keras backend other than this process's."""
-        return self.backend_workers.call(
-            BACKENDS[backend].environment(), call.target, self.run.worker_deadline_s, **kwargs
+        return call.reply(
+            self.backend_workers.call(
+                BACKENDS[backend].environment(), call.target, self.run.worker_deadline_s, **kwargs
+            )
         )
 
     def one_batch(self, cell: Cell) -> OneBatch:
