@@ -1,5 +1,7 @@
-"""The house's layers: no module imports one above its own layer, no import circle, and the
-report (JSON in, HTML out) loads neither pytest, a framework, nor any process code."""
+"""The house's rules as docs/layout.md states them: no module imports one above its own layer,
+no import circle, the report (JSON in, HTML out) loads neither pytest, a framework, nor any
+process code; only the plugin and the benches import pytest; the judge imports no framework;
+the parent and child halves of processes/ stay apart; the command has the subcommands listed."""
 
 from __future__ import annotations
 
@@ -136,22 +138,74 @@ def test_nothing_of_ours_is_loaded():
 # The packages that may import pytest (docs/layout.md): the plugin, and the benches, whose cells
 # skip and fail the pytest way. Everything below them runs in workers and in the report as well.
 IMPORTS_PYTEST = ("accelbench.plugin", "accelbench.benches")
+FRAMEWORKS = ("tensorflow", "keras", "jax", "torch")
+
+
+def third_party_imports(path: Path) -> set[str]:
+    """The top-level names of every module `path` imports, at its top or inside a function."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            found.add((node.module or "").split(".")[0])
+    return found
 
 
 def test_only_the_plugin_and_the_benches_import_pytest():
-    names = module_names()
-    offenders = []
-    for module, path in names.items():
-        if module.startswith(IMPORTS_PYTEST):
-            continue
-        for node in ast.walk(ast.parse(path.read_text())):
-            imported = (
-                [alias.name for alias in node.names]
-                if isinstance(node, ast.Import)
-                else [node.module or ""]
-                if isinstance(node, ast.ImportFrom)
-                else []
-            )
-            if any(name.split(".")[0] in ("pytest", "_pytest") for name in imported):
-                offenders.append(module)
-    assert not offenders, f"import pytest outside {IMPORTS_PYTEST}: {sorted(set(offenders))}"
+    offenders = [
+        module
+        for module, path in module_names().items()
+        if not module.startswith(IMPORTS_PYTEST) and third_party_imports(path) & {"pytest", "_pytest"}
+    ]
+    assert not offenders, f"import pytest outside {IMPORTS_PYTEST}: {sorted(offenders)}"
+
+
+def test_the_judge_imports_neither_pytest_nor_a_framework():
+    """layout.md: judge/ is "no pytest, no framework: what a run concludes"."""
+    offenders = {
+        module: sorted(third_party_imports(path) & {"pytest", "_pytest", *FRAMEWORKS})
+        for module, path in module_names().items()
+        if module.startswith("accelbench.judge")
+    }
+    assert not {module: names for module, names in offenders.items() if names}
+
+
+# layout.md's "(parent)" and "(child)" halves of processes/: neither imports the other, and only
+# a worker (by the module path it is started with) runs the child half.
+CHILD_HALF = ("accelbench.processes.worker_main", "accelbench.processes.cellwork", "accelbench.processes.job_main")
+PARENT_HALF = (
+    "accelbench.processes.workers",
+    "accelbench.processes.ab",
+    "accelbench.processes.distributed",
+    "accelbench.processes.worktree",
+)
+
+
+def test_parent_and_child_process_code_stay_apart():
+    imports = graph()
+    across = [
+        f"{module} imports {target}"
+        for module, targets in imports.items()
+        for target in targets
+        if (module in PARENT_HALF and target in CHILD_HALF) or (module in CHILD_HALF and target in PARENT_HALF)
+    ]
+    assert not across
+    into_child = [
+        f"{module} imports {target}"
+        for module, targets in imports.items()
+        for target in targets
+        if target in CHILD_HALF and module not in CHILD_HALF
+    ]
+    assert not into_child, "only a worker runs the child half"
+
+
+def test_the_command_has_the_subcommands_layout_md_lists():
+    import argparse
+
+    from accelbench import cli
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "layout.md").read_text()
+    listed = page.split("the `accelbench` command: ", 1)[1].split("\n", 1)[0]
+    commands = next(action for action in cli.parser()._actions if isinstance(action, argparse._SubParsersAction))
+    assert sorted(listed.split(", ")) == sorted(commands.choices)
