@@ -80,6 +80,8 @@ QUICK_LEAVES_OUT = {
     "memory_scaling": "the memory ladder (fixed + per-sample bytes, largest batch) is reported, not gated, and "
     "takes 20 s: run it with --preset full",
 }
+# The quick and smoke presets' memory cells: the ladder's first three rungs, a short leak watch.
+SHORT_MEMORY = Memory(ladder=(256, 512, 1024), leak_predictions=20, sweep_to_largest=False)
 PRESETS.register(
     "quick",
     Preset(
@@ -93,11 +95,7 @@ PRESETS.register(
         svm_subsets=(500, 1000),
         latency_rounds=100,
         interleaved_pairs=6,
-        memory=Memory(
-            ladder=(256, 512, 1024),
-            leak_predictions=20,
-            sweep_to_largest=False,
-        ),
+        memory=SHORT_MEMORY,
         data_scaling=DataScaling(
             smallest=(100, 32),
             models=("svm",),
@@ -152,11 +150,7 @@ PRESETS.register(
         svm_subsets=(500, 1000),
         latency_rounds=10,
         interleaved_pairs=5,
-        memory=Memory(
-            ladder=(256, 512, 1024),
-            leak_predictions=20,
-            sweep_to_largest=False,
-        ),
+        memory=SHORT_MEMORY,
         data_scaling=DataScaling(
             smallest=(100, 32),
             models=("mlp", "svm"),
