@@ -7,6 +7,7 @@ from accelbench.judge.fingerprint import Fingerprint, make, nearest, onednn_isa
 from accelbench.judge.gates import Gate
 from accelbench.judge.rules import RelativeGrowth
 from accelbench.judge.verdicts import RECORD_HERE, Verdicts
+from accelbench.results import verdict_block
 
 EPYC_FLAGS = "fpu sse sse2 sse4_1 sse4_2 avx f16c fma avx2 bmi2 sha_ni vaes".split()
 XEON_FLAGS = EPYC_FLAGS + "avx512f avx512dq avx512bw avx512vl avx512_vnni".split()
@@ -95,5 +96,8 @@ def test_an_ungated_memory_number_names_the_nearest_machine_and_what_differs(tmp
         "Intel(R) Xeon(R) Processor there; caches: "
     )
     assert "isa: avx2 here, avx512_core_vnni there" in verdict.message
-    assert verdicts.lines()[-3:-1] == [f"this machine: {AMD.key}", RECORD_HERE]  # the block ends with the command
+    assert verdict_block.lines(verdicts)[-3:-1] == [
+        f"this machine: {AMD.key}",
+        RECORD_HERE,
+    ]  # the block ends with the command
     assert RECORD_HERE.startswith("record this machine's baselines with: pytest benchmarks --update-baselines")

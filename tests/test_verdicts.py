@@ -7,6 +7,7 @@ from accelbench.judge.baselines import BaselineFile
 from accelbench.judge.gates import Gate
 from accelbench.judge.rules import AbsoluteDrop, RelativeDrop
 from accelbench.judge.verdicts import AB_TIME, SavedRun, Verdicts
+from accelbench.results import verdict_block
 
 CELL = "test_svm[cpu-n500-grayscale]"
 
@@ -177,7 +178,7 @@ def test_the_terminal_block_lists_failures_then_ungated_then_counts(tmp_path):
     judged.against_baseline(CELL, accuracy_gate(tmp_path), 0.9)
     judged.within_gap("q", "accuracy_gap", 0.5, 0.02)
     judged.skipped("s", ("speedup",), "needs a device besides cpu")
-    lines = judged.lines()
+    lines = verdict_block.lines(judged)
     assert lines[0].startswith("FAIL     accuracy_gap regression in q: measured 0.5000, parity 0.0000")
     assert lines[1].startswith(f"UNGATED  {CELL} accuracy: no accuracy baselines")
     assert lines[2:] == [
@@ -204,8 +205,11 @@ def test_ab_verdicts_fail_only_on_fail_or_unknown_under_ab_strict(outcome, stric
     assert made.outcome == outcome and made.measured == 1.01 and made.statistic[0] == ("ci95", [0.97, 1.06])
     assert bool(verdicts.failures("test_train[cpu-bs32-mlp]")) == fails
     if outcome == "unknown":
-        assert any(line.startswith("UNKNOWN  test_train[cpu-bs32-mlp] ab_round_seconds") for line in verdicts.lines())
-        assert "1 unknown" in verdicts.lines()[-1]
+        assert any(
+            line.startswith("UNKNOWN  test_train[cpu-bs32-mlp] ab_round_seconds")
+            for line in verdict_block.lines(verdicts)
+        )
+        assert "1 unknown" in verdict_block.lines(verdicts)[-1]
 
 
 def test_an_ab_failure_names_the_cell_b_the_ratio_its_interval_and_the_round_times():

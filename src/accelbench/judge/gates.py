@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from accelbench.judge import fingerprint
-from accelbench.judge.baselines import BaselineFile
+from accelbench.judge.baselines import BaselineFile, save_all
 from accelbench.judge.rules import (
     ALLOCATOR_SLACK_BYTES,
     RUNS_SUFFIX,
@@ -170,6 +170,13 @@ class Gates:
 
     def all(self) -> list[Gate]:
         return list(self.by_metric.values())
+
+    def write_staged(self) -> list[str]:
+        """Write the baselines staged in this run's files, all or nothing (atomically); what was
+        written."""
+        stores = [store for store in {id(gate.store): gate.store for gate in self.all()}.values() if store.staged]
+        save_all(stores)
+        return [f"{store.path} ({store.staged} values)" for store in stores]
 
 
 def _fingerprint(keys: tuple[str, ...]) -> fingerprint.Fingerprint:

@@ -15,8 +15,9 @@ and an outcome:
 - reported: shown beside a verdict, never failing: an A/B run's host peak and compile seconds,
   one measurement a side, which the A/B rule's error rates do not cover.
 
---require-baselines turns new and ungated into failures, --ab-strict unknown. The plugin renders verdicts in the
-terminal and the JSON; baselines are staged here and written only when asked.
+--require-baselines turns new and ungated into failures, --ab-strict unknown. The terminal's
+block is results/verdict_block.py's; baselines are staged here, and written only when asked
+(gates.Gates.write_staged).
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from accelbench.judge import analysis, comparison, fingerprint
-from accelbench.judge.baselines import save_all
 from accelbench.judge.fingerprint import FINGERPRINT_KEY
 from accelbench.judge.gates import Gate
 from accelbench.judge.rules import (
@@ -479,55 +479,3 @@ class Verdicts:
             elif self.ab_strict and verdict.outcome == UNKNOWN:
                 lines.append(f"--ab-strict: {verdict.metric} of {cell} is unknown: {verdict.message}")
         return lines
-
-    # --- the terminal -------------------------------------------------------------------------
-    def lines(self) -> list[str]:
-        """Failures first, then what was not judged and why, then counts of the rest."""
-        verdicts = self.all()
-        lines = [f"{FAIL.upper():8} {v.message}" for v in verdicts if v.outcome == FAIL]  # a failure names its cell
-        for outcome in (UNKNOWN,) if self.update else (UNKNOWN, UNGATED, NEW):
-            lines += _grouped(outcome, [v for v in verdicts if v.outcome == outcome])
-        unjudged = sum(v.outcome in (UNGATED, NEW) for v in verdicts)
-        if self.update:
-            lines.append(f"{unjudged} value(s) recorded as new baselines (--update-baselines)")
-        elif unjudged:
-            consequence = (
-                "failed (--require-baselines)"
-                if self.require_baselines
-                else "not judged: pass --require-baselines to fail them"
-            )
-            lines.append(f"{unjudged} gated number(s) had nothing to be judged against: {consequence}")
-            if self.machine_missing:
-                lines += [f"this machine: {self.fingerprint}", RECORD_HERE]
-            else:
-                lines.append(RECORD_HINT)
-        reasons: dict[str, int] = {}
-        for verdict in (v for v in verdicts if v.outcome == SKIPPED):
-            reasons[verdict.message] = reasons.get(verdict.message, 0) + 1
-        lines += [f"skipped  {count} verdict(s): {reason}" for reason, count in reasons.items()]
-        counts = {o: sum(v.outcome == o for v in verdicts) for o in OUTCOMES}
-        shown = [o for o in OUTCOMES if o not in (UNKNOWN, REPORTED) or counts[o]]  # these come only from A/B runs
-        lines.append("verdicts: " + ", ".join(f"{counts[o]} {o}" for o in shown))
-        return lines
-
-    def stores(self, gates: Sequence[Gate]) -> list[str]:
-        """Write staged baselines (atomically); returns what was written."""
-        stores = [store for store in {id(gate.store): gate.store for gate in gates}.values() if store.staged]
-        save_all(stores)  # all or nothing
-        return [f"{store.path} ({store.staged} values)" for store in stores]
-
-
-def _grouped(outcome: str, verdicts: Sequence[Verdict]) -> list[str]:
-    """One line per verdict; verdicts that share a reason (a new machine: every speedup and
-    peak) share one line that gives it, followed by their cells."""
-    by_reason: dict[str, list[Verdict]] = {}
-    for verdict in verdicts:
-        by_reason.setdefault(verdict.message, []).append(verdict)
-    lines = []
-    for reason, group in by_reason.items():
-        if len(group) == 1:
-            lines.append(f"{outcome.upper():8} {group[0].cell} {group[0].metric}: {reason}")
-        else:
-            lines.append(f"{outcome.upper():8} {len(group)} numbers: {reason}")
-            lines += [f"{'':8}   {v.cell} {v.metric}" for v in group]
-    return lines

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from accelbench.results import costs, summary
+from accelbench.results import costs, summary, verdict_block
 from accelbench.run.session import Session
 
 
@@ -29,7 +29,7 @@ def write_summary(terminalreporter: Any, state: Session) -> None:
             terminalreporter.write_line(line)
     if state.verdicts.by_cell:
         terminalreporter.section("accelbench verdicts")
-        for line in state.verdicts.lines():
+        for line in verdict_block.lines(state.verdicts):
             terminalreporter.write_line(line)
     if state.projections:
         terminalreporter.section("accelbench projections")

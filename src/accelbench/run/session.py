@@ -243,4 +243,4 @@ class Session:
         )
 
     def save_baselines(self) -> list[str]:
-        return self.verdicts.stores(self.gates.all())
+        return self.gates.write_staged()
