@@ -64,7 +64,7 @@ class AccuracyBench(Bench):
                         name: versions[name] for name in BACKENDS[self.cell.backend].packages if name in versions
                     }
                 )
-            run = benchmark.pedantic(self.session.recipe_run, args=(self.cell,), rounds=1, iterations=1)
+            run = benchmark.pedantic(self.session.built.recipe_run, args=(self.cell,), rounds=1, iterations=1)
         except WorkerFailed as error:
             pytest.fail(f"{self.name}: {error}", pytrace=False)
         quality = self.session.dataset.scored_by
@@ -97,7 +97,7 @@ class AccuracyBench(Bench):
         than the error tolerance above), and the final training losses' shared significant
         digits (reported: other kernels, initialisers and shuffles make bit equality unrealistic)."""
         self.say(f"training the {PROCESS_BACKEND} twin this backend is held to")
-        reference = self.session.recipe_run(dataclasses.replace(self.cell, backend=PROCESS_BACKEND))
+        reference = self.session.built.recipe_run(dataclasses.replace(self.cell, backend=PROCESS_BACKEND))
         gap_metric = f"{quality.name}_gap_to_tensorflow"
         self.info(
             **{f"tensorflow_{quality.name}": reference.quality, gap_metric: run.quality - reference.quality},
@@ -111,7 +111,7 @@ class AccuracyBench(Bench):
         cell of this run has yet. An accuracy below it fails only where the same test images show
         the two differ (McNemar): MLPerf states the rule on tens of thousands of images."""
         self.say("training the float32 twin this precision is held to")
-        reference = self.session.recipe_run(dataclasses.replace(self.cell, precision=REFERENCE_PRECISION))
+        reference = self.session.built.recipe_run(dataclasses.replace(self.cell, precision=REFERENCE_PRECISION))
         self.info(**{f"float32_{quality.name}": reference.quality}, share_of_float32=run.quality / reference.quality)
         scores = paired_scores(reference, run)
         if quality.higher_is_better and scores is not None:
@@ -139,7 +139,9 @@ class ParityBench(Bench):
     cell: Pair
 
     def __call__(self, benchmark: Any) -> None:
-        runs = benchmark.pedantic(lambda: [self.session.recipe_run(c) for c in self.cell.cells], rounds=1, iterations=1)
+        runs = benchmark.pedantic(
+            lambda: [self.session.built.recipe_run(c) for c in self.cell.cells], rounds=1, iterations=1
+        )
         quality = self.session.dataset.scored_by
         reference, candidate = (run.quality for run in runs)
         reference_loss, candidate_loss = (run.losses[-1] for run in runs)

@@ -311,7 +311,7 @@ class Bench:
             self.info(time_per_sample_over_tensorflow=f"not measured: {MEMRAY_REASON}")
             return None
         self.say(f"timed round for round with {PROCESS_BACKEND}'s work of the same cell, in this process")
-        return self.session.reference_work(kind, self.cell)
+        return self.session.built.reference_work(kind, self.cell)
 
     def round_for_round(self, reference: Any) -> measure.Partner:
         """The reference's rounds around this backend's timed rounds, in seeded A B / B A order,

@@ -175,7 +175,7 @@ class TrainMemoryBench(StepMemoryBench):
     kind = "train"
 
     def build(self) -> Any:
-        step = self.session.one_step(self.cell)
+        step = self.session.built.one_step(self.cell)
         estimate = memory.estimate(step.model)
         return step.run, estimate.step(self.cell.batch_size), estimate.why_unknown
 
@@ -186,7 +186,7 @@ class InferenceMemoryBench(StepMemoryBench):
     kind = "inference"
 
     def build(self) -> Any:
-        one = self.session.one_batch(self.cell)
+        one = self.session.built.one_batch(self.cell)
         if one.model is None:  # a scikit-learn estimator: no Keras graph, and no headroom set
             return one.predict, None, "no Keras model"
         estimate = memory.estimate(one.model)
@@ -205,7 +205,7 @@ class LeakBench(Bench):
 
     def setup(self, node: pytest.Item) -> None:
         skip_without_memray(node)
-        self.one = self.session.one_batch(self.cell)
+        self.one = self.session.built.one_batch(self.cell)
         node.add_marker(pytest.mark.limit_leaks(f"{LEAK_LIMIT_PER_LOCATION} B"))
 
     def predict_repeatedly(self) -> None:

@@ -51,7 +51,7 @@ class SpeedupBench(Bench):
 
     def trainers(self) -> tuple[Any, Any]:
         reference, candidate = self.cell.cells
-        return self.session.trainer(reference), self.session.trainer(candidate)
+        return self.session.built.trainer(reference), self.session.built.trainer(candidate)
 
     def __call__(self, benchmark: Any) -> None:
         reference, candidate = timed_pairs(benchmark, self.trainers, self.preset.interleaved_pairs)
@@ -78,7 +78,7 @@ class OverheadBench(Bench):
     cell: Cell
 
     def works(self) -> tuple[Any, Any]:
-        trainer = self.session.trainer(self.cell)
+        trainer = self.session.built.trainer(self.cell)
         return HandLoop.like(trainer), trainer
 
     def __call__(self, benchmark: Any) -> None:

@@ -27,21 +27,21 @@ class TrainBench(Bench):
         if self.on_other_backend():
             self.time_in_backend_worker(benchmark, "train")
         else:
-            trainer = self.session.trainer(self.cell)
+            trainer = self.session.built.trainer(self.cell)
             self.process_backend_info()
             self.time_steady_state(benchmark, trainer, "train", trainer.flops_per_sample())
             for seconds_per_sample in self.extra_info.get(TIMING, ()):  # the speedups that follow use them
                 trainer.saw(seconds_per_sample * trainer.samples_per_round)
             self.info(jit_compile=bool(trainer.model.jit_compile))
             self.against_b("train", trainer.steps)
-        self.trace("train", lambda: self.session.one_step(self.cell).run)
+        self.trace("train", lambda: self.session.built.one_step(self.cell).run)
 
 
 class InferenceBench(Bench):
     """Inference throughput of one cell: full batches of test images, no training."""
 
     def build(self):
-        return self.session.predictor(self.cell)
+        return self.session.built.predictor(self.cell)
 
     def __call__(self, benchmark: Any) -> None:
         if self.on_other_backend():
@@ -52,7 +52,7 @@ class InferenceBench(Bench):
             self.info(jit_compile=bool(getattr(getattr(predictor, "model", None), "jit_compile", False)))
             self.time_steady_state(benchmark, predictor, "inference", predictor.flops_per_sample())
             self.against_b("inference", predictor.steps)
-        self.trace("predict", lambda: self.session.one_batch(self.cell).predict)
+        self.trace("predict", lambda: self.session.built.one_batch(self.cell).predict)
 
 
 class LatencyBench(InferenceBench):
@@ -77,7 +77,7 @@ class LatencyBench(InferenceBench):
             if median:
                 percentiles = measure.percentiles(self.extra_info[TIMING])
                 self.info(**{f"latency_{k}_ms": v * 1e3 for k, v in percentiles.items()})
-        self.trace("predict", lambda: self.session.one_batch(self.cell).predict)
+        self.trace("predict", lambda: self.session.built.one_batch(self.cell).predict)
 
     def latency_in_backend_worker(self, benchmark: Any) -> None:
         """Predictions on another backend, timed through pytest-benchmark as calls to its worker;

@@ -1,22 +1,19 @@
-"""What a run builds: its configuration, the devices found, the data and the trained cells.
+"""The run's context: its configuration, the devices found, the data, the gates, the workers.
 
-How big it may go lives in sizing.py, what it concludes in verdicts.py; the Session holds one
-of each for the run.
+What it builds per cell lives in built.py, how big it may go in sizing.py, what it concludes
+in verdicts.py; the Session holds one of each for the run.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Callable
 from typing import Any
 
 from accelbench import progress
 from accelbench.axes import data
-from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND
+from accelbench.axes.backends import BACKENDS
 from accelbench.axes.devices import Inventory, Placement
-from accelbench.axes.models import MODELS, ModelOptions
-from accelbench.axes.precisions import REFERENCE_PRECISION
 from accelbench.grid.cells import Cell, Grid
 from accelbench.judge import fingerprint
 from accelbench.judge.gates import Gates, Scope
@@ -25,27 +22,26 @@ from accelbench.processes import ab, workers
 from accelbench.processes.protocol import CellSpec, Cellwork
 from accelbench.results.costs import Projected
 from accelbench.run import presets
+from accelbench.run.built import BuiltWork
 from accelbench.run.config import RunConfig
 from accelbench.run.sizing import Sizing
-from accelbench.work.inference import PREDICTORS, OneBatch
-from accelbench.work.training import OneStep, RecipeRun, Trainer, train_recipe
-
-# Test accuracy a time-to-accuracy run aims for, by dataset, where the model publishes none.
-TARGET_ACCURACY = {"digits": 0.95, "mnist": 0.95, "fashion_mnist": 0.85, "cifar10": 0.45}
 
 
 class Session:
     def __init__(self, run: RunConfig) -> None:
         self.run = run
-        self.cells: dict[
-            str, dict
-        ] = {}  # every finished cell's extra_info: the summary tables, the JSON's untimed cells
+        # every finished cell's extra_info: the summary tables, the JSON's untimed cells
+        self.cells: dict[str, dict] = {}
         self.projections: list[Projected] = []  # data-scaling cells' projections, for the cost table
         self.progress = progress.Progress()  # silent until the plugin gives it pytest's terminal
         self.deferred: list[tuple[str, Callable[[], None]]] = []  # (what, work) after the last cell: step traces
         self.notes: list[str] = []  # shown at the end of the run (baselines written or refused)
+        self.built = BuiltWork(self)
         self.sizing = Sizing(
-            run, self.one_step, lambda device: self.inventory.get(device) is not None, lambda: len(self.dataset.x_train)
+            run,
+            self.built.one_step,
+            lambda device: self.inventory.get(device) is not None,
+            lambda: len(self.dataset.x_train),
         )
         self.verdicts = Verdicts(
             update=run.update_baselines,
@@ -55,10 +51,6 @@ class Session:
             ab_strict=bool(run.ab_setup and run.ab_setup.strict),
         )
         self.process_results: dict[Any, Any] = {}  # a distributed.Job -> its Result, for cells that share a job
-        self._trainers: dict[Cell, Trainer] = {}
-        self._recipe_runs: dict[Cell, RecipeRun] = {}
-        self._predictors: dict[Cell, Any] = {}
-        self._one_batches: dict[Cell, OneBatch] = {}
 
     # --- lazily found: TensorFlow starts only when a benchmark is collected -------------------
     @functools.cached_property
@@ -130,87 +122,6 @@ class Session:
             raise LookupError(self.inventory.absent_reason(name))
         return placement
 
-    def model_options(self, cell: Cell) -> ModelOptions:
-        """The run's model options, under the cell's precision."""
-        return dataclasses.replace(self.run.model_options, precision=getattr(cell, "precision", REFERENCE_PRECISION))
-
-    def trainer(self, cell: Cell) -> Trainer:
-        """Built and warmed up once per cell; throughput, speedup and overhead tests share it."""
-        if cell not in self._trainers:
-            self._trainers[cell] = Trainer.build(
-                cell.id,
-                MODELS[cell.model],
-                self.dataset,
-                self.placement(cell.device),
-                cell.batch_size,
-                self.model_options(cell),
-                self.run.preset.round_seconds,
-                steps=self.verdicts.saved_steps("train", cell.id),
-            )
-        return self._trainers[cell]
-
-    def predictor(self, cell: Cell) -> Any:
-        """Built, calibrated and warmed up once per cell, as a trainer is: its inference and
-        latency cells time it, and another backend's inference cell is interleaved with it."""
-        if cell not in self._predictors:
-            spec = MODELS[cell.model]
-            self._predictors[cell] = PREDICTORS[spec.framework].build(
-                spec,
-                self.dataset,
-                self.placement(cell.device),
-                cell.batch_size,
-                self.model_options(cell),
-                self.run.preset.predict_round_seconds,
-                steps=self.verdicts.saved_steps("inference", cell.id),
-            )
-        return self._predictors[cell]
-
-    def reference_work(self, kind: str, cell: Cell) -> Any:
-        """The work of `cell` on this process's backend (a Trainer or Predictor, built once): what
-        another backend's cell of that kind is interleaved with."""
-        same_cell_here = dataclasses.replace(cell, backend=PROCESS_BACKEND)
-        return {"train": self.trainer, "inference": self.predictor}[kind](same_cell_here)
-
-    def recipe_target(self, model: str) -> float | None:
-        """The quality the model's recipe aims for on this run's data: the model's own target,
-        else its published accuracy here, else a classifier's default; a regression may have none."""
-        spec = MODELS[model]
-        if spec.recipe_target is not None:
-            return spec.recipe_target
-        if self.dataset.scored_by.regression:
-            return None
-        return spec.published_accuracy.get(self.dataset.name, TARGET_ACCURACY.get(self.dataset.name, 0.9))
-
-    def recipe_run(self, cell: Cell) -> RecipeRun:
-        """The recipe once per cell; on another backend, in that backend's worker."""
-        if cell not in self._recipe_runs:
-            spec = MODELS[cell.model]
-            if cell.backend != PROCESS_BACKEND:
-                self.progress(
-                    f"{cell.id}: training the recipe in the {cell.backend} worker ({spec.recipe_epochs} epochs)"
-                )
-                found = self.backend_call(
-                    cell.backend,
-                    Cellwork.RECIPE_RUN,
-                    spec=self.cell_spec("train", cell),
-                    epochs=spec.recipe_epochs,
-                    target=self.recipe_target(cell.model),
-                )
-                self._recipe_runs[cell] = RecipeRun(**found)
-            else:
-                self._recipe_runs[cell] = train_recipe(
-                    cell.id,
-                    spec,
-                    self.dataset,
-                    self.placement(cell.device),
-                    cell.batch_size,
-                    spec.recipe_epochs,
-                    self.recipe_target(cell.model),
-                    self.model_options(cell),
-                    self.progress,
-                )
-        return self._recipe_runs[cell]
-
     def cell_spec(self, kind: str, cell: Cell, tag: str = "") -> dict[str, Any]:
         """The cell as a worker builds it, on the wire (processes.protocol.CellSpec)."""
         return CellSpec.of(kind, cell, self.run.worker_fields(), tag).to_wire()
@@ -221,25 +132,6 @@ class Session:
             self.backend_workers.call(
                 BACKENDS[backend].environment(), call.target, self.run.worker_deadline_s, **kwargs
             )
-        )
-
-    def one_batch(self, cell: Cell) -> OneBatch:
-        """Built and warmed up once per cell, as a trainer is: the inference memory and leak cells
-        of a batch size share it (a model and its trace, 0.2-0.4 s)."""
-        if cell not in self._one_batches:
-            self._one_batches[cell] = OneBatch.build(
-                MODELS[cell.model], self.dataset, self.placement(cell.device), cell.batch_size, self.model_options(cell)
-            )
-        return self._one_batches[cell]
-
-    def one_step(self, cell: Cell) -> OneStep:
-        return OneStep.build(
-            cell.id,
-            MODELS[cell.model],
-            self.dataset,
-            self.placement(cell.device),
-            cell.batch_size,
-            self.model_options(cell),
         )
 
     def save_baselines(self) -> list[str]:
