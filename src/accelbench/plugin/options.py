@@ -280,8 +280,7 @@ OPTIONS = (
         "--preset",
         _name_in(PRESETS),
         "NAME",
-        "quick: under two minutes on a 2-core CPU; full: the published settings and every "
-        "benchmark; smoke: every benchmark as briefly as it runs, to check the harness here.",
+        "; ".join(f"{preset.name}: {preset.about}" for preset in PRESETS.values()) + ".",
         "quick",
     ),
     Option("--baselines", Path, "PATH", "Directory of the baseline JSON files.", "benchmarks/baselines"),

@@ -38,6 +38,7 @@ class DataScaling:
 @dataclass(frozen=True)
 class Preset:
     name: str
+    about: str  # what it is for, in a few words (--preset's help lists every preset's)
     batch_sizes: tuple[int, ...]
     models: tuple[str, ...]  # ALL_MODELS (): every registered model
     # Timed rounds per cell: a comparison with a saved run ranks the fast half of each, so
@@ -86,6 +87,7 @@ PRESETS.register(
     "quick",
     Preset(
         "quick",
+        "under two minutes on a 2-core CPU",
         batch_sizes=(32, 256),
         models=ALL_MODELS,
         rounds=8,
@@ -110,6 +112,7 @@ PRESETS.register(
     "full",
     Preset(
         "full",
+        "the published settings and every benchmark",
         batch_sizes=(32, 64, 128, 256, 512, 1024, 2048, 4096, 8192),
         models=ALL_MODELS,
         rounds=20,
@@ -141,6 +144,7 @@ PRESETS.register(
     "smoke",
     Preset(
         "smoke",
+        "every benchmark as briefly as it runs, to check the harness here",
         batch_sizes=(32, 256),
         models=ALL_MODELS,
         rounds=4,
