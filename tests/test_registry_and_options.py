@@ -1,6 +1,8 @@
 """Registries and option parsers: duplicates rejected, unknown names list the choices."""
 
 import importlib.util
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -185,12 +187,17 @@ import time
 from accelbench.benches.base import Bench, Benchmark
 from accelbench.benches.catalog import BENCHMARKS
 from accelbench.grid.cells import Cell, params
+from accelbench.results.summary import Section, add_section
 
 
 class FirstPredictionBench(Bench):
     def __call__(self, benchmark):
-        seconds = benchmark.pedantic(time.perf_counter, rounds=3, iterations=1)
-        self.info(first_prediction_clock=seconds)
+        benchmark.pedantic(time.perf_counter, rounds=3, iterations=1)
+        self.info(first_prediction_ms=12.5)
+
+
+add_section(Section("time to a first prediction after load", {"first_prediction": "{column}"},
+                    "first_prediction_ms", "milliseconds"))
 
 
 BENCHMARKS.register("first_prediction", Benchmark(
@@ -200,9 +207,11 @@ BENCHMARKS.register("first_prediction", Benchmark(
 """
 
 
-def test_a_kind_registered_by_a_users_module_gets_its_fixture(pytester, heavy_imports):
+def test_a_kind_registered_by_a_users_module_gets_its_fixture_and_its_table(pytester, heavy_imports):
     """The fixtures are made from the registry once the run's modules are imported, so a kind
-    that a module named in accelbench_modules registers is asked for as the built-in ones are."""
+    that a module named in accelbench_modules registers is asked for as the built-in ones are;
+    the table it adds is in the terminal's summary, and in the report, which reads it from the
+    saved run without importing the module."""
     pytester.makepyfile(first_prediction_kind=KIND_MODULE)
     pytester.makepyfile(
         test_first_prediction="def test_first_prediction(benchmark, first_prediction):\n"
@@ -213,7 +222,26 @@ def test_a_kind_registered_by_a_users_module_gets_its_fixture(pytester, heavy_im
     listed = pytester.runpytest(*common, "--fixtures")
     listed.stdout.fnmatch_lines(["first_prediction*", "*Time to a first prediction after load.*"])
     result = pytester.runpytest(
-        *common, "--preset", "smoke", "--baselines", "baselines", "--models", "mlp", "test_first_prediction.py"
+        *common,
+        "--benchmark-json=run.json",
+        "--preset",
+        "smoke",
+        "--baselines",
+        "baselines",
+        "--models",
+        "mlp",
+        "test_first_prediction.py",
     )
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*test_first_prediction*cpu-bs1-mlp*"])
+    result.stdout.fnmatch_lines(["time to a first prediction after load", "device *model *bs1", "cpu *mlp *12.5 ms"])
+    report = subprocess.run(
+        [sys.executable, "-m", "accelbench.cli", "report", "run.json", "-o", "report.html"],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert report.returncode == 0, report.stderr
+    page = (pytester.path / "report.html").read_text()
+    assert "time to a first prediction after load" in page and "12.5 ms" in page

@@ -373,6 +373,9 @@ def pytest_benchmark_update_json(config: pytest.Config, benchmarks: list, output
             {"name": name, "extra_info": info} for name, info in state.cells.items() if name not in timed
         ],
         "projections": [cost.as_json() for cost in terminal.device_costs(state)],
+        # the summary's tables as this run laid them out, a kind's own included: the report
+        # imports no benchmark kind, so it reads them here
+        "sections": [section.as_json() for section in summary.SECTIONS],
     }
 
 

@@ -7,6 +7,7 @@ show the same tables. No TensorFlow: one or several runs in, tables out.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -90,6 +91,27 @@ class CellRecord:
 # --- the sections ------------------------------------------------------------------------------
 
 
+# How a section's numbers read, by name: a section names its format, so that it can be saved
+# with a run (its JSON's accelbench.sections) and the report, which imports no benchmark kind,
+# lays out a kind's table as the run that measured it did.
+FORMATS: dict[str, Callable[[float], str]] = {
+    "rate": rate,
+    "flop_rate": lambda value: rate(value).replace("/s", " FLOP/s"),
+    "flops": flops,
+    "milliseconds": milliseconds,
+    "seconds": format_seconds,
+    "bytes": format_bytes,
+    "plain": plain,
+    "small": format_small,
+    "two_places": two_places,
+    "times": times,
+    "percent": percent,
+    "points": points,
+    "count": count,
+    "growth": lambda value: f"+{value:.0%}",
+}
+
+
 @dataclass(frozen=True)
 class Section:
     """One table: the metric some benchmarks report, how it reads, and which verdicts judge it."""
@@ -97,10 +119,24 @@ class Section:
     title: str
     benchmarks: Mapping[str, str]  # benchmark fixture -> its column label, from the cell's {column}
     metric: str
-    show: Callable[[float], str]
+    show: str  # a FORMATS name
     judged_by: tuple[str, ...] = ()
     stderr: str | None = None  # the extra_info key of the number's standard error, shown as ±
     interval: str | None = None  # the extra_info key of the number's [low, high] interval
+
+    def __post_init__(self) -> None:
+        if self.show not in FORMATS:
+            raise ValueError(f"section {self.title!r}: format {self.show!r} is not one of {', '.join(FORMATS)}")
+
+    def as_json(self) -> dict[str, Any]:
+        return {**dataclasses.asdict(self), "benchmarks": dict(self.benchmarks), "judged_by": list(self.judged_by)}
+
+    @classmethod
+    def from_json(cls, saved: Mapping[str, Any]) -> Section:
+        return cls(**{**saved, "judged_by": tuple(saved.get("judged_by", ()))})
+
+    def format(self, value: float) -> str:
+        return FORMATS[self.show](value)
 
     def column(self, record: CellRecord) -> str:
         return self.benchmarks[record.benchmark].format(column=record.column).strip() or "value"
@@ -111,11 +147,11 @@ class Section:
             return "unknown" if value.startswith("unknown:") else value
         if not isinstance(value, (int, float)):
             return "-"
-        text = self.show(value)
+        text = self.format(value)
         if self.stderr and isinstance(record.info.get(self.stderr), (int, float)):
-            text += f"±{self.show(record.info[self.stderr])}"
+            text += f"±{self.format(record.info[self.stderr])}"
         if self.interval and isinstance(record.info.get(self.interval), (list, tuple)):
-            text += " [" + ", ".join(self.show(bound) for bound in record.info[self.interval]) + "]"
+            text += " [" + ", ".join(self.format(bound) for bound in record.info[self.interval]) + "]"
         outcome = record.outcome(self.judged_by)
         return f"{text} {MARKS[outcome]}" if outcome else text
 
@@ -123,92 +159,94 @@ class Section:
 MEMORY = ("peak_memory_bytes", PEAK_CAP)
 CURVE = "batch_curve"  # derived records: throughput against batch size, across a run's cells
 PRECISION_SPEEDUP = "precision_speedup"  # derived records: a precision's throughput over float32's
-SECTIONS = (
+# The summary's tables, in the order the terminal shows them: the built-in kinds' here, and any
+# a kind adds with add_section (a user's kind, from its module).
+SECTIONS: list[Section] = [
     Section(
-        "training throughput (samples/s), median round", {"train_bench": "{column}"}, "samples_per_s", rate, (TIMING,)
+        "training throughput (samples/s), median round", {"train_bench": "{column}"}, "samples_per_s", "rate", (TIMING,)
     ),
     Section(
         "inference throughput (samples/s), median round",
         {"inference_bench": "{column}"},
         "samples_per_s",
-        rate,
+        "rate",
         (TIMING,),
     ),
     Section(
         "FLOPs per sample (training: 3 x forward; unknown where a layer's FLOPs are not counted)",
         {"train_bench": "train {column}", "inference_bench": "predict {column}"},
         "flops_per_sample",
-        flops,
+        "flops",
     ),
     Section(
         "achieved FLOP/s, median round",
         {"train_bench": "train {column}", "inference_bench": "predict {column}"},
         "achieved_flops",
-        lambda value: rate(value).replace("/s", " FLOP/s"),
+        "flop_rate",
     ),
-    Section("batch-1 latency, median", {"latency_bench": "{column}"}, "latency_p50_ms", milliseconds, (TIMING,)),
+    Section("batch-1 latency, median", {"latency_bench": "{column}"}, "latency_p50_ms", "milliseconds", (TIMING,)),
     Section(
         "time per sample over tensorflow's, round for round with the same cell [95% interval] (above 1: slower)",
         {"train_bench": "train {column}", "inference_bench": "predict {column}"},
         "time_per_sample_over_tensorflow",
-        plain,
+        "plain",
         interval="time_per_sample_over_tensorflow_ci95",
     ),
     Section(
         "speedup, best round over best round (a shortfall must also show in interleaved pairs)",
         {"batch_speedup": "{column}", "device_speedup": "{column}"},
         "speedup",
-        times,
+        "times",
         ("speedup",),
     ),
     Section(
         "harness efficiency: fit() / a hand-written loop, median of pairs [95% interval] (not gated)",
         {"overhead_bench": "{column}"},
         "harness_efficiency",
-        plain,
+        "plain",
         interval="harness_efficiency_ci95",
     ),
     Section(
         "test accuracy after the model's recipe (its ModelSpec's recipe_batch_size and recipe_epochs)",
         {"accuracy_bench": "recipe"},
         "accuracy",
-        percent,
+        "percent",
         ("accuracy",),
     ),
     Section(
         "recipe: epochs to its target quality ('-': not reached, or no target)",
         {"accuracy_bench": "recipe"},
         "epochs_to_target",
-        count,
+        "count",
     ),
     Section(
         "recipe: training seconds to its target quality",
         {"accuracy_bench": "recipe"},
         "seconds_to_target",
-        format_seconds,
+        "seconds",
     ),
     Section(
         "test mean absolute error after the recipe (lower is better; marked by its baseline, and by tensorflow's "
         "and float32's where it is held to them)",
         {"accuracy_bench": "recipe"},
         "mae",
-        plain,
+        "plain",
         ("mae", "mae_against_tensorflow", "mae_against_float32"),
     ),
-    Section("SVM test accuracy by training subset", {"svm_bench": "{column}"}, "accuracy", percent, ("accuracy",)),
-    Section("accuracy gap to the cpu", {"accuracy_parity": "{column}"}, "accuracy_gap", points, ("accuracy_gap",)),
+    Section("SVM test accuracy by training subset", {"svm_bench": "{column}"}, "accuracy", "percent", ("accuracy",)),
+    Section("accuracy gap to the cpu", {"accuracy_parity": "{column}"}, "accuracy_gap", "points", ("accuracy_gap",)),
     Section(
         "accuracy gap to tensorflow (same recipe and seed)",
         {"accuracy_bench": "recipe"},
         "accuracy_gap_to_tensorflow",
-        points,
+        "points",
         ("accuracy_gap_to_tensorflow",),
     ),
     Section(
         f"recipe accuracy as a share of float32's (must be >= {PRECISION_SHARE:.0%})",
         {"accuracy_bench": "recipe"},
         "share_of_float32",
-        percent,
+        "percent",
         (PRECISION_ACCURACY,),
     ),
     Section(
@@ -216,80 +254,87 @@ SECTIONS = (
         "or is not known to compute in it natively)",
         {PRECISION_SPEEDUP: "{column}"},
         "over_float32",
-        times,
+        "times",
     ),
     Section(
         "final loss: significant digits shared with the cpu",
         {"accuracy_parity": "{column}"},
         "loss_matching_digits",
-        count,
+        "count",
         ("loss_matching_digits",),
     ),
     Section(
         "host memory peak of one step",
         {"train_memory": "train {column}", "inference_memory": "predict {column}"},
         "peak_memory_bytes",
-        format_bytes,
+        "bytes",
         MEMORY,
     ),
     Section(
         "smallest growth of the host peak its gate detects (from the spread recorded with the baseline)",
         {"train_memory": "train {column}", "inference_memory": "predict {column}"},
         "peak_memory_bytes_detectable_growth",
-        lambda value: f"+{value:.0%}",
+        "growth",
     ),
     Section(
         "device memory peak of one step",
         {"train_memory": "train {column}", "inference_memory": "predict {column}"},
         "device_peak_memory_bytes",
-        format_bytes,
+        "bytes",
         ("device_peak_memory_bytes",),
     ),
-    Section("training memory per sample (fitted)", {"memory_scaling": "{column}"}, "per_sample_bytes", format_bytes),
-    Section("largest batch that fits", {"memory_scaling": "{column}"}, "largest_batch", count),
+    Section("training memory per sample (fitted)", {"memory_scaling": "{column}"}, "per_sample_bytes", "bytes"),
+    Section("largest batch that fits", {"memory_scaling": "{column}"}, "largest_batch", "count"),
     Section(
         "all intra-op threads against 1 (interleaved processes)",
         {"threads_bench": "{column}"},
         "all_threads_speedup",
-        times,
+        "times",
     ),
     Section(
         "scaling efficiency: throughput on N / (N x on one device)",
         {"multi_device": "{column}", "multi_worker": "{column}"},
         "scaling_efficiency",
-        plain,
+        "plain",
     ),
     Section(
         "loss gap to one device after the same steps",
         {"multi_device": "{column}", "multi_worker": "{column}"},
         "loss_gap",
-        lambda value: format_small(value),
+        "small",
         ("loss_gap",),
     ),
     Section(
         "saturation: the batch size from which throughput grows less than 5% per doubling",
         {CURVE: "{column}"},
         "saturation",
-        plain,
+        "plain",
     ),
     Section(
         "throughput over the smallest batch's, median rounds of cells timed apart; "
         "not the speedup (best rounds), which has a table of its own",
         {CURVE: "{column}"},
         "throughput_over_smallest",
-        times,
+        "times",
     ),
     Section(
-        "where a device overtakes the cpu (throughput ratio crosses 1)", {CURVE: "{column}"}, "overtakes_cpu", plain
+        "where a device overtakes the cpu (throughput ratio crosses 1)", {CURVE: "{column}"}, "overtakes_cpu", "plain"
     ),
     Section(
         "data scaling: time exponent k in a + b·n^k",
         {"train_data_scaling": "train", "predict_data_scaling": "predict"},
         "exponent",
-        two_places,
+        "two_places",
         stderr="exponent_stderr",
     ),
-)
+]
+
+
+def add_section(section: Section) -> Section:
+    """A table for a kind's numbers, after the built-in ones; a section of the same title is replaced."""
+    SECTIONS[:] = [known for known in SECTIONS if known.title != section.title]
+    SECTIONS.append(section)
+    return section
 
 
 @dataclass(frozen=True)
@@ -299,13 +344,13 @@ class Table:
     rows: tuple[tuple[str, ...], ...]
 
 
-def tables(runs: Sequence[tuple[str, Sequence[CellRecord]]]) -> list[Table]:
-    """One table per section that any run has numbers for. With several runs each (device,
-    model) has a row per run, the run's tag in its own column: runs compare down a column, and
-    a table is as wide for ten runs as for one."""
+def tables(runs: Sequence[tuple[str, Sequence[CellRecord]]], sections: Sequence[Section] | None = None) -> list[Table]:
+    """One table per section (SECTIONS, unless the caller has the ones a saved run used) that any
+    run has numbers for. With several runs each (device, model) has a row per run, the run's tag
+    in its own column: runs compare down a column, and a table is as wide for ten runs as for one."""
     runs = [(tag, [*records, *curve_records(records), *precision_records(records)]) for tag, records in runs]
     result = []
-    for section in SECTIONS:
+    for section in SECTIONS if sections is None else sections:
         table = _table(section, runs)
         if table.rows:
             result.append(table)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from accelbench.results import summary
 from accelbench.results.report import content
-from accelbench.results.report.runs import Run, tagged_cells
+from accelbench.results.report.runs import Run, sections_of, tagged_cells
 
 LIMIT = 60_000  # bytes
 MAX_VERDICT_ROWS = 60  # the rest are in the HTML report
@@ -43,7 +43,7 @@ def _parts(runs: Sequence[Run]) -> list[tuple[str, str]]:
         parts.append(
             ("A/B", f"\n### A/B: B against A, interleaved (above 1: B slower)\n\n{_table(content.AB_HEADER, ab)}")
         )
-    for table in summary.tables(tagged_cells(runs)):
+    for table in summary.tables(tagged_cells(runs), sections_of(runs)):
         parts.append((table.title, f"\n### {table.title}\n\n{_table(table.header, table.rows)}"))
     projections = content.projection_rows(runs)
     if projections:

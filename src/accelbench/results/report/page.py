@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from accelbench.results import summary
 from accelbench.results.report import content
 from accelbench.results.report.plots import Plot
-from accelbench.results.report.runs import Run, tagged_cells
+from accelbench.results.report.runs import Run, sections_of, tagged_cells
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 1500px; }
@@ -64,7 +64,7 @@ def _verdicts(runs: Sequence[Run]) -> str:
 
 def _summary_tables(runs: Sequence[Run]) -> str:
     parts = []
-    for section in summary.tables(tagged_cells(runs)):
+    for section in summary.tables(tagged_cells(runs), sections_of(runs)):
         parts.append(f"<h3>{html.escape(section.title)}</h3>{table(section.header, section.rows)}")
     return "".join(parts) + f"<p class='note'>{html.escape(summary.LEGEND)}</p>"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from accelbench.judge.fingerprint import FINGERPRINT_KEY
-from accelbench.results.summary import CELL_KEY, CellRecord
+from accelbench.results.summary import CELL_KEY, SECTIONS, CellRecord, Section
 
 
 class ReportError(Exception):
@@ -31,6 +31,7 @@ class Run:
     timed: dict[str, dict[str, Any]]  # pytest-benchmark's stats by cell name
     verdicts: tuple[dict[str, Any], ...]
     projections: tuple[dict[str, Any], ...]
+    sections: tuple[Section, ...] = ()  # the summary's tables as the run saved them; () before they were saved
 
     @property
     def label(self) -> str:
@@ -130,7 +131,12 @@ def load_run(path: Path, tag: str = "") -> Run:
             f"{len(document['benchmarks'])} benchmarks has the '{CELL_KEY}' record that "
             f"`pytest benchmarks` of this accelbench version saves)"
         )
+    try:
+        sections = tuple(Section.from_json(saved) for saved in accelbench.get("sections", ()))
+    except (TypeError, ValueError) as error:
+        raise ReportError(f"{path}: its accelbench.sections cannot be read ({error})") from None
     return Run(
+        sections=sections,
         path=path,
         tag=tag or path.stem,
         machine=document["machine_info"],
@@ -150,6 +156,16 @@ def _read_json(path: Path) -> Any:
         raise ReportError(f"{path}: not JSON ({error.msg} at line {error.lineno}, column {error.colno})") from None
     except (OSError, UnicodeDecodeError) as error:
         raise ReportError(f"{path}: cannot be read ({error})") from None
+
+
+def sections_of(runs: Iterable[Run]) -> list[Section]:
+    """The tables to lay the runs out in: every section the runs saved, in order, the first of a
+    title kept; this version's own (SECTIONS) for a run saved before runs carried them."""
+    found: dict[str, Section] = {}
+    for run in runs:
+        for section in run.sections or SECTIONS:
+            found.setdefault(section.title, section)
+    return list(found.values())
 
 
 def tagged_cells(runs: Iterable[Run]) -> list[tuple[str, list[CellRecord]]]:
