@@ -106,7 +106,6 @@ def registries_as_they_were():
     from accelbench.axes.data import DATASETS
     from accelbench.axes.models import MODELS
     from accelbench.benches.catalog import BENCHMARKS
-
     from accelbench.results.summary import SECTIONS
 
     saved = [(registry, dict(registry._entries)) for registry in (MODELS, DATASETS, BENCHMARKS)]

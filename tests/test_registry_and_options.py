@@ -184,10 +184,10 @@ def test_the_timed_marker_selects_the_timed_cells_alone(pytester, heavy_imports)
 KIND_MODULE = """
 import time
 
+import accelbench
 from accelbench.benches.base import Bench, Benchmark
-from accelbench.benches.catalog import BENCHMARKS
 from accelbench.grid.cells import Cell, params
-from accelbench.results.summary import Section, add_section
+from accelbench.results.summary import Section
 
 
 class FirstPredictionBench(Bench):
@@ -196,14 +196,13 @@ class FirstPredictionBench(Bench):
         self.info(first_prediction_ms=12.5)
 
 
-add_section(Section("time to a first prediction after load", {"first_prediction": "{column}"},
-                    "first_prediction_ms", "milliseconds"))
-
-
-BENCHMARKS.register("first_prediction", Benchmark(
-    lambda grid: params(grid, [Cell("cpu", 1, grid.models[0])], ()), FirstPredictionBench,
-    "test_first_prediction", file="test_first_prediction.py", about="Time to a first prediction after load."),
-    origin=__name__)
+accelbench.register_benchmark(
+    "first_prediction",
+    Benchmark(lambda grid: params(grid, [Cell("cpu", 1, grid.models[0])], ()), FirstPredictionBench,
+              "test_first_prediction", file="test_first_prediction.py", about="Time to a first prediction after load."),
+    Section("time to a first prediction after load", {"first_prediction": "{column}"}, "first_prediction_ms",
+            "milliseconds"),
+)
 """
 
 

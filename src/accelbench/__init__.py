@@ -17,7 +17,16 @@ declarations in a module of your own and name it once, in the ini key `accelbenc
 from accelbench.axes.data import DATASETS, Dataset
 from accelbench.axes.models import MODELS, ModelOptions, ModelSpec
 
-__all__ = ["DATASETS", "MODELS", "Dataset", "ModelOptions", "ModelSpec", "register_dataset", "register_model"]
+__all__ = [
+    "DATASETS",
+    "MODELS",
+    "Dataset",
+    "ModelOptions",
+    "ModelSpec",
+    "register_benchmark",
+    "register_dataset",
+    "register_model",
+]
 
 
 def register_model(spec: ModelSpec) -> ModelSpec:
@@ -29,3 +38,18 @@ def register_model(spec: ModelSpec) -> ModelSpec:
 def register_dataset(name: str, loader) -> None:
     """Declare a dataset: `loader(data_dir)` returns a Dataset of NumPy arrays (--dataset NAME)."""
     DATASETS.register(name, loader, origin=loader.__module__)
+
+
+def register_benchmark(name: str, benchmark, *sections) -> None:
+    """Declare a benchmark kind under its fixture's name, with the tables of its numbers: a
+    `benches.base.Benchmark` (its cells, its `Bench`, its test's name and file) and any
+    `results.summary.Section`s. Its fixture, its place in the terminal's summary and in the
+    report (which reads the tables from the saved run) follow; its test file asks for the
+    fixture as the built-in ones do. Imported here only when called: `accelbench report`
+    imports this package and must not load pytest."""
+    from accelbench.benches.catalog import BENCHMARKS
+    from accelbench.results.summary import add_section
+
+    BENCHMARKS.register(name, benchmark, origin=benchmark.bench.__module__)
+    for section in sections:
+        add_section(section)
