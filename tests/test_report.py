@@ -438,3 +438,18 @@ def test_runs_are_named_by_commit_date_and_machine_with_the_fingerprint_on_hover
     other["machine_info"]["accelbench_fingerprint"] = fingerprint.replace("accelerators=none", "accelerators=1x H100")
     paths[0].write_text(json.dumps(other))
     assert load_runs(paths)[0].tag == "1234567 11-24 19:41 AMD EPYC 2c avx512_core_bf16 + 1x H100"
+
+
+def test_a_run_of_a_newer_schema_is_one_line_and_an_older_one_loads(tmp_path, capsys):
+    """A run saved before runs carried their schema (and their sections) loads as schema 0; one
+    saved by a newer accelbench is refused in one line rather than misread."""
+    older = tmp_path / "older.json"
+    older.write_text(json.dumps(run_document()))
+    assert load_runs([older])[0].sections == ()
+    newer = tmp_path / "newer.json"
+    document = run_document()
+    document["accelbench"]["schema"] = 99
+    newer.write_text(json.dumps(document))
+    assert cli.main(["report", str(newer), "-o", str(tmp_path / "r.html")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "schema 99" in err and "upgrade accelbench" in err

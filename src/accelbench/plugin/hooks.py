@@ -368,6 +368,7 @@ def pytest_benchmark_update_json(config: pytest.Config, benchmarks: list, output
     state = session_of(config)
     timed = {entry["name"] for entry in output_json.get("benchmarks", ())}
     output_json["accelbench"] = {
+        "schema": summary.SCHEMA_VERSION,
         "verdicts": [verdict.as_json() for verdict in state.verdicts.all()],
         "untimed_cells": [
             {"name": name, "extra_info": info} for name, info in state.cells.items() if name not in timed

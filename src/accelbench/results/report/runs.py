@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from accelbench.judge.fingerprint import FINGERPRINT_KEY
-from accelbench.results.summary import CELL_KEY, SECTIONS, CellRecord, Section
+from accelbench.results.summary import CELL_KEY, SCHEMA_VERSION, SECTIONS, CellRecord, Section
 
 
 class ReportError(Exception):
@@ -122,6 +122,12 @@ def load_run(path: Path, tag: str = "") -> Run:
             f"save one with: pytest benchmarks --benchmark-json=run.json"
         )
     accelbench = document.get("accelbench") or {}
+    schema = accelbench.get("schema", 0)
+    if not isinstance(schema, int) or schema > SCHEMA_VERSION:
+        raise ReportError(
+            f"{path}: saved by a newer accelbench (schema {schema}); this one reads up to {SCHEMA_VERSION}: "
+            "upgrade accelbench to read it"
+        )
     named = [(b.get("name", "?"), b.get("extra_info") or {}) for b in document["benchmarks"]]
     named += [(u.get("name", "?"), u.get("extra_info") or {}) for u in accelbench.get("untimed_cells", ())]
     cells = tuple(record for record in (CellRecord.from_extra_info(n, info) for n, info in named) if record)
