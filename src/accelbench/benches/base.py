@@ -1,15 +1,13 @@
 """Bench: what every benchmark kind shares: time rounds through pytest-benchmark, put context
-into extra_info, hand every judged number to the run's verdicts; a cell on another backend
-or in an A/B run, in its worker."""
+into extra_info, hand every judged number to the run's verdicts; a cell in an A/B run, in its
+workers. A cell on another Keras backend is other_backend.py's."""
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import statistics
-import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,13 +18,13 @@ from accelbench.axes.devices import is_accelerator, kind_of
 from accelbench.axes.models import MODELS, UNKNOWN_FLOPS
 from accelbench.axes.precisions import PRECISIONS, REFERENCE_PRECISION
 from accelbench.grid.cells import Grid
-from accelbench.judge import analysis, comparison, fingerprint
+from accelbench.judge import fingerprint
 from accelbench.judge.rules import AB_COMPILE_RULE
 from accelbench.judge.verdicts import AB_COMPILE, AB_PEAK, AB_TIME, MEMRAY_REASON, TIMING
 from accelbench.processes.protocol import Cellwork
 from accelbench.processes.workers import WorkerFailed
 from accelbench.run.session import Session
-from accelbench.work import measure, traces
+from accelbench.work import traces
 
 TRACED_KINDS = {"train": "train", "predict": "inference"}  # a trace's phase -> the kind of cell work it traces
 # pytest-benchmark's unpaired warm-up rounds of a cell on another backend (its worker's first
@@ -234,101 +232,6 @@ class Bench:
 
     def on_other_backend(self) -> bool:
         return getattr(self.cell, "backend", PROCESS_BACKEND) != PROCESS_BACKEND
-
-    @contextlib.contextmanager
-    def built_in_backend_worker(self, kind: str, steps: int | None = None) -> Iterator[tuple[dict, Callable]]:
-        """A cell on another Keras backend, built and warmed up in that backend's worker
-        (KERAS_BACKEND set; steps None: calibrated there): what it built, and a call of a
-        cellwork function on it. A worker that failed fails the cell in one line; the cell's
-        work is dropped afterwards."""
-        backend = BACKENDS[self.cell.backend]
-        environment, pool = backend.environment(), self.session.backend_workers
-        spec = self.session.cell_spec(kind, self.cell)
-        key = spec["key"]
-
-        def call(function: Cellwork, **kwargs: Any) -> Any:
-            return function.reply(pool.call(environment, function.target, self.session.run.worker_deadline_s, **kwargs))
-
-        try:
-            self.say(f"building in the {backend.name} worker")
-            built = call(Cellwork.PREPARE, spec=spec, steps=steps)
-            versions = call(Cellwork.DESCRIBE).versions
-            self.info(
-                backend=backend.name,
-                compiled_with=backend.compiles,
-                jit_compile=built.jit_compile,
-                backend_versions={name: versions[name] for name in backend.packages if name in versions},
-                batch_size=self.cell.batch_size,
-                steps_per_round=built.steps,
-                compile_seconds=built.compile_seconds,
-                device=built.device,
-                worker_process_ids=pool.pids,
-            )
-            self.precision_info()
-            yield built, lambda function: call(function, key=key)
-        except WorkerFailed as error:
-            pytest.fail(f"{self.name}: {error}", pytrace=False)
-        finally:
-            if pool.get(environment).process is not None:
-                with contextlib.suppress(WorkerFailed):
-                    call(Cellwork.FORGET, key=key)
-
-    def time_in_backend_worker(self, benchmark: Any, kind: str) -> None:
-        """Rounds of a cell on another backend, timed through pytest-benchmark as calls to its
-        worker, each paired with a round of the same cell on tensorflow (round_for_round).
-        The worker's own clock is kept beside pytest-benchmark's: the difference is the pipe's cost."""
-        inside: list[float] = []
-        with self.built_in_backend_worker(kind) as (built, call):
-            reference = self.process_backend_reference(kind)
-            partner = self.round_for_round(reference) if reference else None
-            median = self.time_rounds(
-                benchmark,
-                lambda: inside.append(call(Cellwork.ONE_ROUND)),
-                built.samples_per_round,
-                kind,
-                self.preset.rounds,
-                BACKEND_WARMUP_ROUNDS,
-                setup=partner.setup if partner else None,
-                teardown=partner.teardown if partner else None,
-            )
-        inside = inside[BACKEND_WARMUP_ROUNDS : BACKEND_WARMUP_ROUNDS + self.preset.rounds]
-        self.info(worker_round_seconds=inside)
-        if median:
-            samples_per_s = built.samples_per_round / median
-            self.info(samples_per_s=samples_per_s, pipe_seconds=median - statistics.median(inside))
-            self.flops_info(built.flops_per_sample, samples_per_s)
-        if partner and len(partner.seconds) == len(inside) > 1:
-            self.against_process_backend(
-                [s / reference.samples_per_round for s in partner.seconds],
-                [s / built.samples_per_round for s in inside],
-            )
-            self.info(tensorflow_round_seconds=partner.seconds, tensorflow_steps_per_round=reference.steps)
-
-    def process_backend_reference(self, kind: str) -> Any:
-        """The same cell's work on tensorflow, in this process (built once, as its own cell timed
-        it); None under pytest-memray, which would slow only this process's rounds."""
-        if self.session.run.memray_tracking:
-            self.info(time_per_sample_over_tensorflow=f"not measured: {MEMRAY_REASON}")
-            return None
-        self.say(f"timed round for round with {PROCESS_BACKEND}'s work of the same cell, in this process")
-        return self.session.built.reference_work(kind, self.cell)
-
-    def round_for_round(self, reference: Any) -> measure.Partner:
-        """The reference's rounds around this backend's timed rounds, in seeded A B / B A order,
-        as an A/B run interleaves A and B."""
-        orders = comparison.order(self.preset.rounds, zlib.crc32(self.name.encode()))
-        return measure.Partner(lambda: measure.seconds(reference.run_round), orders, BACKEND_WARMUP_ROUNDS)
-
-    def against_process_backend(self, tensorflow_per_sample: list[float], here_per_sample: list[float]) -> None:
-        """This backend's time per sample over tensorflow's, the median of the pairs' ratios with
-        its 95% interval. Per sample: each backend runs its own calibrated steps a round, the
-        round length the same. Reported, not gated: backends are compared, not regressed."""
-        ratios = comparison.ratios(tensorflow_per_sample, here_per_sample)
-        self.info(
-            time_per_sample_over_tensorflow=statistics.median(ratios),
-            time_per_sample_over_tensorflow_ci95=analysis.median_interval_or_none(ratios),  # None: too few pairs
-            time_per_sample_over_tensorflow_pairs=len(ratios),
-        )
 
 
 # When a kind's cells run within the session (plugin/hooks.py sorts by it): the harness's own

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from accelbench.axes.models import MODELS
+from accelbench.benches import other_backend
 from accelbench.benches.base import Bench
 from accelbench.grid.cells import SvmCell
 from accelbench.judge.verdicts import (
@@ -25,7 +26,7 @@ class TrainBench(Bench):
 
     def __call__(self, benchmark: Any) -> None:
         if self.on_other_backend():
-            self.time_in_backend_worker(benchmark, "train")
+            other_backend.time_in_worker(self, benchmark, "train")
         else:
             trainer = self.session.built.trainer(self.cell)
             self.process_backend_info()
@@ -45,7 +46,7 @@ class InferenceBench(Bench):
 
     def __call__(self, benchmark: Any) -> None:
         if self.on_other_backend():
-            self.time_in_backend_worker(benchmark, "inference")
+            other_backend.time_in_worker(self, benchmark, "inference")
         else:
             predictor = self.build()
             self.process_backend_info()
@@ -84,7 +85,7 @@ class LatencyBench(InferenceBench):
         the percentiles are the worker's own clock's, as a pipe's tenth of a millisecond is not
         small beside one prediction (pipe_seconds: what it added at the median)."""
         inside: list[float] = []
-        with self.built_in_backend_worker("inference", steps=1) as (_, call):
+        with other_backend.built_in_worker(self, "inference", steps=1) as (_, call):
             median = self.time_rounds(
                 benchmark,
                 lambda: inside.append(call(Cellwork.ONE_PREDICTION)),
