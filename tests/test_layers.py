@@ -17,6 +17,7 @@ PACKAGE = Path(accelbench.__file__).parent
 LAYERS = (
     (
         "accelbench.units",
+        "accelbench.measured",
         "accelbench.registry",
         "accelbench.environments",
         "accelbench.progress",

@@ -141,10 +141,11 @@ def test_the_results_page_says_what_the_terminal_shows_and_what_only_the_json_ho
     shown = {name for section in SECTIONS for name in (section.metric, section.interval, section.stderr) if name}
     assert not keys & shown, f"shown in the terminal, not JSON-only: {keys & shown}"
     source = "".join(path.read_text() for path in (Path(__file__).resolve().parents[1] / "src").rglob("*.py"))
-    # keys the code makes with an f-string (f"latency_{k}_ms", f"{prefix}exponent"): as patterns
+    # keys the code makes from a template (an f-string, or a part's KEYS: "{prefix}exponent",
+    # "tensorflow_{metric}"): as patterns
     made = [
         re.compile(re.sub(r"\\\{[^}]*\\\}", r"\\w*", re.escape(text)))
-        for text in re.findall(r'f"([\w{}]*\{[\w{}.]*)"', source)
+        for text in re.findall(r'f?"([\w{}]*\{[\w{}.]*)"', source)
         if re.sub(r"\{[^}]*\}", "", text)
     ]
     unwritten = [
@@ -183,25 +184,32 @@ def test_the_timed_marker_selects_the_timed_cells_alone(pytester, heavy_imports)
 
 KIND_MODULE = """
 import time
+from dataclasses import dataclass
 
 import accelbench
 from accelbench.benches.base import Bench, Benchmark
 from accelbench.grid.cells import Cell, params
+from accelbench.measured import Part
 from accelbench.results.summary import Section
+
+
+@dataclass(frozen=True)
+class FirstPrediction(Part):
+    first_prediction_ms: float | None = None
 
 
 class FirstPredictionBench(Bench):
     def __call__(self, benchmark):
         benchmark.pedantic(time.perf_counter, rounds=3, iterations=1)
-        self.info(first_prediction_ms=12.5)
+        self.record(FirstPrediction(first_prediction_ms=12.5))
 
 
 accelbench.register_benchmark(
     "first_prediction",
     Benchmark(lambda grid: params(grid, [Cell("cpu", 1, grid.models[0])], ()), FirstPredictionBench,
               "test_first_prediction", file="test_first_prediction.py", about="Time to a first prediction after load."),
-    Section("time to a first prediction after load", {"first_prediction": "{column}"}, "first_prediction_ms",
-            "milliseconds"),
+    Section("time to a first prediction after load", {"first_prediction": "{column}"},
+            FirstPrediction.keys.first_prediction_ms, "milliseconds"),
 )
 """
 

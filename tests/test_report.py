@@ -8,12 +8,13 @@ import sys
 
 import pytest
 
+from accelbench import measured
 from accelbench.judge import analysis
 from accelbench.results import summary
 from accelbench.results.report import cli, markdown, plots
 from accelbench.results.report.runs import ReportError, load_runs
 
-CELL = summary.CELL_KEY
+CELL = measured.CELL_KEY
 
 
 def cell(name, benchmark, device, model, column="", batch_size=None, **info):

@@ -16,6 +16,7 @@ from accelbench.grid.cells import Pair
 from accelbench.judge import analysis
 from accelbench.judge.rules import PRECISION_ACCURACY_RULE, PRECISION_ERROR_RULE, RelativeRise, WithinGap
 from accelbench.judge.verdicts import PRECISION_ACCURACY
+from accelbench.measured import AgainstTwin, BackendUsed, Parity, Recipe
 from accelbench.processes.protocol import Cellwork
 from accelbench.processes.workers import WorkerFailed
 
@@ -59,31 +60,36 @@ class AccuracyBench(Bench):
         try:
             if self.cell.backend != PROCESS_BACKEND:  # its worker starts outside the clock
                 versions = self.session.backend_call(self.cell.backend, Cellwork.DESCRIBE).versions
-                self.info(
-                    backend_versions={
-                        name: versions[name] for name in BACKENDS[self.cell.backend].packages if name in versions
-                    }
+                self.record(
+                    BackendUsed(
+                        backend_versions={
+                            name: versions[name] for name in BACKENDS[self.cell.backend].packages if name in versions
+                        }
+                    )
                 )
             run = benchmark.pedantic(self.session.built.recipe_run, args=(self.cell,), rounds=1, iterations=1)
         except WorkerFailed as error:
             pytest.fail(f"{self.name}: {error}", pytrace=False)
         quality = self.session.dataset.scored_by
         metric = quality.name
-        self.info(backend=self.cell.backend, precision=self.cell.precision)
-        # Keyed by the quality's name: an accuracy cell's keys are those it always had.
-        self.info(
-            device=self.placement().description,
-            quality_metric=metric,
-            **{metric: run.quality},
-            epochs=run.epochs,
-            train_seconds=run.train_seconds,
-            **{f"target_{metric}": run.target},
-            epochs_to_target=run.epochs_to_target,
-            seconds_to_target=run.seconds_to_target,
-            published_accuracy=MODELS[self.cell.model].published_accuracy.get(self.session.dataset.name),
-            **{f"{metric}_per_epoch": run.history},
-            cumulative_train_seconds=run.clock,
-            loss_per_epoch=run.losses,
+        self.record(
+            Recipe(
+                metric,
+                backend=self.cell.backend,
+                precision=self.cell.precision,
+                device=self.placement().description,
+                quality_metric=metric,
+                quality=run.quality,
+                epochs=run.epochs,
+                train_seconds=run.train_seconds,
+                target=run.target,
+                epochs_to_target=run.epochs_to_target,
+                seconds_to_target=run.seconds_to_target,
+                published_accuracy=MODELS[self.cell.model].published_accuracy.get(self.session.dataset.name),
+                per_epoch=run.history,
+                cumulative_train_seconds=run.clock,
+                loss_per_epoch=run.losses,
+            )
         )
         self.verdicts.against_baseline(self.name, self.gates[metric], run.quality, key=self.baseline_key)
         if self.cell.precision != REFERENCE_PRECISION:
@@ -98,11 +104,15 @@ class AccuracyBench(Bench):
         digits (reported: other kernels, initialisers and shuffles make bit equality unrealistic)."""
         self.say(f"training the {PROCESS_BACKEND} twin this backend is held to")
         reference = self.session.built.recipe_run(dataclasses.replace(self.cell, backend=PROCESS_BACKEND))
-        gap_metric = f"{quality.name}_gap_to_tensorflow"
-        self.info(
-            **{f"tensorflow_{quality.name}": reference.quality, gap_metric: run.quality - reference.quality},
-            loss_digits_shared_with_tensorflow=analysis.matching_digits(reference.losses[-1], run.losses[-1]),
+        self.record(
+            AgainstTwin(
+                quality.name,
+                tensorflow_quality=reference.quality,
+                gap_to_tensorflow=run.quality - reference.quality,
+                loss_digits_shared_with_tensorflow=analysis.matching_digits(reference.losses[-1], run.losses[-1]),
+            )
         )
+        gap_metric = AgainstTwin.key_for("gap_to_tensorflow", metric=quality.name)  # the verdict's, as the key
         hold_to_twin(self, run, reference, gap_metric, PROCESS_BACKEND)
 
     def against_float32(self, run: Any, quality: Any) -> None:
@@ -112,7 +122,11 @@ class AccuracyBench(Bench):
         the two differ (McNemar): MLPerf states the rule on tens of thousands of images."""
         self.say("training the float32 twin this precision is held to")
         reference = self.session.built.recipe_run(dataclasses.replace(self.cell, precision=REFERENCE_PRECISION))
-        self.info(**{f"float32_{quality.name}": reference.quality}, share_of_float32=run.quality / reference.quality)
+        self.record(
+            AgainstTwin(
+                quality.name, float32_quality=reference.quality, share_of_float32=run.quality / reference.quality
+            )
+        )
         scores = paired_scores(reference, run)
         if quality.higher_is_better and scores is not None:
             self.verdicts.paired_quality(
@@ -146,16 +160,17 @@ class ParityBench(Bench):
         reference, candidate = (run.quality for run in runs)
         reference_loss, candidate_loss = (run.losses[-1] for run in runs)
         metric = quality.name  # an accuracy cell's keys are those it always had
-        self.info(
-            **{
-                f"reference_{metric}": reference,
-                f"candidate_{metric}": candidate,
-                f"{metric}_gap": candidate - reference,
-                f"{metric}_matching_digits": analysis.matching_digits(reference, candidate),
-            },
-            reference_loss=reference_loss,
-            candidate_loss=candidate_loss,
-            loss_matching_digits=analysis.matching_digits(reference_loss, candidate_loss),
+        self.record(
+            Parity(
+                metric,
+                reference_quality=reference,
+                candidate_quality=candidate,
+                gap=candidate - reference,
+                matching_digits=analysis.matching_digits(reference, candidate),
+                reference_loss=reference_loss,
+                candidate_loss=candidate_loss,
+                loss_matching_digits=analysis.matching_digits(reference_loss, candidate_loss),
+            )
         )
-        hold_to_twin(self, runs[1], runs[0], f"{metric}_gap", self.cell.reference.device)
+        hold_to_twin(self, runs[1], runs[0], Parity.key_for("gap", metric=metric), self.cell.reference.device)
         self.verdicts.matching_digits(self.name, "loss", reference_loss, candidate_loss, self.session.run.parity_digits)

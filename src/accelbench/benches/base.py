@@ -20,7 +20,8 @@ from accelbench.axes.precisions import PRECISIONS, REFERENCE_PRECISION
 from accelbench.grid.cells import Grid
 from accelbench.judge import fingerprint
 from accelbench.judge.rules import AB_COMPILE_RULE
-from accelbench.judge.verdicts import AB_COMPILE, AB_PEAK, AB_TIME, MEMRAY_REASON, TIMING
+from accelbench.judge.verdicts import AB_COMPILE, AB_PEAK, AB_TIME, MEMRAY_REASON
+from accelbench.measured import AgainstB, BackendUsed, Part, PrecisionUsed, Throughput, Timed, Workers
 from accelbench.processes.protocol import Cellwork
 from accelbench.processes.workers import WorkerFailed
 from accelbench.run.session import Session
@@ -34,12 +35,29 @@ BACKEND_WARMUP_ROUNDS = 1
 AB_METRICS = (AB_TIME, AB_PEAK, AB_COMPILE)  # what an A/B run judges of a timed cell
 
 
+def throughput(samples_per_round: int, median_round: float | None, flops_per_sample: float | None, **measured: Any):
+    """Samples/s from the median round (none under --benchmark-disable), and FLOP/s where the
+    model's work is counted; "unknown" where it is not (models.forward_flops_per_sample), never
+    a silent 0."""
+    if not median_round:
+        return Throughput(**measured)
+    samples_per_s = samples_per_round / median_round
+    if flops_per_sample is None:
+        return Throughput(samples_per_s=samples_per_s, flops_per_sample=UNKNOWN_FLOPS, **measured)
+    return Throughput(
+        samples_per_s=samples_per_s,
+        flops_per_sample=flops_per_sample,
+        achieved_flops=flops_per_sample * samples_per_s,
+        **measured,
+    )
+
+
 @dataclass
 class Bench:
     session: Session
     cell: Any
     name: str  # the test's name with its id: what results, baselines and verdicts are keyed by
-    extra_info: dict[str, Any] = field(default_factory=dict)  # goes into the benchmark JSON
+    extra_info: dict[str, Any] = field(default_factory=dict)  # goes into the benchmark JSON (record)
 
     @property
     def preset(self):
@@ -76,15 +94,11 @@ class Bench:
     def setup(self, node: pytest.Item) -> None:
         """Work done when the fixture is made, before the test body (which pytest-memray may track)."""
 
-    def info(self, **values: Any) -> None:
-        """Plain floats and strings only: the JSON must not depend on numpy's types."""
-        self.extra_info.update(
-            {
-                k: (float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
-                for k, v in values.items()
-                if v is not None
-            }
-        )
+    def record(self, *parts: Part) -> None:
+        """The one place a cell's result goes into its extra_info: typed parts, each written
+        under its fields' keys (accelbench.measured)."""
+        for part in parts:
+            self.extra_info.update(part.entries())
 
     def time_rounds(
         self,
@@ -102,12 +116,12 @@ class Bench:
         benchmark.pedantic(
             target, setup=setup, teardown=teardown, rounds=rounds, warmup_rounds=warmup_rounds, iterations=1
         )
-        self.info(work=work, cell=self.cell.id, device=self.placement().description)
+        self.record(Timed(work=work, cell=self.cell.id, device=self.placement().description))
         stats = getattr(benchmark, "stats", None)
         if not stats:  # --benchmark-disable: nothing was timed
             return None
         per_sample = [seconds / samples_per_round for seconds in stats.stats.data]
-        self.extra_info[TIMING] = per_sample
+        self.record(Timed(seconds_per_sample=per_sample))
         self.verdicts.timing(self.name, per_sample)
         return stats.stats.median
 
@@ -126,7 +140,7 @@ class Bench:
             )
         else:
             take = lambda: traces.trace_steps(directory, self.name, phase, build_step(), self.say)  # noqa: E731
-        self.session.deferred.append((f"step trace of {self.name}", lambda: self.info(**take())))
+        self.session.deferred.append((f"step trace of {self.name}", lambda: self.record(take())))
 
     def against_b(self, kind: str, steps: int) -> None:
         """In an A/B run: this cell's rounds in worker A and worker B, interleaved, judged B
@@ -144,7 +158,7 @@ class Bench:
             self.verdicts.failed(self.name, AB_TIME, f"{self.name}: A/B: {error}")
             return
         finally:
-            self.info(worker_process_ids=ab_run.workers.pids)  # a test checks none outlives the run
+            self.record(Workers(ab_run.workers.pids))  # a test checks none outlives the run
         found, environment_b = rounds.verdict, ab_run.setup.b.describe()
         a_round, b_round = statistics.median(rounds.a_seconds), statistics.median(rounds.b_seconds)
         self.verdicts.ab(self.name, AB_TIME, found, a_round, b_round, plan.min_effect, environment_b)
@@ -156,20 +170,22 @@ class Bench:
             a_compile, b_compile = rounds.a_build.compile_seconds, rounds.b_build.compile_seconds
         else:
             self.verdicts.ab_single(self.name, AB_COMPILE, a_compile, b_compile, AB_COMPILE_RULE)
-        self.info(
-            ab_environment_b=environment_b,
-            ab_ratio=found.ratio,
-            ab_ci95=[found.low, found.high],
-            ab_p_value=found.p_value,
-            ab_pairs=found.pairs,
-            ab_verdict=found.outcome,
-            ab_steps_per_round=steps,
-            ab_a_round_seconds=rounds.a_seconds,
-            ab_b_round_seconds=rounds.b_seconds,
-            ab_a_compile_seconds=a_compile,
-            ab_b_compile_seconds=b_compile,
-            ab_a_peak_memory_bytes=rounds.a_peak,
-            ab_b_peak_memory_bytes=rounds.b_peak,
+        self.record(
+            AgainstB(
+                ab_environment_b=environment_b,
+                ab_ratio=found.ratio,
+                ab_ci95=[found.low, found.high],
+                ab_p_value=found.p_value,
+                ab_pairs=found.pairs,
+                ab_verdict=found.outcome,
+                ab_steps_per_round=steps,
+                ab_a_round_seconds=rounds.a_seconds,
+                ab_b_round_seconds=rounds.b_seconds,
+                ab_a_compile_seconds=a_compile,
+                ab_b_compile_seconds=b_compile,
+                ab_a_peak_memory_bytes=rounds.a_peak,
+                ab_b_peak_memory_bytes=rounds.b_peak,
+            )
         )
 
     def compile_seconds(self, ab_run: Any, kind: str, steps: int, rounds: Any) -> tuple[float, float]:
@@ -181,7 +197,11 @@ class Bench:
             return a_compile, b_compile
         self.say("A/B: B compiled slower: measuring both compiles again, one at a time")
         again = ab_run.compile_again(kind, self.cell, steps)
-        self.info(ab_compile_seconds_at_once=[a_compile, b_compile], ab_compile_seconds_alone=[again["A"], again["B"]])
+        self.record(
+            AgainstB(
+                ab_compile_seconds_at_once=[a_compile, b_compile], ab_compile_seconds_alone=[again["A"], again["B"]]
+            )
+        )
         return min(a_compile, again["A"]), min(b_compile, again["B"])
 
     def time_steady_state(self, benchmark: Any, work: Any, work_kind: str, flops_per_sample: float | None) -> None:
@@ -190,28 +210,26 @@ class Bench:
         median = self.time_rounds(
             benchmark, work.run_round, work.samples_per_round, work_kind, self.preset.rounds, warmup_rounds=0
         )
-        self.info(batch_size=self.cell.batch_size, steps_per_round=work.steps, compile_seconds=work.compile_seconds)
-        if not median:
-            return
-        samples_per_s = work.samples_per_round / median
-        self.info(samples_per_s=samples_per_s)
-        self.flops_info(flops_per_sample, samples_per_s)
-
-    def flops_info(self, flops_per_sample: float | None, samples_per_s: float) -> None:
-        """FLOPs per sample and achieved FLOP/s where the model's work is counted; "unknown" where
-        it is not (models.forward_flops_per_sample), never a silent 0."""
-        if flops_per_sample is None:
-            self.info(flops_per_sample=UNKNOWN_FLOPS)
-        else:
-            self.info(flops_per_sample=flops_per_sample, achieved_flops=flops_per_sample * samples_per_s)
+        self.record(
+            throughput(
+                work.samples_per_round,
+                median,
+                flops_per_sample,
+                batch_size=self.cell.batch_size,
+                steps_per_round=work.steps,
+                compile_seconds=work.compile_seconds,
+            )
+        )
 
     def process_backend_info(self) -> None:
         """The pytest process's own backend, recorded as a worker's is."""
         backend = BACKENDS[PROCESS_BACKEND]
-        self.info(
-            backend=backend.name,
-            backend_versions=fingerprint.versions(backend.packages),
-            compiled_with=backend.compiles,
+        self.record(
+            BackendUsed(
+                backend=backend.name,
+                backend_versions=fingerprint.versions(backend.packages),
+                compiled_with=backend.compiles,
+            )
         )
         self.precision_info()
 
@@ -223,11 +241,13 @@ class Bench:
             arithmetic, note = precision.cpu_arithmetic(
                 fingerprint.cpu_flags(), os.environ, getattr(self.cell, "backend", PROCESS_BACKEND)
             )
-        self.info(
-            precision=precision.name,
-            precision_arithmetic=arithmetic,
-            precision_note=note,
-            float32_arithmetic=FLOAT32_IEEE,
+        self.record(
+            PrecisionUsed(
+                precision=precision.name,
+                precision_arithmetic=arithmetic,
+                precision_note=note,
+                float32_arithmetic=FLOAT32_IEEE,
+            )
         )
 
     def on_other_backend(self) -> bool:

@@ -11,6 +11,7 @@ from accelbench.axes.models import MODELS
 from accelbench.benches.base import Bench
 from accelbench.grid.cells import ModelOn
 from accelbench.judge import projection
+from accelbench.measured import MEMORY_PROJECTION, TIME_PROJECTION, DataScaling, Projected
 from accelbench.results import costs
 from accelbench.work import growth
 
@@ -67,22 +68,24 @@ class DataScalingBench(Bench):
         time = projection.project(projection.Curve(sizes, seconds), target)
         peak = projection.project(projection.Curve(sizes, self.peaks.peaks), target)
         reasons = self.unsafe_reasons(time, peak)
-        self.info(
-            device=self.placement().description,
-            phase=self.phase,
-            work=self.work.description,
-            sizes=list(sizes),
-            seconds=projection.medians(seconds),
-            seconds_rounds=[list(r) for r in seconds],
-            peak_memory_bytes=[int(x) for x in projection.medians(self.peaks.peaks)],
-            sizes_stopped=self.peaks.stopped,
-            **_projected(time, "seconds"),
-            **_projected(peak, "peak_memory_bytes", prefix="memory_"),
-            target_n=target,
-            machine_memory_bytes=self.session.sizing.machine_memory,
-            projection_verdict=projection.verdict(reasons),
-            unsafe_reasons=reasons,
-            memray_tracking=self.session.run.memray_tracking,
+        self.record(
+            DataScaling(
+                device=self.placement().description,
+                phase=self.phase,
+                work=self.work.description,
+                sizes=list(sizes),
+                seconds=projection.medians(seconds),
+                seconds_rounds=[list(r) for r in seconds],
+                peak_memory_bytes=[int(x) for x in projection.medians(self.peaks.peaks)],
+                sizes_stopped=self.peaks.stopped,
+                target_n=target,
+                machine_memory_bytes=self.session.sizing.machine_memory,
+                projection_verdict=projection.verdict(reasons),
+                unsafe_reasons=reasons,
+                memray_tracking=self.session.run.memray_tracking,
+            ),
+            _projected(time, TIME_PROJECTION),
+            _projected(peak, MEMORY_PROJECTION),
         )
         self.session.projections.append(
             costs.Projected(
@@ -105,19 +108,20 @@ class DataScalingBench(Bench):
         )
 
 
-def _projected(fit: projection.Projection, quantity: str, prefix: str = "") -> dict[str, Any]:
-    """One projection's numbers, named as the data-scaling extra_info names them."""
+def _projected(fit: projection.Projection, naming: dict[str, str]) -> Projected:
+    """One projection's numbers, as the data-scaling cell records them."""
     backtest = fit.backtest
-    return {
-        f"{prefix}exponent": fit.exponent,
-        f"{prefix}exponent_stderr": fit.exponent_stderr,
-        f"{prefix}loglog_exponent": fit.loglog_exponent,
-        f"{prefix}loglog_exponent_stderr": fit.loglog_stderr,
-        f"{prefix}fit": {"a": fit.fit.a, "b": fit.fit.b, "k": fit.fit.k},
-        f"projected_{quantity}": fit.value,
-        f"projected_{quantity}_ci95": list(fit.ci95),
-        f"{prefix}backtest_ok": fit.backtest_ok,
-        f"{prefix}backtest": None
+    return Projected(
+        **naming,
+        exponent=fit.exponent,
+        exponent_stderr=fit.exponent_stderr,
+        loglog_exponent=fit.loglog_exponent,
+        loglog_exponent_stderr=fit.loglog_stderr,
+        fit={"a": fit.fit.a, "b": fit.fit.b, "k": fit.fit.k},
+        projected=fit.value,
+        projected_ci95=list(fit.ci95),
+        backtest_ok=fit.backtest_ok,
+        backtest=None
         if backtest is None
         else {
             "size": backtest.size,
@@ -125,7 +129,7 @@ def _projected(fit: projection.Projection, quantity: str, prefix: str = "") -> d
             "predicted": backtest.predicted,
             "ci95": list(backtest.ci95),
         },
-    }
+    )
 
 
 class TrainDataScalingBench(DataScalingBench):

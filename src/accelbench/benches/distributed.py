@@ -8,10 +8,12 @@ from typing import Any
 
 import pytest
 
+from accelbench import measured
 from accelbench.axes.devices import kind_of
 from accelbench.benches.base import Bench
 from accelbench.grid.cells import Cell, Distributed
 from accelbench.judge import comparison
+from accelbench.measured import Threads, Workers
 from accelbench.processes import distributed
 from accelbench.work import measure
 
@@ -42,7 +44,7 @@ class ProcessBench(Bench):
         return distributed.run_job(job, PROCESS_TIMEOUT_S, self.watch)
 
     def watch(self, pids: list[int]) -> None:
-        self.extra_info.setdefault("process_ids", []).extend(pids)  # a test checks none is left
+        self.record(Workers(process_ids=[*(Workers.of(self.extra_info).process_ids or ()), *pids]))  # none is left
 
 
 THREADS = {"A": 1, "B": 0}  # a threads cell's sides: one intra-op thread, and TensorFlow's default (all)
@@ -68,15 +70,17 @@ class ThreadsBench(ProcessBench):
         one, every = benchmark.pedantic(self.throughputs, rounds=1, iterations=1)
         speedup = measure.best_ratio(one, every)
         cores = os.cpu_count() or 1
-        self.info(
-            device=self.placement().description,
-            batch_size=self.cell.batch_size,
-            cores=cores,
-            one_thread_samples_per_s=max(one),
-            all_threads_samples_per_s=max(every),
-            all_threads_speedup=speedup,
-            parallel_efficiency=speedup / cores,
-            pair_ratios=[round(r, 4) for r in measure.pair_ratios(one, every)],
+        self.record(
+            Threads(
+                device=self.placement().description,
+                batch_size=self.cell.batch_size,
+                cores=cores,
+                one_thread_samples_per_s=max(one),
+                all_threads_samples_per_s=max(every),
+                all_threads_speedup=speedup,
+                parallel_efficiency=speedup / cores,
+                pair_ratios=[round(r, 4) for r in measure.pair_ratios(one, every)],
+            )
         )
 
 
@@ -107,19 +111,21 @@ class DistributedBench(ProcessBench):
             )
         gap = max(abs(a - b) for a, b in zip(distributed_run.losses, reference.losses))
         one_device = reference.reference_samples_per_s
-        self.info(
-            **{self.cell.unit: self.cell.count},
-            device=self.placement().description,
-            per_replica_batch=self.cell.batch_size,
-            global_batch=self.cell.batch_size * self.cell.count,
-            replicas_in_sync=distributed_run.replicas_in_sync,
-            replica_devices=distributed_run.devices,
-            samples_per_s=distributed_run.samples_per_s,
-            one_device_samples_per_s=one_device,
-            scaling_efficiency=distributed_run.samples_per_s / (distributed_run.replicas_in_sync * one_device),
-            losses=distributed_run.losses,
-            reference_losses=reference.losses,
-            loss_gap=gap,
-            loss_tolerance=distributed.LOSS_TOLERANCE,
+        self.record(
+            measured.Distributed(
+                **{self.cell.unit: self.cell.count},  # replicas or workers
+                device=self.placement().description,
+                per_replica_batch=self.cell.batch_size,
+                global_batch=self.cell.batch_size * self.cell.count,
+                replicas_in_sync=distributed_run.replicas_in_sync,
+                replica_devices=distributed_run.devices,
+                samples_per_s=distributed_run.samples_per_s,
+                one_device_samples_per_s=one_device,
+                scaling_efficiency=distributed_run.samples_per_s / (distributed_run.replicas_in_sync * one_device),
+                losses=distributed_run.losses,
+                reference_losses=reference.losses,
+                loss_gap=gap,
+                loss_tolerance=distributed.LOSS_TOLERANCE,
+            )
         )
         self.verdicts.within_gap(self.name, "loss_gap", gap, distributed.LOSS_TOLERANCE)

@@ -12,6 +12,7 @@ from accelbench.benches.base import Bench
 from accelbench.grid.cells import Cell, ModelOn
 from accelbench.judge.rules import MIN_SPREAD_RUNS, RelativeGrowth
 from accelbench.judge.verdicts import PEAK_CAP
+from accelbench.measured import Leaks, MemoryScaling, StepMemory
 from accelbench.processes.protocol import Cellwork
 from accelbench.processes.workers import WorkerFailed
 from accelbench.work import memory
@@ -103,13 +104,15 @@ class StepMemoryBench(Bench):
             self.measure_in_backend_worker()
             return
         device_peak = memory.device_peak(self.placement(), self.steps)  # the steps measured
-        self.info(
-            device=self.placement().description,
-            batch_size=self.cell.batch_size,
-            steps_measured=self.steps_measured,
-            estimated_bytes=self.estimated,
-            host_memory_cap_bytes=self.cap,
-            host_memory_cap_from=self.cap_basis,
+        self.record(
+            StepMemory(
+                device=self.placement().description,
+                batch_size=self.cell.batch_size,
+                steps_measured=self.steps_measured,
+                estimated_bytes=self.estimated,
+                host_memory_cap_bytes=self.cap,
+                host_memory_cap_from=self.cap_basis,
+            )
         )
         if device_peak is not None:
             self.peak_against_baseline(self.gates["device_peak_memory_bytes"], device_peak)
@@ -120,11 +123,10 @@ class StepMemoryBench(Bench):
     def peak_against_baseline(self, gate: Any, peak: int) -> None:
         """A peak judged against its baseline; beside it, the smallest growth its gate detects
         (from the spread recorded with the baseline), which the summary shows."""
-        self.info(**{gate.metric: peak})
         verdict = self.verdicts.against_baseline(self.name, gate, peak, key=self.baseline_key)
         growth = dict(verdict.statistic).get("smallest_detectable_growth")
-        if growth is not None:
-            self.info(**{f"{gate.metric}_detectable_growth": growth})
+        # the gate's metric is the field's name (peak_memory_bytes, device_peak_memory_bytes)
+        self.record(StepMemory(**{gate.metric: peak, f"{gate.metric}_detectable_growth": growth}))
 
     def measure_in_backend_worker(self) -> None:
         """The same steps, built and measured in the backend's worker (cellwork.step_memory),
@@ -143,15 +145,17 @@ class StepMemoryBench(Bench):
         except WorkerFailed as error:
             pytest.fail(f"{self.name}: {error}", pytrace=False)
         self.set_cap(found.estimated_bytes, found.estimate_unknown)
-        self.info(
-            device=found.device,
-            backend=backend,
-            batch_size=self.cell.batch_size,
-            steps_measured=self.steps_measured,
-            estimated_bytes=self.estimated,
-            host_memory_cap_bytes=self.cap,
-            host_memory_cap_from=self.cap_basis,
-            memory_measured_in=f"the {backend} worker",
+        self.record(
+            StepMemory(
+                device=found.device,
+                backend=backend,
+                batch_size=self.cell.batch_size,
+                steps_measured=self.steps_measured,
+                estimated_bytes=self.estimated,
+                host_memory_cap_bytes=self.cap,
+                host_memory_cap_from=self.cap_basis,
+                memory_measured_in=f"the {backend} worker",
+            )
         )
         self.precision_info()
         self.keep_repeats(found.host_peak_repeats)
@@ -215,11 +219,13 @@ class LeakBench(Bench):
 
     def __call__(self) -> None:
         self.predict_repeatedly()
-        self.info(
-            device=self.placement().description,
-            batch_size=self.cell.batch_size,
-            predictions=self.preset.memory.leak_predictions,
-            leak_limit_per_location_bytes=LEAK_LIMIT_PER_LOCATION,
+        self.record(
+            Leaks(
+                device=self.placement().description,
+                batch_size=self.cell.batch_size,
+                predictions=self.preset.memory.leak_predictions,
+                leak_limit_per_location_bytes=LEAK_LIMIT_PER_LOCATION,
+            )
         )
 
 
@@ -238,18 +244,20 @@ class ScalingBench(Bench):
     def __call__(self) -> None:
         scaling = self.scaling
         estimate, fit = scaling.estimate, scaling.fit
-        self.info(
-            device=self.placement().description,
-            ladder_batch_sizes=list(scaling.batch_sizes),
-            ladder_peak_bytes=list(scaling.peaks),
-            fixed_bytes=fit.fixed,
-            per_sample_bytes=fit.per_sample,
-            fit_max_residual_bytes=fit.max_residual,
-            estimated_fixed_bytes=estimate.step_fixed,
-            estimated_per_sample_bytes=estimate.step_per_sample,
-            weight_bytes=estimate.weights,
-            optimizer_slot_bytes=estimate.optimizer_slots,
-            memory_budget_bytes=scaling.budget,
-            largest_batch=scaling.largest_batch,
-            largest_batch_search=scaling.searched_by,
+        self.record(
+            MemoryScaling(
+                device=self.placement().description,
+                ladder_batch_sizes=list(scaling.batch_sizes),
+                ladder_peak_bytes=list(scaling.peaks),
+                fixed_bytes=fit.fixed,
+                per_sample_bytes=fit.per_sample,
+                fit_max_residual_bytes=fit.max_residual,
+                estimated_fixed_bytes=estimate.step_fixed,
+                estimated_per_sample_bytes=estimate.step_per_sample,
+                weight_bytes=estimate.weights,
+                optimizer_slot_bytes=estimate.optimizer_slots,
+                memory_budget_bytes=scaling.budget,
+                largest_batch=scaling.largest_batch,
+                largest_batch_search=scaling.searched_by,
+            )
         )

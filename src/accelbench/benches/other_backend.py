@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 
 from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND
-from accelbench.benches.base import BACKEND_WARMUP_ROUNDS, Bench
+from accelbench.benches.base import BACKEND_WARMUP_ROUNDS, Bench, throughput
 from accelbench.judge import analysis, comparison
 from accelbench.judge.verdicts import MEMRAY_REASON
+from accelbench.measured import AgainstTensorflow, BackendUsed, Throughput, Timed, Workers
 from accelbench.processes.protocol import Cellwork, Prepared
 from accelbench.processes.workers import WorkerFailed
 from accelbench.work import measure
@@ -40,16 +41,20 @@ def built_in_worker(bench: Bench, kind: str, steps: int | None = None) -> Iterat
         bench.say(f"building in the {backend.name} worker")
         built = call(Cellwork.PREPARE, spec=spec, steps=steps)
         versions = call(Cellwork.DESCRIBE).versions
-        bench.info(
-            backend=backend.name,
-            compiled_with=backend.compiles,
-            jit_compile=built.jit_compile,
-            backend_versions={name: versions[name] for name in backend.packages if name in versions},
-            batch_size=bench.cell.batch_size,
-            steps_per_round=built.steps,
-            compile_seconds=built.compile_seconds,
-            device=built.device,
-            worker_process_ids=pool.pids,
+        bench.record(
+            BackendUsed(
+                backend=backend.name,
+                compiled_with=backend.compiles,
+                backend_versions={name: versions[name] for name in backend.packages if name in versions},
+            ),
+            Throughput(
+                jit_compile=built.jit_compile,
+                batch_size=bench.cell.batch_size,
+                steps_per_round=built.steps,
+                compile_seconds=built.compile_seconds,
+            ),
+            Timed(device=built.device),
+            Workers(pool.pids),
         )
         bench.precision_info()
         yield built, lambda function: call(function, key=key)
@@ -80,25 +85,31 @@ def time_in_worker(bench: Bench, benchmark: Any, kind: str) -> None:
             teardown=partner.teardown if partner else None,
         )
     inside = inside[BACKEND_WARMUP_ROUNDS : BACKEND_WARMUP_ROUNDS + bench.preset.rounds]
-    bench.info(worker_round_seconds=inside)
-    if median:
-        samples_per_s = built.samples_per_round / median
-        bench.info(samples_per_s=samples_per_s, pipe_seconds=median - statistics.median(inside))
-        bench.flops_info(built.flops_per_sample, samples_per_s)
+    bench.record(
+        throughput(
+            built.samples_per_round,
+            median,
+            built.flops_per_sample,
+            worker_round_seconds=inside,
+            pipe_seconds=median - statistics.median(inside) if median else None,
+        )
+    )
     if partner and len(partner.seconds) == len(inside) > 1:
         _against_reference(
             bench,
             [s / reference.samples_per_round for s in partner.seconds],
             [s / built.samples_per_round for s in inside],
         )
-        bench.info(tensorflow_round_seconds=partner.seconds, tensorflow_steps_per_round=reference.steps)
+        bench.record(
+            AgainstTensorflow(tensorflow_round_seconds=partner.seconds, tensorflow_steps_per_round=reference.steps)
+        )
 
 
 def _reference(bench: Bench, kind: str) -> Any:
     """The same cell's work on tensorflow, in this process (built once, as its own cell timed
     it); None under pytest-memray, which would slow only this process's rounds."""
     if bench.session.run.memray_tracking:
-        bench.info(time_per_sample_over_tensorflow=f"not measured: {MEMRAY_REASON}")
+        bench.record(AgainstTensorflow(time_per_sample_over_tensorflow=f"not measured: {MEMRAY_REASON}"))
         return None
     bench.say(f"timed round for round with {PROCESS_BACKEND}'s work of the same cell, in this process")
     return bench.session.built.reference_work(kind, bench.cell)
@@ -116,8 +127,10 @@ def _against_reference(bench: Bench, tensorflow_per_sample: list[float], here_pe
     its 95% interval. Per sample: each backend runs its own calibrated steps a round, the
     round length the same. Reported, not gated: backends are compared, not regressed."""
     ratios = comparison.ratios(tensorflow_per_sample, here_per_sample)
-    bench.info(
-        time_per_sample_over_tensorflow=statistics.median(ratios),
-        time_per_sample_over_tensorflow_ci95=analysis.median_interval_or_none(ratios),  # None: too few pairs
-        time_per_sample_over_tensorflow_pairs=len(ratios),
+    bench.record(
+        AgainstTensorflow(
+            time_per_sample_over_tensorflow=statistics.median(ratios),
+            time_per_sample_over_tensorflow_ci95=analysis.median_interval_or_none(ratios),  # None: too few pairs
+            time_per_sample_over_tensorflow_pairs=len(ratios),
+        )
     )

@@ -10,6 +10,7 @@ from typing import Any
 from accelbench.benches.base import Bench
 from accelbench.grid.cells import Cell, Pair
 from accelbench.judge import analysis
+from accelbench.measured import HarnessOverhead, Speedup
 from accelbench.work import measure
 from accelbench.work.training import HandLoop
 
@@ -58,14 +59,16 @@ class SpeedupBench(Bench):
         fastest = [trainer.fastest_samples_per_s for trainer in self.trainers()]
         speedup = fastest[1] / fastest[0]
         ratios = measure.pair_ratios(reference, candidate)
-        self.info(
-            speedup=speedup,
-            interleaved_speedup=measure.best_ratio(reference, candidate),
-            reference=self.cell.reference.id,
-            candidate=self.cell.candidate.id,
-            reference_samples_per_s=fastest[0],
-            candidate_samples_per_s=fastest[1],
-            pair_ratios=[round(r, 4) for r in ratios],
+        self.record(
+            Speedup(
+                speedup=speedup,
+                interleaved_speedup=measure.best_ratio(reference, candidate),
+                reference=self.cell.reference.id,
+                candidate=self.cell.candidate.id,
+                reference_samples_per_s=fastest[0],
+                candidate_samples_per_s=fastest[1],
+                pair_ratios=[round(r, 4) for r in ratios],
+            )
         )
         self.verdicts.against_baseline(self.name, self.gates["speedup"], speedup, ratios)
 
@@ -84,11 +87,13 @@ class OverheadBench(Bench):
     def __call__(self, benchmark: Any) -> None:
         hand, suite = timed_pairs(benchmark, self.works, self.preset.interleaved_pairs)
         ratios = measure.pair_ratios(hand, suite)
-        self.info(
-            harness_efficiency=statistics.median(ratios),
-            harness_efficiency_ci95=analysis.median_interval_or_none(ratios),
-            best_round_ratio=measure.best_ratio(hand, suite),
-            suite_samples_per_s=max(suite),
-            hand_loop_samples_per_s=max(hand),
-            pair_ratios=[round(r, 4) for r in ratios],
+        self.record(
+            HarnessOverhead(
+                harness_efficiency=statistics.median(ratios),
+                harness_efficiency_ci95=analysis.median_interval_or_none(ratios),
+                best_round_ratio=measure.best_ratio(hand, suite),
+                suite_samples_per_s=max(suite),
+                hand_loop_samples_per_s=max(hand),
+                pair_ratios=[round(r, 4) for r in ratios],
+            )
         )

@@ -12,9 +12,7 @@ from accelbench.axes.models import MODELS
 from accelbench.benches import other_backend
 from accelbench.benches.base import Bench
 from accelbench.grid.cells import SvmCell
-from accelbench.judge.verdicts import (
-    TIMING,
-)
+from accelbench.measured import Latency, SvmFit, Throughput, Timed
 from accelbench.processes.protocol import Cellwork
 from accelbench.work import measure
 
@@ -31,9 +29,9 @@ class TrainBench(Bench):
             trainer = self.session.built.trainer(self.cell)
             self.process_backend_info()
             self.time_steady_state(benchmark, trainer, "train", trainer.flops_per_sample())
-            for seconds_per_sample in self.extra_info.get(TIMING, ()):  # the speedups that follow use them
+            for seconds_per_sample in Timed.of(self.extra_info).seconds_per_sample or ():  # the speedups use them
                 trainer.saw(seconds_per_sample * trainer.samples_per_round)
-            self.info(jit_compile=bool(trainer.model.jit_compile))
+            self.record(Throughput(jit_compile=bool(trainer.model.jit_compile)))
             self.against_b("train", trainer.steps)
         self.trace("train", lambda: self.session.built.one_step(self.cell).run)
 
@@ -50,7 +48,7 @@ class InferenceBench(Bench):
         else:
             predictor = self.build()
             self.process_backend_info()
-            self.info(jit_compile=bool(getattr(getattr(predictor, "model", None), "jit_compile", False)))
+            self.record(Throughput(jit_compile=bool(getattr(getattr(predictor, "model", None), "jit_compile", False))))
             self.time_steady_state(benchmark, predictor, "inference", predictor.flops_per_sample())
             self.against_b("inference", predictor.steps)
         self.trace("predict", lambda: self.session.built.one_batch(self.cell).predict)
@@ -74,10 +72,9 @@ class LatencyBench(InferenceBench):
                 self.preset.latency_rounds,
                 warmup_rounds=self.warmup_rounds,
             )
-            self.info(compile_seconds=predictor.compile_seconds)
+            self.record(Latency(compile_seconds=predictor.compile_seconds))
             if median:
-                percentiles = measure.percentiles(self.extra_info[TIMING])
-                self.info(**{f"latency_{k}_ms": v * 1e3 for k, v in percentiles.items()})
+                self.record(Latency.from_percentiles(measure.percentiles(Timed.of(self.extra_info).seconds_per_sample)))
         self.trace("predict", lambda: self.session.built.one_batch(self.cell).predict)
 
     def latency_in_backend_worker(self, benchmark: Any) -> None:
@@ -96,10 +93,12 @@ class LatencyBench(InferenceBench):
             )
         inside = inside[self.warmup_rounds :]
         if median:
-            self.info(
-                worker_latency_seconds=inside,
-                pipe_seconds=median - statistics.median(inside),
-                **{f"latency_{k}_ms": v * 1e3 for k, v in measure.percentiles(inside).items()},
+            self.record(
+                Latency.from_percentiles(
+                    measure.percentiles(inside),
+                    worker_latency_seconds=inside,
+                    pipe_seconds=median - statistics.median(inside),
+                )
             )
 
 
@@ -132,13 +131,15 @@ class SvmBench(Bench):
         )
         x_test = dataset.x_test.reshape(len(dataset.x_test), -1)
         predict_seconds = measure.seconds(lambda: fitted[-1].predict(x_test))
-        self.info(
-            subset=n,
-            pixels=self.cell.pixels,
-            predict_seconds=predict_seconds,
-            support_vectors=int(fitted[-1].support_vectors_.shape[0]),
+        self.record(
+            SvmFit(
+                subset=n,
+                pixels=self.cell.pixels,
+                predict_seconds=predict_seconds,
+                support_vectors=int(fitted[-1].support_vectors_.shape[0]),
+            )
         )
         if dataset.labelled:  # synthetic labels are noise: their accuracy means nothing
             accuracy = float((fitted[-1].predict(x_test) == dataset.y_test).mean())
-            self.info(accuracy=accuracy)
+            self.record(SvmFit(accuracy=accuracy))
             self.verdicts.against_baseline(self.name, self.gates["accuracy"], accuracy)

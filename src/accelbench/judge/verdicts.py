@@ -40,6 +40,7 @@ from accelbench.judge.rules import (
     detectable_growth,
     regression,
 )
+from accelbench.measured import Throughput, Timed
 from accelbench.units import format_seconds, format_small
 
 PASS, FAIL, NEW, UNGATED, SKIPPED, UNKNOWN = "pass", "fail", "new", "ungated", "skipped", "unknown"
@@ -153,8 +154,9 @@ class Verdicts:
             return None
         for bench in saved.cells.values():
             info = bench.get("extra_info", {})
-            if info.get("work") == work and info.get("cell") == cell_id and info.get("steps_per_round"):
-                return int(info["steps_per_round"])
+            timed, steps = Timed.of(info), Throughput.of(info).steps_per_round
+            if timed.work == work and timed.cell == cell_id and steps:
+                return int(steps)
         return None
 
     # --- judging ------------------------------------------------------------------------------
@@ -342,7 +344,7 @@ class Verdicts:
         if reason:
             outcome, message = reason
             return self.add(Verdict(outcome=outcome, message=message, **base))
-        rounds = saved.cells[cell]["extra_info"]["seconds_per_sample"]
+        rounds = Timed.of(saved.cells[cell]["extra_info"]).seconds_per_sample
         found = analysis.shift(rounds, seconds_per_sample, self.timing_threshold)
         statistic = (
             ("ratio", round(found.ratio, 4)),
@@ -378,7 +380,7 @@ class Verdicts:
             )
         if cell not in saved.cells:
             return NEW, f"saved run {saved.name} has no {cell}"
-        if "seconds_per_sample" not in saved.cells[cell].get("extra_info", {}):
+        if Timed.of(saved.cells[cell].get("extra_info", {})).seconds_per_sample is None:
             return UNGATED, f"saved run {saved.name} has no per-sample rounds for {cell} (saved by an older accelbench)"
         return None
 

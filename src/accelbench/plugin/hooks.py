@@ -15,6 +15,7 @@ from accelbench.benches.catalog import BENCHMARKS
 from accelbench.judge import fingerprint, peak_history
 from accelbench.judge.baselines import BaselineError
 from accelbench.judge.verdicts import FINGERPRINT_KEY, LEAKS, PEAK_CAP, SavedRun
+from accelbench.measured import CELL_KEY, VERDICTS_KEY, StepMemory
 from accelbench.plugin import fixtures, options, terminal
 from accelbench.plugin.state import BODY_PASSED, SESSION, session_of
 from accelbench.processes.workers import WorkerFailed
@@ -262,7 +263,7 @@ def _memray_verdicts(item: pytest.Item, report: pytest.TestReport) -> None:
         metric = MEMRAY_LIMITS.get(marker.name)
         if metric and bench is not None:
             failure = None if report.passed else str(report.longrepr)
-            measured = bench.extra_info.get("peak_memory_bytes") if metric == PEAK_CAP else None
+            measured = StepMemory.of(bench.extra_info).peak_memory_bytes if metric == PEAK_CAP else None
             session_of(item.config).verdicts.from_memray(
                 item.name, metric, failure, measured, parse_bytes(str(marker.args[0]))
             )
@@ -275,8 +276,8 @@ def _keep_extra_info(item: pytest.Item) -> None:
     if bench is None:
         return
     state = session_of(item.config)
-    bench.extra_info["verdicts"] = [v.as_json() for v in state.verdicts.by_cell.get(item.name, [])]
-    bench.extra_info[summary.CELL_KEY] = {"benchmark": benchmark_of(item), **bench.cell.fields()}
+    bench.extra_info[VERDICTS_KEY] = [v.as_json() for v in state.verdicts.by_cell.get(item.name, [])]
+    bench.extra_info[CELL_KEY] = {"benchmark": benchmark_of(item), **bench.cell.fields()}
     benchmark = getattr(item, "funcargs", {}).get("benchmark")
     if benchmark is not None and getattr(benchmark, "stats", None):
         benchmark.extra_info.update(bench.extra_info)

@@ -18,6 +18,7 @@ from typing import Any
 from accelbench import user_modules
 from accelbench.axes import backends
 from accelbench.axes.backends import PROCESS_BACKEND
+from accelbench.measured import StepTrace
 from accelbench.processes.protocol import CellSpec, Described, Prepared, RunFields, StepMemory
 from accelbench.work import measure
 
@@ -224,7 +225,7 @@ def peak(key: str) -> int:
     return memory.host_peak(_WORK[key].run_round)
 
 
-def trace_steps(spec: dict[str, Any], directory: str, cell_name: str) -> dict[str, Any]:
+def trace_steps(spec: dict[str, Any], directory: str, cell_name: str) -> StepTrace:
     """A step trace of the cell's kind (a training step, or a predicted batch) taken here with
     this backend's profiler (Backend.profiler)."""
     from accelbench.work import traces

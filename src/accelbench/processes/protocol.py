@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from accelbench.axes.precisions import REFERENCE_PRECISION
+from accelbench.measured import StepTrace
 
 CELLWORK_MODULE = "accelbench.processes.cellwork"
 
@@ -83,6 +84,7 @@ REPLIES: dict[Cellwork, type] = {
     Cellwork.PREPARE: Prepared,
     Cellwork.STEP_MEMORY: StepMemory,
     Cellwork.DESCRIBE: Described,
+    Cellwork.TRACE_STEPS: StepTrace,  # a result part (accelbench.measured): it crosses as itself
 }
 
 

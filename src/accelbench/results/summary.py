@@ -32,6 +32,26 @@ from accelbench.judge.verdicts import (
     UNGATED,
     UNKNOWN,
 )
+from accelbench.measured import (
+    TIME_PROJECTION,
+    VERDICTS_KEY,
+    AgainstTensorflow,
+    AgainstTwin,
+    Distributed,
+    HarnessOverhead,
+    Latency,
+    MemoryScaling,
+    Parity,
+    Place,
+    PrecisionUsed,
+    Projected,
+    Recipe,
+    Speedup,
+    StepMemory,
+    SvmFit,
+    Threads,
+    Throughput,
+)
 from accelbench.units import (
     count,
     flops,
@@ -47,7 +67,6 @@ from accelbench.units import (
     two_places,
 )
 
-CELL_KEY = "accelbench_cell"  # extra_info key: which benchmark, device, model and column a cell is
 # The layout of what a run saves beside pytest-benchmark's own (extra_info, the JSON's
 # `accelbench` section): 1 adds `sections`; a run saved before has none (read as 0). A reader
 # refuses a run of a newer layout than its own, in one line, rather than misread it.
@@ -77,18 +96,26 @@ class CellRecord:
 
     @classmethod
     def from_extra_info(cls, name: str, info: Mapping[str, Any]) -> CellRecord | None:
-        where = info.get(CELL_KEY)
-        if not isinstance(where, Mapping):
+        where = Place.read(info)
+        if where is None:
             return None
-        return cls(name, where["benchmark"], where["device"], where["model"], where.get("column", ""), info)
+        return cls(name, where.benchmark, where.device, where.model, where.column or "", info)
+
+    @property
+    def place(self) -> Place:
+        return Place.read(self.info) or Place()
 
     @property
     def batch_size(self) -> int | None:
-        return self.info.get(CELL_KEY, {}).get("batch_size")
+        return self.place.batch_size
+
+    @property
+    def samples_per_s(self) -> float | None:
+        return Throughput.of(self.info).samples_per_s
 
     def outcome(self, metrics: Sequence[str]) -> str | None:
         """The worst outcome among this cell's verdicts on these metrics; None if none judged them."""
-        outcomes = {v["outcome"] for v in self.info.get("verdicts", ()) if v.get("metric") in metrics}
+        outcomes = {v["outcome"] for v in self.info.get(VERDICTS_KEY, ()) if v.get("metric") in metrics}
         return next((o for o in OUTCOMES if o in outcomes), None)
 
 
@@ -160,96 +187,116 @@ class Section:
         return f"{text} {MARKS[outcome]}" if outcome else text
 
 
-MEMORY = ("peak_memory_bytes", PEAK_CAP)
+MEMORY = (StepMemory.keys.peak_memory_bytes, PEAK_CAP)  # the verdicts judging a host peak
 CURVE = "batch_curve"  # derived records: throughput against batch size, across a run's cells
+SATURATION, OVER_SMALLEST, OVERTAKES_CPU = "saturation", "throughput_over_smallest", "overtakes_cpu"  # their keys
 PRECISION_SPEEDUP = "precision_speedup"  # derived records: a precision's throughput over float32's
+OVER_FLOAT32 = "over_float32"  # their key
 # The summary's tables, in the order the terminal shows them: the built-in kinds' here, and any
 # a kind adds with add_section (a user's kind, from its module).
 SECTIONS: list[Section] = [
     Section(
-        "training throughput (samples/s), median round", {"train_bench": "{column}"}, "samples_per_s", "rate", (TIMING,)
+        "training throughput (samples/s), median round",
+        {"train_bench": "{column}"},
+        Throughput.keys.samples_per_s,
+        "rate",
+        (TIMING,),
     ),
     Section(
         "inference throughput (samples/s), median round",
         {"inference_bench": "{column}"},
-        "samples_per_s",
+        Throughput.keys.samples_per_s,
         "rate",
         (TIMING,),
     ),
     Section(
         "FLOPs per sample (training: 3 x forward; unknown where a layer's FLOPs are not counted)",
         {"train_bench": "train {column}", "inference_bench": "predict {column}"},
-        "flops_per_sample",
+        Throughput.keys.flops_per_sample,
         "flops",
     ),
     Section(
         "achieved FLOP/s, median round",
         {"train_bench": "train {column}", "inference_bench": "predict {column}"},
-        "achieved_flops",
+        Throughput.keys.achieved_flops,
         "flop_rate",
     ),
-    Section("batch-1 latency, median", {"latency_bench": "{column}"}, "latency_p50_ms", "milliseconds", (TIMING,)),
+    Section(
+        "batch-1 latency, median", {"latency_bench": "{column}"}, Latency.keys.latency_p50_ms, "milliseconds", (TIMING,)
+    ),
     Section(
         "time per sample over tensorflow's, round for round with the same cell [95% interval] (above 1: slower)",
         {"train_bench": "train {column}", "inference_bench": "predict {column}"},
-        "time_per_sample_over_tensorflow",
+        AgainstTensorflow.keys.time_per_sample_over_tensorflow,
         "plain",
-        interval="time_per_sample_over_tensorflow_ci95",
+        interval=AgainstTensorflow.keys.time_per_sample_over_tensorflow_ci95,
     ),
     Section(
         "speedup, best round over best round (a shortfall must also show in interleaved pairs)",
         {"batch_speedup": "{column}", "device_speedup": "{column}"},
-        "speedup",
+        Speedup.keys.speedup,
         "times",
         ("speedup",),
     ),
     Section(
         "harness efficiency: fit() / a hand-written loop, median of pairs [95% interval] (not gated)",
         {"overhead_bench": "{column}"},
-        "harness_efficiency",
+        HarnessOverhead.keys.harness_efficiency,
         "plain",
-        interval="harness_efficiency_ci95",
+        interval=HarnessOverhead.keys.harness_efficiency_ci95,
     ),
     Section(
         "test accuracy after the model's recipe (its ModelSpec's recipe_batch_size and recipe_epochs)",
         {"accuracy_bench": "recipe"},
-        "accuracy",
+        Recipe.key_for("quality", metric="accuracy"),
         "percent",
         ("accuracy",),
     ),
     Section(
         "recipe: epochs to its target quality ('-': not reached, or no target)",
         {"accuracy_bench": "recipe"},
-        "epochs_to_target",
+        Recipe.keys.epochs_to_target,
         "count",
     ),
     Section(
         "recipe: training seconds to its target quality",
         {"accuracy_bench": "recipe"},
-        "seconds_to_target",
+        Recipe.keys.seconds_to_target,
         "seconds",
     ),
     Section(
         "test mean absolute error after the recipe (lower is better; marked by its baseline, and by tensorflow's "
         "and float32's where it is held to them)",
         {"accuracy_bench": "recipe"},
-        "mae",
+        Recipe.key_for("quality", metric="mae"),
         "plain",
         ("mae", "mae_against_tensorflow", "mae_against_float32"),
     ),
-    Section("SVM test accuracy by training subset", {"svm_bench": "{column}"}, "accuracy", "percent", ("accuracy",)),
-    Section("accuracy gap to the cpu", {"accuracy_parity": "{column}"}, "accuracy_gap", "points", ("accuracy_gap",)),
+    Section(
+        "SVM test accuracy by training subset",
+        {"svm_bench": "{column}"},
+        SvmFit.keys.accuracy,
+        "percent",
+        ("accuracy",),
+    ),
+    Section(
+        "accuracy gap to the cpu",
+        {"accuracy_parity": "{column}"},
+        Parity.key_for("gap", metric="accuracy"),
+        "points",
+        ("accuracy_gap",),
+    ),
     Section(
         "accuracy gap to tensorflow (same recipe and seed)",
         {"accuracy_bench": "recipe"},
-        "accuracy_gap_to_tensorflow",
+        AgainstTwin.key_for("gap_to_tensorflow", metric="accuracy"),
         "points",
         ("accuracy_gap_to_tensorflow",),
     ),
     Section(
         f"recipe accuracy as a share of float32's (must be >= {PRECISION_SHARE:.0%})",
         {"accuracy_bench": "recipe"},
-        "share_of_float32",
+        AgainstTwin.keys.share_of_float32,
         "percent",
         (PRECISION_ACCURACY,),
     ),
@@ -257,79 +304,84 @@ SECTIONS: list[Section] = [
         "throughput over float32, same cell, median rounds (marked where the CPU emulates the format, "
         "or is not known to compute in it natively)",
         {PRECISION_SPEEDUP: "{column}"},
-        "over_float32",
+        OVER_FLOAT32,
         "times",
     ),
     Section(
         "final loss: significant digits shared with the cpu",
         {"accuracy_parity": "{column}"},
-        "loss_matching_digits",
+        Parity.keys.loss_matching_digits,
         "count",
         ("loss_matching_digits",),
     ),
     Section(
         "host memory peak of one step",
         {"train_memory": "train {column}", "inference_memory": "predict {column}"},
-        "peak_memory_bytes",
+        StepMemory.keys.peak_memory_bytes,
         "bytes",
         MEMORY,
     ),
     Section(
         "smallest growth of the host peak its gate detects (from the spread recorded with the baseline)",
         {"train_memory": "train {column}", "inference_memory": "predict {column}"},
-        "peak_memory_bytes_detectable_growth",
+        StepMemory.keys.peak_memory_bytes_detectable_growth,
         "growth",
     ),
     Section(
         "device memory peak of one step",
         {"train_memory": "train {column}", "inference_memory": "predict {column}"},
-        "device_peak_memory_bytes",
+        StepMemory.keys.device_peak_memory_bytes,
         "bytes",
         ("device_peak_memory_bytes",),
     ),
-    Section("training memory per sample (fitted)", {"memory_scaling": "{column}"}, "per_sample_bytes", "bytes"),
-    Section("largest batch that fits", {"memory_scaling": "{column}"}, "largest_batch", "count"),
+    Section(
+        "training memory per sample (fitted)",
+        {"memory_scaling": "{column}"},
+        MemoryScaling.keys.per_sample_bytes,
+        "bytes",
+    ),
+    Section("largest batch that fits", {"memory_scaling": "{column}"}, MemoryScaling.keys.largest_batch, "count"),
     Section(
         "all intra-op threads against 1 (interleaved processes)",
         {"threads_bench": "{column}"},
-        "all_threads_speedup",
+        Threads.keys.all_threads_speedup,
         "times",
     ),
     Section(
         "scaling efficiency: throughput on N / (N x on one device)",
         {"multi_device": "{column}", "multi_worker": "{column}"},
-        "scaling_efficiency",
+        Distributed.keys.scaling_efficiency,
         "plain",
     ),
     Section(
         "loss gap to one device after the same steps",
         {"multi_device": "{column}", "multi_worker": "{column}"},
-        "loss_gap",
+        Distributed.keys.loss_gap,
         "small",
         ("loss_gap",),
     ),
     Section(
         "saturation: the batch size from which throughput grows less than 5% per doubling",
         {CURVE: "{column}"},
-        "saturation",
+        SATURATION,
         "plain",
     ),
     Section(
         "throughput over the smallest batch's, median rounds of cells timed apart; "
         "not the speedup (best rounds), which has a table of its own",
         {CURVE: "{column}"},
-        "throughput_over_smallest",
+        OVER_SMALLEST,
         "times",
     ),
     Section(
-        "where a device overtakes the cpu (throughput ratio crosses 1)", {CURVE: "{column}"}, "overtakes_cpu", "plain"
+        "where a device overtakes the cpu (throughput ratio crosses 1)", {CURVE: "{column}"}, OVERTAKES_CPU, "plain"
     ),
     Section(
         "data scaling: time exponent k in a + b·n^k",
         {"train_data_scaling": "train", "predict_data_scaling": "predict"},
-        "exponent",
+        Projected.key_for("exponent", **TIME_PROJECTION),
         "two_places",
-        stderr="exponent_stderr",
+        stderr=Projected.key_for("exponent_stderr", **TIME_PROJECTION),
     ),
 ]
 
@@ -391,29 +443,21 @@ def precision_records(records: Sequence[CellRecord]) -> list[CellRecord]:
     float32 (same backend, device, batch and model), marked where that precision is emulated."""
 
     def twin_key(record: CellRecord, precision: str) -> tuple:
-        where = record.info[CELL_KEY]
-        return (
-            record.benchmark,
-            where.get("backend"),
-            record.device,
-            record.batch_size,
-            where.get("model_name"),
-            precision,
-        )
+        where = record.place
+        return (record.benchmark, where.backend, record.device, record.batch_size, where.model_name, precision)
 
     timed = [
-        r
-        for r in records
-        if r.benchmark in dict(PHASES).values() and "samples_per_s" in r.info and r.info[CELL_KEY].get("precision")
+        r for r in records if r.benchmark in dict(PHASES).values() and r.samples_per_s is not None and r.place.precision
     ]
-    float32 = {twin_key(r, r.info[CELL_KEY]["precision"]): r for r in timed}
+    float32 = {twin_key(r, r.place.precision): r for r in timed}
     derived = []
     for record in timed:
         reference = float32.get(twin_key(record, "float32"))
         if reference is None or record is reference:
             continue
-        ratio = record.info["samples_per_s"] / reference.info["samples_per_s"]
+        ratio = record.samples_per_s / reference.samples_per_s
         phase = "train" if record.benchmark == "train_bench" else "predict"
+        arithmetic = PrecisionUsed.of(record.info).precision_arithmetic
         derived.append(
             CellRecord(
                 f"{PRECISION_SPEEDUP}[{record.name}]",
@@ -421,11 +465,7 @@ def precision_records(records: Sequence[CellRecord]) -> list[CellRecord]:
                 record.device,
                 record.model,
                 f"{phase} {record.column}",
-                {
-                    "over_float32": f"{times(ratio)} {record.info['precision_arithmetic']}"
-                    if record.info.get("precision_arithmetic") not in (None, NATIVE)
-                    else ratio
-                },
+                {OVER_FLOAT32: f"{times(ratio)} {arithmetic}" if arithmetic not in (None, NATIVE) else ratio},
             )
         )
     return derived
@@ -445,7 +485,7 @@ def curve_records(records: Sequence[CellRecord]) -> list[CellRecord]:
     for phase, benchmark in PHASES:
         curves: dict[tuple[str, str], list[CellRecord]] = {}
         for record in records:
-            if record.benchmark == benchmark and record.batch_size and "samples_per_s" in record.info:
+            if record.benchmark == benchmark and record.batch_size and record.samples_per_s is not None:
                 curves.setdefault((record.device, record.model), []).append(record)
         for (device, model), cells in curves.items():
             cells = sorted(cells, key=lambda cell: cell.batch_size)
@@ -454,7 +494,7 @@ def curve_records(records: Sequence[CellRecord]) -> list[CellRecord]:
     return derived
 
 
-def _derived(device: str, model: str, column: str, **info: Any) -> CellRecord:
+def _derived(device: str, model: str, column: str, info: Mapping[str, Any]) -> CellRecord:
     return CellRecord(f"{CURVE}[{device}-{model}-{column}]", CURVE, device, model, column, info)
 
 
@@ -462,19 +502,19 @@ def _curve(phase: str, device: str, model: str, cells: list[CellRecord]) -> list
     if len(cells) < 2:
         return []
     sizes = [cell.batch_size for cell in cells]
-    rates = [cell.info["samples_per_s"] for cell in cells]
+    rates = [cell.samples_per_s for cell in cells]
     saturated = analysis.saturation(sizes, rates)
     found = [
-        _derived(device, model, phase, saturation=f"bs{saturated:.0f}" if saturated else f"none up to bs{sizes[-1]}")
+        _derived(device, model, phase, {SATURATION: f"bs{saturated:.0f}" if saturated else f"none up to bs{sizes[-1]}"})
     ]
     found += [
-        _derived(device, model, f"{phase} bs{size}", throughput_over_smallest=rate / rates[0])
+        _derived(device, model, f"{phase} bs{size}", {OVER_SMALLEST: rate / rates[0]})
         for size, rate in zip(sizes[1:], rates[1:])
     ]
     with_overheads = [_with_compilation(cell) for cell in cells]
     if phase == "predict" and all(with_overheads):
         found += [
-            _derived(device, model, f"{phase} bs{size} +overheads", throughput_over_smallest=rate / with_overheads[0])
+            _derived(device, model, f"{phase} bs{size} +overheads", {OVER_SMALLEST: rate / with_overheads[0]})
             for size, rate in zip(sizes[1:], with_overheads[1:])
         ]
     return found
@@ -482,28 +522,24 @@ def _curve(phase: str, device: str, model: str, cells: list[CellRecord]) -> list
 
 def _with_compilation(cell: CellRecord) -> float | None:
     """Samples/s of one timed round with the cell's compilation (first call) added to it."""
-    info = cell.info
-    if not info.get("compile_seconds") or not info.get("steps_per_round"):
+    rounds = Throughput.of(cell.info)
+    if not rounds.compile_seconds or not rounds.steps_per_round:
         return None
-    samples = info["steps_per_round"] * cell.batch_size
-    return samples / (samples / info["samples_per_s"] + info["compile_seconds"])
+    samples = rounds.steps_per_round * cell.batch_size
+    return samples / (samples / rounds.samples_per_s + rounds.compile_seconds)
 
 
 def _crossovers(phase: str, curves: Mapping[tuple[str, str], list[CellRecord]]) -> list[CellRecord]:
     found = []
     for (device, model), cells in curves.items():
-        reference = {c.batch_size: c.info["samples_per_s"] for c in curves.get((REFERENCE, model), [])}
-        shared = [
-            (c.batch_size, c.info["samples_per_s"] / reference[c.batch_size])
-            for c in cells
-            if c.batch_size in reference
-        ]
+        reference = {c.batch_size: c.samples_per_s for c in curves.get((REFERENCE, model), [])}
+        shared = [(c.batch_size, c.samples_per_s / reference[c.batch_size]) for c in cells if c.batch_size in reference]
         if device == REFERENCE or not shared:
             continue
         sizes, ratios = zip(*sorted(shared))
         batch = analysis.crossover(sizes, ratios)
         found.append(
-            _derived(device, model, phase, overtakes_cpu=f"bs≈{batch:.0f}" if batch else f"not up to bs{sizes[-1]}")
+            _derived(device, model, phase, {OVERTAKES_CPU: f"bs≈{batch:.0f}" if batch else f"not up to bs{sizes[-1]}"})
         )
     return found
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from accelbench import progress
 from accelbench.axes.backends import BACKENDS
+from accelbench.measured import StepTrace
 
 TRACED_STEPS = 5
 WARMUP_STEPS = 2  # run untraced first: the step's function is traced and its memory allocated
@@ -41,9 +42,9 @@ def trace_steps(
     say: Callable[[str], None] = progress.quiet,
     steps: int = TRACED_STEPS,
     backend: str = "tensorflow",
-) -> dict[str, Any]:
+) -> StepTrace:
     """Profile `steps` calls of `step` (one training or inference step each) with the backend's
-    profiler; returns what extra_info keeps about the trace."""
+    profiler; returns where the trace is and the steps' times."""
     folder = folder_for(directory, cell_name)
     folder.mkdir(parents=True, exist_ok=True)
     say(f"tracing {steps} {phase} steps")
@@ -58,13 +59,13 @@ def trace_steps(
                 spans.append((start, time.perf_counter_ns()))
     chrome = folder / "steps.trace.json"
     chrome.write_text(json.dumps(chrome_trace(cell_name, phase, spans), indent=1), encoding="utf-8")
-    return {
-        "trace_dir": str(folder / "tensorboard"),
-        "chrome_trace": str(chrome),
-        "traced_steps": steps,
-        "traced_step_ms": [round((end - start) / 1e6, 4) for start, end in spans],
-        "profiler": backend,
-    }
+    return StepTrace(
+        trace_dir=str(folder / "tensorboard"),
+        chrome_trace=str(chrome),
+        traced_steps=steps,
+        traced_step_ms=[round((end - start) / 1e6, 4) for start, end in spans],
+        profiler=backend,
+    )
 
 
 def chrome_trace(cell_name: str, phase: str, spans: list[tuple[int, int]]) -> dict[str, Any]:

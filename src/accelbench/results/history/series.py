@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from accelbench.judge import changepoints
+from accelbench.measured import Recipe, Speedup, StepMemory, Timed
 from accelbench.registry import Registry
 from accelbench.results.report.runs import ReportError, Run, load_run
 from accelbench.results.summary import CellRecord
@@ -59,7 +60,7 @@ def _time_per_sample(cell: CellRecord) -> float | None:
     """The fastest of the cell's rounds, per sample: the round least slowed by whatever else the
     machine was doing. Between unchanged runs it moves less than the median of the rounds that the
     summary row shows (docs/measurements.md), and a series needs the quietest number there is."""
-    rounds = cell.info.get("seconds_per_sample")
+    rounds = Timed.of(cell.info).seconds_per_sample
     if not isinstance(rounds, list) or not rounds:
         return None
     return _positive(min(rounds))
@@ -73,16 +74,21 @@ NUMBERS: Registry[Number] = Registry("number")
 NUMBERS.register(
     "time_per_sample", Number("time_per_sample", _time_per_sample, False, format_seconds, median_lightens_tail=True)
 )
-NUMBERS.register("speedup", Number("speedup", _info("speedup"), True, lambda value: f"{value:.2f}x"))
+NUMBERS.register("speedup", Number("speedup", _info(Speedup.keys.speedup), True, lambda value: f"{value:.2f}x"))
 # A commit's peak is the largest of its runs' peaks: what the machine must hold. A peak takes a
 # few values an allocator arena apart (1.02 or 1.09 MiB, run after run), and the median of three
 # of them stays on one value for a few commits and then the other, which reads as a level: over
 # 14 commits of 3 runs (10 unchanged, 4 with a sleep planted in each round) it named 2 memory
 # changes, the largest none (docs/measurements.md).
-for _peak in ("peak_memory_bytes", "device_peak_memory_bytes"):
+for _peak in (StepMemory.keys.peak_memory_bytes, StepMemory.keys.device_peak_memory_bytes):
     NUMBERS.register(_peak, Number(_peak, _info(_peak), False, format_bytes, floor=0.02, per_commit=max))
-NUMBERS.register("accuracy", Number("accuracy", _info("accuracy"), True, lambda value: f"{value:.2%}"))
-NUMBERS.register("mae", Number("mae", _info("mae"), False, lambda value: f"{value:.4g}"))
+NUMBERS.register(
+    "accuracy",  # the recipe's and the SVM's
+    Number("accuracy", _info(Recipe.key_for("quality", metric="accuracy")), True, lambda value: f"{value:.2%}"),
+)
+NUMBERS.register(
+    "mae", Number("mae", _info(Recipe.key_for("quality", metric="mae")), False, lambda value: f"{value:.4g}")
+)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,17 @@ import numpy as np
 
 from accelbench.axes.devices import REFERENCE_DEVICE
 from accelbench.judge import analysis
+from accelbench.measured import (
+    MEMORY_PROJECTION,
+    TIME_PROJECTION,
+    DataScaling,
+    MemoryScaling,
+    Projected,
+    Recipe,
+    Speedup,
+    StepMemory,
+    Throughput,
+)
 from accelbench.results.report.runs import Run
 from accelbench.results.summary import CellRecord
 
@@ -101,16 +112,15 @@ def throughput(runs: Sequence[Run]) -> list[Plot]:
     """Samples/s against batch size, log axes, one panel per model, per phase."""
     plots = []
     for phase, benchmark in (("training", "train_bench"), ("inference", "inference_bench")):
-        models = _by_model(runs, (benchmark,), "samples_per_s")
+        models = _by_model(runs, (benchmark,), Throughput.keys.samples_per_s)
         if not models:
             continue
         figure, axes = _panels(len(models))
         for ax, (model, by_run) in zip(axes, models.items()):
             for run in runs:
                 for device, mine in _per_device(by_run.get(run.tag, [])).items():
-                    _measured(
-                        ax, *_curve(mine, "samples_per_s"), marker="o", label=_series_label(run, device, len(runs) > 1)
-                    )
+                    sizes, rates = _curve(mine, Throughput.keys.samples_per_s)
+                    _measured(ax, sizes, rates, marker="o", label=_series_label(run, device, len(runs) > 1))
             _style(ax, f"{model}: {phase}", "batch size", "samples/s", xbase=2, ylog=True)
         plots.append(Plot("throughput", f"{phase.capitalize()} throughput against batch size", _encode(figure)))
     return plots
@@ -159,7 +169,7 @@ def speedup(runs: Sequence[Run]) -> list[Plot]:
     """The interleaved training speedups the run measured (the speedup), beside each device's
     throughput over its smallest batch's from cells timed apart (a ratio, labelled as one),
     and every device against the cpu with the batch size where it overtakes."""
-    models = _by_model(runs, ("train_bench",), "samples_per_s")
+    models = _by_model(runs, ("train_bench",), Throughput.keys.samples_per_s)
     if not models:
         return []
     figure, axes = _panels(len(models))
@@ -167,7 +177,8 @@ def speedup(runs: Sequence[Run]) -> list[Plot]:
     for ax, (model, by_run) in zip(axes, models.items()):
         for run in runs:
             several = len(runs) > 1
-            curves = {d: _curve(mine, "samples_per_s") for d, mine in _per_device(by_run.get(run.tag, [])).items()}
+            rate = Throughput.keys.samples_per_s
+            curves = {d: _curve(mine, rate) for d, mine in _per_device(by_run.get(run.tag, [])).items()}
             for device, (sizes, rates) in curves.items():
                 _measured(
                     ax,
@@ -180,7 +191,7 @@ def speedup(runs: Sequence[Run]) -> list[Plot]:
                 if pair.model == model and pair.batch_size:
                     ax.plot(
                         [pair.batch_size],
-                        [pair.info["speedup"]],
+                        [Speedup.of(pair.info).speedup],
                         marker="*",
                         markersize=12,
                         linestyle="",
@@ -220,8 +231,8 @@ def _overtakes(ax, run: Run, model: str, curves: dict, several: bool) -> list[st
 def memory(runs: Sequence[Run]) -> list[Plot]:
     """Host peak of one training step against batch size: the measured ladder, its linear fit,
     and the step-memory cells."""
-    models = _by_model(runs, ("memory_scaling",), "per_sample_bytes")
-    models_with_steps = _by_model(runs, ("train_memory",), "peak_memory_bytes")
+    models = _by_model(runs, ("memory_scaling",), MemoryScaling.keys.per_sample_bytes)
+    models_with_steps = _by_model(runs, ("train_memory",), StepMemory.keys.peak_memory_bytes)
     names = list(dict.fromkeys([*models, *models_with_steps]))
     if not names:
         return []
@@ -231,25 +242,26 @@ def memory(runs: Sequence[Run]) -> list[Plot]:
         for run in runs:
             label = lambda device: _series_label(run, device, len(runs) > 1)
             for cell in models.get(model, {}).get(run.tag, []):
-                sizes = np.array(cell.info["ladder_batch_sizes"], dtype=float)
+                ladder = MemoryScaling.of(cell.info)
+                sizes = np.array(ladder.ladder_batch_sizes, dtype=float)
                 ax.plot(
                     sizes,
-                    np.array(cell.info["ladder_peak_bytes"]) / mib,
+                    np.array(ladder.ladder_peak_bytes) / mib,
                     marker="o",
                     linestyle="",
                     label=f"{label(cell.device)} ladder",
                 )
                 line = np.geomspace(sizes.min(), sizes.max(), 50)
-                fitted = cell.info["fixed_bytes"] + cell.info["per_sample_bytes"] * line
+                fitted = ladder.fixed_bytes + ladder.per_sample_bytes * line
                 ax.plot(
                     line,
                     fitted / mib,
                     label=f"{label(cell.device)} fit: "
-                    f"{cell.info['fixed_bytes'] / mib:.1f} MiB + {cell.info['per_sample_bytes'] / 1024:.1f} KiB/sample",
+                    f"{ladder.fixed_bytes / mib:.1f} MiB + {ladder.per_sample_bytes / 1024:.1f} KiB/sample",
                 )
             steps = models_with_steps.get(model, {}).get(run.tag, [])
             for device, mine in _per_device(steps).items():
-                sizes, peaks = _curve(mine, "peak_memory_bytes")
+                sizes, peaks = _curve(mine, StepMemory.keys.peak_memory_bytes)
                 ax.plot(sizes, np.array(peaks) / mib, marker="^", linestyle="", label=f"{label(device)} step cells")
         _style(ax, f"{model}: host peak of one training step", "batch size", "MiB", xbase=2, legend="x-small")
     return [Plot("memory", "Memory against batch size", _encode(figure))]
@@ -262,18 +274,19 @@ def data_size(runs: Sequence[Run]) -> list[Plot]:
         (run, cell)
         for run in runs
         for cell in run.cells_of("train_data_scaling", "predict_data_scaling")
-        if cell.info.get("sizes")
+        if DataScaling.of(cell.info).sizes
     ]
     if not cells:
         return []
     plots = []
-    for quantity, key, prefix, unit in (("time", "seconds", "", "s"), ("memory", "peak_memory_bytes", "memory_", "B")):
+    for quantity, naming, unit in (("time", TIME_PROJECTION, "s"), ("memory", MEMORY_PROJECTION, "B")):
         figure, axes = _panels(len(cells))
         for ax, (run, cell) in zip(axes, cells):
-            _projection_panel(ax, cell, key, prefix, unit)
-            verdict = str(cell.info.get("projection_verdict", "")).split(":")[0]
+            _projection_panel(ax, DataScaling.of(cell.info), Projected.of(cell.info, **naming), unit)
+            scaled = DataScaling.of(cell.info)
+            verdict = str(scaled.projection_verdict or "").split(":")[0]
             ax.set_title(
-                f"{run.tag + ' ' if len(runs) > 1 else ''}{cell.device} {cell.model} {cell.info['phase']}: "
+                f"{run.tag + ' ' if len(runs) > 1 else ''}{cell.device} {cell.model} {scaled.phase}: "
                 f"{quantity} ({verdict or 'no projection'})",
                 fontsize="medium",
             )
@@ -289,34 +302,34 @@ def data_size(runs: Sequence[Run]) -> list[Plot]:
     return plots
 
 
-def _projection_panel(ax, cell: CellRecord, key: str, prefix: str, unit: str) -> None:
-    info = cell.info
-    sizes = np.array(info["sizes"], dtype=float)
-    if key == "seconds":
-        for size, rounds in zip(sizes, info.get("seconds_rounds", ())):
+def _projection_panel(ax, scaled: DataScaling, projected: Projected, unit: str) -> None:
+    sizes = np.array(scaled.sizes, dtype=float)
+    timed = projected.quantity == TIME_PROJECTION["quantity"]
+    if timed:
+        for size, rounds in zip(sizes, scaled.seconds_rounds or ()):
             ax.plot([size] * len(rounds), rounds, marker=".", linestyle="", color="grey", alpha=0.5)
-    ax.plot(sizes, info[key], marker="o", linestyle="", label="median")
-    fit, target = info.get(f"{prefix}fit"), info.get("target_n")
+    ax.plot(sizes, scaled.seconds if timed else scaled.peak_memory_bytes, marker="o", linestyle="", label="median")
+    fit, target = projected.fit, scaled.target_n
     if fit and target:
         line = np.geomspace(sizes.min(), max(sizes.max(), target), 100)
         values = fit["a"] + fit["b"] * line ** fit["k"]
         inside = line <= sizes.max()
         ax.plot(line[inside], values[inside], label=f"a + b·n^k, k={fit['k']:.2f}")
         ax.plot(line[~inside], values[~inside], linestyle=":", color="C1")
-        projected, ci95 = info.get(f"projected_{key}"), info.get(f"projected_{key}_ci95")
-        if projected and ci95:
+        value, ci95 = projected.projected, projected.projected_ci95
+        if value and ci95:
             ax.errorbar(
                 [target],
-                [projected],
-                yerr=[[projected - ci95[0]], [ci95[1] - projected]],
+                [value],
+                yerr=[[value - ci95[0]], [ci95[1] - value]],
                 marker="D",
                 color="red",
                 capsize=4,
-                label=f"n={_short(target)}: {_short(projected)} {unit}",
+                label=f"n={_short(target)}: {_short(value)} {unit}",
             )
-    backtest = info.get(f"{prefix}backtest")
+    backtest = projected.backtest
     if backtest:
-        ok = info.get(f"{prefix}backtest_ok")
+        ok = projected.backtest_ok
         ax.errorbar(
             [backtest["size"]],
             [backtest["predicted"]],
@@ -331,20 +344,21 @@ def _projection_panel(ax, cell: CellRecord, key: str, prefix: str, unit: str) ->
 
 def accuracy(runs: Sequence[Run]) -> list[Plot]:
     """Test accuracy after each epoch against training time: time to accuracy."""
-    models = _by_model(runs, ("accuracy_bench",), "accuracy_per_epoch")
+    models = _by_model(runs, ("accuracy_bench",), Recipe.key_for("per_epoch", metric="accuracy"))
     if not models:
         return []
     figure, axes = _panels(len(models))
     for ax, (model, by_run) in zip(axes, models.items()):
         for run in runs:
             for cell in by_run.get(run.tag, []):
+                recipe = Recipe.read(cell.info)
                 ax.plot(
-                    cell.info["cumulative_train_seconds"],
-                    cell.info["accuracy_per_epoch"],
+                    recipe.cumulative_train_seconds,
+                    recipe.per_epoch,
                     marker="o",
                     label=_series_label(run, cell.device, len(runs) > 1),
                 )
-        target = next(iter(by_run.values()))[0].info.get("target_accuracy")
+        target = Recipe.read(next(iter(by_run.values()))[0].info).target
         if target:
             ax.axhline(target, color="grey", linestyle="--", label=f"target {target:.2%}")
         _style(ax, f"{model}: time to accuracy", "training seconds", "test accuracy")

@@ -1,0 +1,514 @@
+"""What a cell measured, typed: the parts of a result a benchmark kind's work returns, each a
+frozen dataclass. A part crosses processes as its fields (plain JSON), goes into
+pytest-benchmark's extra_info in one place (Bench.record) and is read back by field
+(`Throughput.of(info).samples_per_s`), so no result key is spelled in two modules.
+
+extra_info stays flat, each field under the key saved runs have always used (schema 1 of
+results.summary.SCHEMA_VERSION): a run saved before the parts existed reads as one saved now.
+A few parts name their keys after what they measure (a recipe's quality: `accuracy`,
+`target_accuracy`; a projection's quantity: `projected_seconds`): their KEYS say how, from the
+fields in NAMING, which name keys and are not written themselves.
+
+No framework, no pytest: the judge, the report and the history read these.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar
+
+P = TypeVar("P", bound="Part")
+
+# Beside the parts, what the plugin adds to every cell's extra_info: where it is in the grid
+# (benchmark fixture, device, model, column, the cell's fields) and its verdicts' JSON.
+CELL_KEY = "accelbench_cell"
+VERDICTS_KEY = "verdicts"
+
+
+def plain(value: Any) -> Any:
+    """A number as a float (the saved runs have them so, and the JSON must not depend on
+    numpy's types); anything else as it is."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+class _KeysOf:
+    """`Part.keys.samples_per_s` -> "samples_per_s": a key by attribute, so a reader that names
+    one the part does not have fails at import, not with a silently missing column."""
+
+    def __init__(self, part: type[Part]) -> None:
+        self.part = part
+
+    def __getattr__(self, name: str) -> str:
+        return self.part.key_for(name)
+
+
+class _Keys:
+    def __get__(self, instance: Any, owner: type[Part]) -> _KeysOf:
+        return _KeysOf(owner)
+
+
+@dataclass(frozen=True)
+class Part:
+    """A typed part of a cell's result. Every field defaults to None: a part read from an older
+    run, or from a cell that did not measure a field, has None there, never a KeyError."""
+
+    KEYS: ClassVar[Mapping[str, str]] = {}  # field -> its key, a template over the NAMING fields
+    NAMING: ClassVar[tuple[str, ...]] = ()
+    keys: ClassVar[_Keys] = _Keys()  # Part.keys.<field>: its key
+
+    @classmethod
+    def key_for(cls, name: str, **naming: str) -> str:
+        if name not in {f.name for f in dataclasses.fields(cls)} or name in cls.NAMING:
+            raise AttributeError(f"{cls.__name__} has no result field {name!r}")
+        return cls.KEYS.get(name, name).format(**naming)
+
+    def naming(self) -> dict[str, str]:
+        return {name: getattr(self, name) for name in self.NAMING}
+
+    def entries(self) -> dict[str, Any]:
+        """Its extra_info entries: the fields measured (None left out), as plain JSON."""
+        return {
+            type(self).key_for(f.name, **self.naming()): plain(getattr(self, f.name))
+            for f in dataclasses.fields(self)
+            if f.name not in self.NAMING and getattr(self, f.name) is not None
+        }
+
+    @classmethod
+    def of(cls: type[P], info: Mapping[str, Any], **naming: str) -> P:
+        """The part as a cell's extra_info holds it (a saved run's, or this run's)."""
+        return cls(
+            **naming,
+            **{
+                f.name: info.get(cls.key_for(f.name, **naming))
+                for f in dataclasses.fields(cls)
+                if f.name not in cls.NAMING
+            },
+        )
+
+    @classmethod
+    def fields_of(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(cls) if f.name not in cls.NAMING)
+
+
+@dataclass(frozen=True)
+class Place(Part):
+    """Where a cell sits in the grid: the plugin writes its fixture's name and the cell's fields
+    under CELL_KEY (other cells' fields too: a subset, a replica count)."""
+
+    benchmark: str | None = None
+    device: str | None = None
+    model: str | None = None
+    column: str | None = None
+    batch_size: int | None = None
+    backend: str | None = None
+    precision: str | None = None
+    model_name: str | None = None
+
+    @classmethod
+    def read(cls, info: Mapping[str, Any]) -> Place | None:
+        where = info.get(CELL_KEY)
+        return cls.of(where) if isinstance(where, Mapping) else None
+
+
+# --- every timed cell ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Timed(Part):
+    """Rounds of fixed work timed through pytest-benchmark: seconds per sample of each round
+    (what a compared run's rounds are judged against), the work and where it ran."""
+
+    work: str | None = None  # train, inference, latency, svm_fit
+    cell: str | None = None  # the cell's id
+    device: str | None = None  # the placement, in words
+    seconds_per_sample: list[float] | None = None
+
+
+@dataclass(frozen=True)
+class Throughput(Part):
+    """Steady-state rounds of a trainer or predictor: samples/s from the median round, and what
+    the rounds were made of."""
+
+    batch_size: int | None = None
+    steps_per_round: int | None = None
+    compile_seconds: float | None = None  # the first call's, from the build
+    jit_compile: bool | None = None
+    samples_per_s: float | None = None
+    flops_per_sample: float | str | None = None  # "unknown: why" where a layer is not counted
+    achieved_flops: float | None = None
+    worker_round_seconds: list[float] | None = None  # another backend's: its worker's own clock
+    pipe_seconds: float | None = None  # what the pipe to that worker added at the median round
+
+
+@dataclass(frozen=True)
+class Latency(Part):
+    """Batch-1 predictions, each waiting for its result."""
+
+    compile_seconds: float | None = None
+    latency_p50_ms: float | None = None
+    latency_p90_ms: float | None = None
+    latency_p99_ms: float | None = None
+    worker_latency_seconds: list[float] | None = None  # another backend's: its worker's own clock
+    pipe_seconds: float | None = None
+
+    @classmethod
+    def from_percentiles(cls, percentiles: Mapping[str, float], **measured: Any) -> Latency:
+        """From work.measure.percentiles (seconds, by p50/p90/p99)."""
+        return cls(**{f"latency_{name}_ms": seconds * 1e3 for name, seconds in percentiles.items()}, **measured)
+
+
+@dataclass(frozen=True)
+class BackendUsed(Part):
+    """The Keras backend a cell ran on, its packages' versions and what compiles it."""
+
+    backend: str | None = None
+    backend_versions: dict[str, str] | None = None
+    compiled_with: str | None = None
+
+
+@dataclass(frozen=True)
+class PrecisionUsed(Part):
+    """The cell's dtype policy, and on a CPU whether it computes natively in it, and why not."""
+
+    precision: str | None = None
+    precision_arithmetic: str | None = None
+    precision_note: str | None = None
+    float32_arithmetic: str | None = None
+
+
+@dataclass(frozen=True)
+class AgainstTensorflow(Part):
+    """Another backend's time per sample over tensorflow's, round for round with the same cell."""
+
+    time_per_sample_over_tensorflow: float | str | None = None  # "not measured: why" under memray
+    time_per_sample_over_tensorflow_ci95: list[float] | None = None
+    time_per_sample_over_tensorflow_pairs: int | None = None
+    tensorflow_round_seconds: list[float] | None = None
+    tensorflow_steps_per_round: int | None = None
+
+
+@dataclass(frozen=True)
+class AgainstB(Part):
+    """An A/B run's rounds of this cell in worker A and worker B, interleaved, judged B against A."""
+
+    ab_environment_b: str | None = None
+    ab_ratio: float | None = None
+    ab_ci95: list[float] | None = None
+    ab_p_value: float | None = None
+    ab_pairs: int | None = None
+    ab_verdict: str | None = None
+    ab_steps_per_round: int | None = None
+    ab_a_round_seconds: list[float] | None = None
+    ab_b_round_seconds: list[float] | None = None
+    ab_a_compile_seconds: float | None = None
+    ab_b_compile_seconds: float | None = None
+    ab_a_peak_memory_bytes: int | None = None
+    ab_b_peak_memory_bytes: int | None = None
+    ab_compile_seconds_at_once: list[float] | None = None  # where B looked slower to compile
+    ab_compile_seconds_alone: list[float] | None = None
+
+
+@dataclass(frozen=True)
+class Workers(Part):
+    """The worker processes a cell used (a test checks none outlives the run)."""
+
+    worker_process_ids: list[int] | None = None  # a backend's or an A/B run's
+    process_ids: list[int] | None = None  # tf.distribute jobs'
+
+
+@dataclass(frozen=True)
+class StepTrace(Part):
+    """Where a cell's step trace was written (--trace-dir)."""
+
+    trace_dir: str | None = None  # the backend profiler's (TensorBoard's) folder
+    chrome_trace: str | None = None  # the steps' spans, for chrome://tracing or Perfetto
+    traced_steps: int | None = None
+    traced_step_ms: list[float] | None = None
+    profiler: str | None = None  # the backend whose profiler took it
+
+
+# --- the recipe and parity -------------------------------------------------------------------
+
+# Keys named after the dataset's quality (accuracy, mae): an accuracy cell's keys are those it
+# always had.
+_QUALITY = "quality_metric"
+
+
+@dataclass(frozen=True)
+class Recipe(Part):
+    """The published recipe from a fixed seed, scored by the dataset's quality."""
+
+    KEYS: ClassVar[Mapping[str, str]] = {
+        "quality": "{metric}",
+        "target": "target_{metric}",
+        "per_epoch": "{metric}_per_epoch",
+    }
+    NAMING: ClassVar[tuple[str, ...]] = ("metric",)
+
+    metric: str = "accuracy"
+    quality_metric: str | None = None
+    quality: float | None = None
+    target: float | None = None
+    per_epoch: list[float] | None = None
+    epochs: int | None = None
+    train_seconds: float | None = None
+    epochs_to_target: int | None = None
+    seconds_to_target: float | None = None
+    published_accuracy: float | None = None
+    cumulative_train_seconds: list[float] | None = None
+    loss_per_epoch: list[float] | None = None
+    device: str | None = None
+    backend: str | None = None
+    precision: str | None = None
+
+    @classmethod
+    def read(cls, info: Mapping[str, Any]) -> Recipe:
+        """The recipe as a cell recorded it, keyed by the quality it names (accuracy if none)."""
+        return cls.of(info, metric=info.get(_QUALITY) or "accuracy")
+
+
+@dataclass(frozen=True)
+class AgainstTwin(Part):
+    """The recipe's quality held to a twin from the same seed: tensorflow's (another backend)
+    and float32's (a lower precision)."""
+
+    KEYS: ClassVar[Mapping[str, str]] = {
+        "tensorflow_quality": "tensorflow_{metric}",
+        "gap_to_tensorflow": "{metric}_gap_to_tensorflow",
+        "float32_quality": "float32_{metric}",
+    }
+    NAMING: ClassVar[tuple[str, ...]] = ("metric",)
+
+    metric: str = "accuracy"
+    tensorflow_quality: float | None = None
+    gap_to_tensorflow: float | None = None
+    loss_digits_shared_with_tensorflow: int | None = None
+    float32_quality: float | None = None
+    share_of_float32: float | None = None
+
+
+@dataclass(frozen=True)
+class Parity(Part):
+    """The recipe on a device against the CPU's, both trained from the same seed."""
+
+    KEYS: ClassVar[Mapping[str, str]] = {
+        "reference_quality": "reference_{metric}",
+        "candidate_quality": "candidate_{metric}",
+        "gap": "{metric}_gap",
+        "matching_digits": "{metric}_matching_digits",
+    }
+    NAMING: ClassVar[tuple[str, ...]] = ("metric",)
+
+    metric: str = "accuracy"
+    reference_quality: float | None = None
+    candidate_quality: float | None = None
+    gap: float | None = None
+    matching_digits: int | None = None
+    reference_loss: float | None = None
+    candidate_loss: float | None = None
+    loss_matching_digits: int | None = None
+
+
+@dataclass(frozen=True)
+class SvmFit(Part):
+    subset: int | None = None
+    pixels: str | None = None
+    predict_seconds: float | None = None
+    support_vectors: int | None = None
+    accuracy: float | None = None  # on labelled data only
+
+
+# --- speedups ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Speedup(Part):
+    """One trainer's best round over another's (batch or device), and their interleaved pairs."""
+
+    speedup: float | None = None
+    interleaved_speedup: float | None = None
+    reference: str | None = None
+    candidate: str | None = None
+    reference_samples_per_s: float | None = None
+    candidate_samples_per_s: float | None = None
+    pair_ratios: list[float] | None = None
+
+
+@dataclass(frozen=True)
+class HarnessOverhead(Part):
+    harness_efficiency: float | None = None
+    harness_efficiency_ci95: list[float] | None = None
+    best_round_ratio: float | None = None
+    suite_samples_per_s: float | None = None
+    hand_loop_samples_per_s: float | None = None
+    pair_ratios: list[float] | None = None
+
+
+@dataclass(frozen=True)
+class Threads(Part):
+    device: str | None = None
+    batch_size: int | None = None
+    cores: int | None = None
+    one_thread_samples_per_s: float | None = None
+    all_threads_samples_per_s: float | None = None
+    all_threads_speedup: float | None = None
+    parallel_efficiency: float | None = None
+    pair_ratios: list[float] | None = None
+
+
+@dataclass(frozen=True)
+class Distributed(Part):
+    """tf.distribute across replicas or worker processes, against one device."""
+
+    replicas: int | None = None
+    workers: int | None = None
+    device: str | None = None
+    per_replica_batch: int | None = None
+    global_batch: int | None = None
+    replicas_in_sync: int | None = None
+    replica_devices: list[str] | None = None
+    samples_per_s: float | None = None
+    one_device_samples_per_s: float | None = None
+    scaling_efficiency: float | None = None
+    losses: list[float] | None = None
+    reference_losses: list[float] | None = None
+    loss_gap: float | None = None
+    loss_tolerance: float | None = None
+
+
+# --- memory ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StepMemory(Part):
+    """Host and device peaks of one step (or batch), each beside the smallest growth its gate
+    detects, and the cap the estimate puts on the host's."""
+
+    device: str | None = None
+    backend: str | None = None
+    batch_size: int | None = None
+    steps_measured: int | None = None
+    estimated_bytes: int | None = None
+    host_memory_cap_bytes: int | None = None
+    host_memory_cap_from: str | None = None
+    memory_measured_in: str | None = None
+    peak_memory_bytes: int | None = None
+    peak_memory_bytes_detectable_growth: float | None = None
+    device_peak_memory_bytes: int | None = None
+    device_peak_memory_bytes_detectable_growth: float | None = None
+
+
+@dataclass(frozen=True)
+class Leaks(Part):
+    device: str | None = None
+    batch_size: int | None = None
+    predictions: int | None = None
+    leak_limit_per_location_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class MemoryScaling(Part):
+    """Training-step peaks against batch size: the fit, the analytic estimate, the largest batch."""
+
+    device: str | None = None
+    ladder_batch_sizes: list[int] | None = None
+    ladder_peak_bytes: list[int] | None = None
+    fixed_bytes: float | None = None
+    per_sample_bytes: float | None = None
+    fit_max_residual_bytes: float | None = None
+    estimated_fixed_bytes: int | None = None
+    estimated_per_sample_bytes: int | None = None
+    weight_bytes: int | None = None
+    optimizer_slot_bytes: int | None = None
+    memory_budget_bytes: int | None = None
+    largest_batch: int | None = None
+    largest_batch_search: str | None = None
+
+
+# --- data scaling ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DataScaling(Part):
+    """Time and host peak of one phase at growing data sizes, and the projection's verdict."""
+
+    device: str | None = None
+    phase: str | None = None
+    work: str | None = None
+    sizes: list[int] | None = None
+    seconds: list[float] | None = None
+    seconds_rounds: list[list[float]] | None = None
+    peak_memory_bytes: list[int] | None = None
+    sizes_stopped: str | None = None
+    target_n: int | None = None
+    machine_memory_bytes: int | None = None
+    projection_verdict: str | None = None
+    unsafe_reasons: list[str] | None = None
+    memray_tracking: bool | None = None
+
+
+@dataclass(frozen=True)
+class Projected(Part):
+    """One quantity's fit a + b·n^k over the sizes, its back-test and its projection to the
+    target; time's keys are plain, memory's prefixed (`memory_exponent`)."""
+
+    KEYS: ClassVar[Mapping[str, str]] = {
+        "exponent": "{prefix}exponent",
+        "exponent_stderr": "{prefix}exponent_stderr",
+        "loglog_exponent": "{prefix}loglog_exponent",
+        "loglog_exponent_stderr": "{prefix}loglog_exponent_stderr",
+        "fit": "{prefix}fit",
+        "backtest": "{prefix}backtest",
+        "backtest_ok": "{prefix}backtest_ok",
+        "projected": "projected_{quantity}",
+        "projected_ci95": "projected_{quantity}_ci95",
+    }
+    NAMING: ClassVar[tuple[str, ...]] = ("quantity", "prefix")
+
+    quantity: str = "seconds"
+    prefix: str = ""
+    exponent: float | None = None
+    exponent_stderr: float | None = None
+    loglog_exponent: float | None = None
+    loglog_exponent_stderr: float | None = None
+    fit: dict[str, float] | None = None  # a, b, k
+    backtest: dict[str, Any] | None = None  # size, measured, predicted, ci95
+    backtest_ok: bool | None = None
+    projected: float | None = None
+    projected_ci95: list[float] | None = None
+
+
+# The projections a data-scaling cell records: (quantity, the DataScaling field it projects, prefix).
+TIME_PROJECTION = {"quantity": "seconds", "prefix": ""}
+MEMORY_PROJECTION = {"quantity": "peak_memory_bytes", "prefix": "memory_"}
+
+# Every part a built-in kind records: a test reads each field of each back from a saved run.
+PARTS: tuple[type[Part], ...] = (
+    Place,
+    Timed,
+    Throughput,
+    Latency,
+    BackendUsed,
+    PrecisionUsed,
+    AgainstTensorflow,
+    AgainstB,
+    Workers,
+    StepTrace,
+    Recipe,
+    AgainstTwin,
+    Parity,
+    SvmFit,
+    Speedup,
+    HarnessOverhead,
+    Threads,
+    Distributed,
+    StepMemory,
+    Leaks,
+    MemoryScaling,
+    DataScaling,
+    Projected,
+)
