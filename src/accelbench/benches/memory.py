@@ -48,10 +48,13 @@ class StepMemoryBench(Bench):
     cap_basis: str = ""
     steps_measured: int = 1  # the peak is the high-water mark over this many steps
 
+    kind = "train"  # a work.kinds.STEPS kind: the step measured
+
     def build(self) -> Any:
         """(work, estimated bytes, why none): the step to measure, what the analytic estimate says
         it needs, and, where the estimate does not know the model (bytes None), why."""
-        raise NotImplementedError
+        step = self.session.built.step(self.kind, self.cell)
+        return step.run, step.estimated_bytes, step.why_unknown
 
     def set_cap(self, estimated: int | None, why_unknown: str | None) -> None:
         """The step's host cap: from the estimate where it knows the model, else the run's budget."""
@@ -179,23 +182,11 @@ class TrainMemoryBench(StepMemoryBench):
     steps_measured = TRAIN_STEPS_MEASURED
     kind = "train"
 
-    def build(self) -> Any:
-        step = self.session.built.one_step(self.cell)
-        estimate = memory.estimate(step.model)
-        return step.run, estimate.step(self.cell.batch_size), estimate.why_unknown
-
 
 class InferenceMemoryBench(StepMemoryBench):
     """One batch predicted (predict_on_batch, or the estimator's predict)."""
 
     kind = "inference"
-
-    def build(self) -> Any:
-        one = self.session.built.one_batch(self.cell)
-        if one.model is None:  # a scikit-learn estimator: no Keras graph, and no headroom set
-            return one.predict, None, "no Keras model"
-        estimate = memory.estimate(one.model)
-        return one.predict, estimate.inference(self.cell.batch_size), estimate.why_unknown
 
 
 class LeakBench(Bench):
@@ -210,12 +201,12 @@ class LeakBench(Bench):
 
     def setup(self, node: pytest.Item) -> None:
         skip_without_memray(node)
-        self.one = self.session.built.one_batch(self.cell)
+        self.one = self.session.built.step("inference", self.cell)
         node.add_marker(pytest.mark.limit_leaks(f"{LEAK_LIMIT_PER_LOCATION} B"))
 
     def predict_repeatedly(self) -> None:
         for _ in range(self.preset.memory.leak_predictions):
-            self.one.predict()
+            self.one.run()
 
     def __call__(self) -> None:
         self.predict_repeatedly()

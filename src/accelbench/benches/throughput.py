@@ -33,7 +33,7 @@ class TrainBench(Bench):
                 trainer.saw(seconds_per_sample * trainer.samples_per_round)
             self.record(Throughput(jit_compile=bool(trainer.model.jit_compile)))
             self.against_b("train", trainer.steps)
-        self.trace("train", lambda: self.session.built.one_step(self.cell).run)
+        self.trace("train", lambda: self.session.built.step("train", self.cell).run)
 
 
 class InferenceBench(Bench):
@@ -51,7 +51,7 @@ class InferenceBench(Bench):
             self.record(Throughput(jit_compile=bool(getattr(getattr(predictor, "model", None), "jit_compile", False))))
             self.time_steady_state(benchmark, predictor, "inference", predictor.flops_per_sample())
             self.against_b("inference", predictor.steps)
-        self.trace("predict", lambda: self.session.built.one_batch(self.cell).predict)
+        self.trace("predict", lambda: self.session.built.step("inference", self.cell).run)
 
 
 class LatencyBench(InferenceBench):
@@ -75,7 +75,7 @@ class LatencyBench(InferenceBench):
             self.record(Latency(compile_seconds=predictor.compile_seconds))
             if median:
                 self.record(Latency.from_percentiles(measure.percentiles(Timed.of(self.extra_info).seconds_per_sample)))
-        self.trace("predict", lambda: self.session.built.one_batch(self.cell).predict)
+        self.trace("predict", lambda: self.session.built.step("inference", self.cell).run)
 
     def latency_in_backend_worker(self, benchmark: Any) -> None:
         """Predictions on another backend, timed through pytest-benchmark as calls to its worker;

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -66,95 +65,52 @@ def _dataset(run: RunFields) -> Any:
     return data.load(run.dataset, Path(run.data_dir) if run.data_dir else None).head(run.max_train_samples)
 
 
-@dataclass(frozen=True)
-class _Built:
-    """What every call on a cell starts from: its spec, and the model, data and place it needs."""
+def _site(wire: dict[str, Any]) -> tuple[CellSpec, Any]:
+    """The cell's spec, and what its work is built from here (work.kinds.Site), as the pytest
+    process builds its own: the user's modules imported first, so their kinds are known."""
+    from accelbench.axes.models import MODELS, ModelOptions
+    from accelbench.work.kinds import Site
 
-    spec: CellSpec
-    model: Any  # axes.models.ModelSpec
-    dataset: Any
-    placement: Any
-    options: Any  # axes.models.ModelOptions
-
-    @classmethod
-    def of(cls, wire: dict[str, Any]) -> _Built:
-        from accelbench.axes.models import MODELS, ModelOptions
-
-        spec = CellSpec.from_wire(wire)
-        _import_user_modules(spec.run.modules, spec.run.module_roots)
-        options = ModelOptions(deep_layers=spec.run.deep_layers, seed=spec.run.seed, precision=spec.precision)
-        return cls(
-            spec, MODELS[spec.model], _dataset(spec.run), _placement(spec.device, spec.run.intra_op_threads), options
-        )
-
-
-def _trainer(built: _Built, steps: int | None) -> Any:
-    from accelbench.work.training import Trainer
-
-    return Trainer.build(
-        built.spec.cell_id,
-        built.model,
-        built.dataset,
-        built.placement,
-        built.spec.batch_size,
-        built.options,
-        built.spec.run.round_seconds,
-        steps=steps,
+    spec = CellSpec.from_wire(wire)
+    _import_user_modules(spec.run.modules, spec.run.module_roots)
+    options = ModelOptions(deep_layers=spec.run.deep_layers, seed=spec.run.seed, precision=spec.precision)
+    return spec, Site(
+        spec.cell_id,
+        MODELS[spec.model],
+        _dataset(spec.run),
+        _placement(spec.device, spec.run.intra_op_threads),
+        spec.batch_size,
+        options,
+        spec.run.round_seconds,
+        spec.run.predict_round_seconds,
     )
-
-
-def _predictor(built: _Built, steps: int | None) -> Any:
-    from accelbench.work.inference import PREDICTORS
-
-    return PREDICTORS[built.model.framework].build(
-        built.model,
-        built.dataset,
-        built.placement,
-        built.spec.batch_size,
-        built.options,
-        built.spec.run.predict_round_seconds,
-        steps=steps,
-    )
-
-
-BUILDERS = {"train": _trainer, "inference": _predictor}  # a cell's kind -> how its work is built
 
 
 def prepare(spec: dict[str, Any], steps: int | None) -> Prepared:
-    """Build the cell's work (a BUILDERS kind) at `steps` per round, as the pytest process
-    calibrated it (None: calibrate here, to the run's round length), and warm it up; what it
-    measured while building (compile seconds) and what the caller needs to report rounds."""
-    built = _Built.of(spec)
-    work = _WORK[built.spec.key] = BUILDERS[built.spec.kind](built, steps)
+    """Build the cell's work (a work.kinds.WORKS kind) at `steps` per round, as the pytest
+    process calibrated it (None: calibrate here, to the run's round length), and warm it up; what
+    it measured while building (compile seconds) and what the caller needs to report rounds."""
+    from accelbench.work.kinds import WORKS
+
+    cell, site = _site(spec)
+    work = _WORK[cell.key] = WORKS[cell.kind](site, steps)
     return Prepared(
         compile_seconds=work.compile_seconds,
         steps=work.steps,
         samples_per_round=work.samples_per_round,
         flops_per_sample=work.flops_per_sample(),
-        device=built.placement.description,
+        device=site.placement.description,
         jit_compile=bool(getattr(getattr(work, "model", None), "jit_compile", False)),
     )
 
 
 def recipe_run(spec: dict[str, Any], epochs: int, target: float | None) -> dict[str, Any]:
-    """The published recipe from the run's seed (training.train_recipe), here."""
+    """The published recipe from the run's seed (work.kinds.recipe), here."""
     import dataclasses
 
-    from accelbench.work.training import train_recipe
+    from accelbench.work.kinds import recipe
 
-    built = _Built.of(spec)
-    return dataclasses.asdict(
-        train_recipe(
-            built.spec.cell_id,
-            built.model,
-            built.dataset,
-            built.placement,
-            built.spec.batch_size,
-            epochs,
-            target,
-            built.options,
-        )
-    )
+    return dataclasses.asdict(recipe(_site(spec)[1], epochs, target))
 
 
 def one_round(key: str) -> float:
@@ -167,54 +123,30 @@ def one_prediction(key: str) -> float:
     return measure.seconds(_WORK[key].predict_one)
 
 
-def _training_step(built: _Built) -> Any:
-    from accelbench.work import memory
-    from accelbench.work.training import OneStep
-
-    step = OneStep.build(
-        built.spec.cell_id, built.model, built.dataset, built.placement, built.spec.batch_size, built.options
-    )
-    estimate = memory.estimate(step.model)
-    return step.run, estimate.step(built.spec.batch_size), estimate.why_unknown
-
-
-def _predicted_batch(built: _Built) -> Any:
-    from accelbench.work import memory
-    from accelbench.work.inference import OneBatch
-
-    one = OneBatch.build(built.model, built.dataset, built.placement, built.spec.batch_size, built.options)
-    if one.model is None:
-        return one.predict, None, "no Keras model"
-    estimate = memory.estimate(one.model)
-    return one.predict, estimate.inference(built.spec.batch_size), estimate.why_unknown
-
-
-MEMORY_WORK = {"train": _training_step, "inference": _predicted_batch}  # a memory cell's kind -> its step
-
-
 def step_memory(spec: dict[str, Any], steps_measured: int, repeats: int = 1) -> StepMemory:
     """A memory cell measured here, as the pytest process measures its own (StepMemoryBench):
     the step built and warmed up, then memray's host peak over `steps_measured` steps, the
     backend allocator's device peak where it keeps one, and the analytic estimate."""
     from accelbench.work import memory
+    from accelbench.work.kinds import STEPS
 
-    built = _Built.of(spec)
-    work, estimated, why_unknown = MEMORY_WORK[built.spec.kind](built)
+    cell, site = _site(spec)
+    step = STEPS[cell.kind](site)
 
     def steps() -> None:
         for _ in range(steps_measured):
-            work()
+            step.run()
 
     repeated = [memory.host_peak(steps) for _ in range(repeats - 1)]  # recording: the peak's spread
     host_peak = memory.host_peak(steps)
-    device_peak = backends.device_peak_bytes(_backend(), built.spec.device, steps)
+    device_peak = backends.device_peak_bytes(_backend(), cell.device, steps)
     return StepMemory(
         host_peak_bytes=host_peak,
         host_peak_repeats=repeated,
         device_peak_bytes=device_peak,
-        estimated_bytes=estimated,
-        estimate_unknown=why_unknown,
-        device=built.placement.description,
+        estimated_bytes=step.estimated_bytes,
+        estimate_unknown=step.why_unknown,
+        device=site.placement.description,
     )
 
 
@@ -229,10 +161,11 @@ def trace_steps(spec: dict[str, Any], directory: str, cell_name: str) -> StepTra
     """A step trace of the cell's kind (a training step, or a predicted batch) taken here with
     this backend's profiler (Backend.profiler)."""
     from accelbench.work import traces
+    from accelbench.work.kinds import STEPS
 
-    built = _Built.of(spec)
-    work = MEMORY_WORK[built.spec.kind](built)[0]
-    return traces.trace_steps(Path(directory), cell_name, TRACED_PHASES[built.spec.kind], work, backend=_backend())
+    cell, site = _site(spec)
+    step = STEPS[cell.kind](site)
+    return traces.trace_steps(Path(directory), cell_name, TRACED_PHASES[cell.kind], step.run, backend=_backend())
 
 
 TRACED_PHASES = {"train": "train", "inference": "predict"}  # a cell's kind -> the phase its trace is named by

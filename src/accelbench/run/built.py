@@ -1,6 +1,7 @@
-"""What a run builds per cell, once: trainers, predictors, one-step and one-batch work, recipe
-runs. The benchmarks that share a cell share its built work (a trainer is timed by the
-throughput cell, then the speedup and overhead cells), so each is built and warmed up once.
+"""What a run builds per cell, once: its timed work (a trainer, a predictor, a user's kind),
+its one step for memory cells, its recipe run, through the builders a worker uses too
+(work/kinds.py). The benchmarks that share a cell share its built work (a trainer is timed by
+the throughput cell, then the speedup and overhead cells), so each is built and warmed up once.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from accelbench.grid.cells import Cell
 from accelbench.judge.verdicts import Verdicts
 from accelbench.processes.protocol import Cellwork
 from accelbench.run.config import RunConfig
-from accelbench.work.inference import PREDICTORS, OneBatch
-from accelbench.work.training import OneStep, RecipeRun, Trainer, train_recipe
+from accelbench.work.kinds import STEPS, WORKS, Site, Step, Work, recipe
+from accelbench.work.training import RecipeRun, Trainer
 
 # Test accuracy a time-to-accuracy run aims for, by dataset, where the model publishes none.
 TARGET_ACCURACY = {"digits": 0.95, "mnist": 0.95, "fashion_mnist": 0.85, "cifar10": 0.45}
@@ -38,14 +39,14 @@ class RunContext(Protocol):
 
 
 class BuiltWork:
-    """The run's built work by cell, from the session's data, devices and settings."""
+    """The run's built work by cell, from the session's data, devices and settings, through the
+    same builders a worker uses (work/kinds.py)."""
 
     def __init__(self, session: RunContext) -> None:
         self.session = session
-        self._trainers: dict[Cell, Trainer] = {}
+        self._works: dict[tuple[str, Cell], Work] = {}
+        self._steps: dict[tuple[str, Cell], Step] = {}
         self._recipe_runs: dict[Cell, RecipeRun] = {}
-        self._predictors: dict[Cell, Any] = {}
-        self._one_batches: dict[Cell, OneBatch] = {}
 
     def model_options(self, cell: Cell) -> ModelOptions:
         """The run's model options, under the cell's precision."""
@@ -53,42 +54,47 @@ class BuiltWork:
             self.session.run.model_options, precision=getattr(cell, "precision", REFERENCE_PRECISION)
         )
 
+    def site(self, cell: Cell) -> Site:
+        """What the cell's work is built from in this process."""
+        preset = self.session.run.preset
+        return Site(
+            cell.id,
+            MODELS[cell.model],
+            self.session.dataset,
+            self.session.placement(cell.device),
+            cell.batch_size,
+            self.model_options(cell),
+            preset.round_seconds,
+            preset.predict_round_seconds,
+            self.session.progress,
+        )
+
+    def work(self, kind: str, cell: Cell) -> Work:
+        """A WORKS kind's work of the cell, built, calibrated and warmed up once: a trainer is
+        timed by the throughput cell, then the speedup and overhead cells; a predictor by the
+        inference and latency cells, and another backend's cell is interleaved with it. Its
+        steps per round are a compared run's, where there is one."""
+        if (kind, cell) not in self._works:
+            self._works[kind, cell] = WORKS[kind](self.site(cell), self.session.verdicts.saved_steps(kind, cell.id))
+        return self._works[kind, cell]
+
     def trainer(self, cell: Cell) -> Trainer:
-        """Built and warmed up once per cell; throughput, speedup and overhead tests share it."""
-        if cell not in self._trainers:
-            self._trainers[cell] = Trainer.build(
-                cell.id,
-                MODELS[cell.model],
-                self.session.dataset,
-                self.session.placement(cell.device),
-                cell.batch_size,
-                self.model_options(cell),
-                self.session.run.preset.round_seconds,
-                steps=self.session.verdicts.saved_steps("train", cell.id),
-            )
-        return self._trainers[cell]
+        return self.work("train", cell)
 
     def predictor(self, cell: Cell) -> Any:
-        """Built, calibrated and warmed up once per cell, as a trainer is: its inference and
-        latency cells time it, and another backend's inference cell is interleaved with it."""
-        if cell not in self._predictors:
-            spec = MODELS[cell.model]
-            self._predictors[cell] = PREDICTORS[spec.framework].build(
-                spec,
-                self.session.dataset,
-                self.session.placement(cell.device),
-                cell.batch_size,
-                self.model_options(cell),
-                self.session.run.preset.predict_round_seconds,
-                steps=self.session.verdicts.saved_steps("inference", cell.id),
-            )
-        return self._predictors[cell]
+        return self.work("inference", cell)
 
-    def reference_work(self, kind: str, cell: Cell) -> Any:
-        """The work of `cell` on this process's backend (a Trainer or Predictor, built once): what
-        another backend's cell of that kind is interleaved with."""
-        same_cell_here = dataclasses.replace(cell, backend=PROCESS_BACKEND)
-        return {"train": self.trainer, "inference": self.predictor}[kind](same_cell_here)
+    def reference_work(self, kind: str, cell: Cell) -> Work:
+        """The work of `cell` on this process's backend: what another backend's cell of that
+        kind is interleaved with."""
+        return self.work(kind, dataclasses.replace(cell, backend=PROCESS_BACKEND))
+
+    def step(self, kind: str, cell: Cell) -> Step:
+        """A STEPS kind's one step of the cell, built and warmed up once: the memory and leak
+        cells of a batch size share it, and a step trace takes it."""
+        if (kind, cell) not in self._steps:
+            self._steps[kind, cell] = STEPS[kind](self.site(cell))
+        return self._steps[kind, cell]
 
     def recipe_target(self, model: str) -> float | None:
         """The quality the model's recipe aims for on this run's data: the model's own target,
@@ -119,38 +125,5 @@ class BuiltWork:
                 )
                 self._recipe_runs[cell] = RecipeRun(**found)
             else:
-                self._recipe_runs[cell] = train_recipe(
-                    cell.id,
-                    spec,
-                    self.session.dataset,
-                    self.session.placement(cell.device),
-                    cell.batch_size,
-                    spec.recipe_epochs,
-                    self.recipe_target(cell.model),
-                    self.model_options(cell),
-                    self.session.progress,
-                )
+                self._recipe_runs[cell] = recipe(self.site(cell), spec.recipe_epochs, self.recipe_target(cell.model))
         return self._recipe_runs[cell]
-
-    def one_batch(self, cell: Cell) -> OneBatch:
-        """Built and warmed up once per cell, as a trainer is: the inference memory and leak cells
-        of a batch size share it (a model and its trace, 0.2-0.4 s)."""
-        if cell not in self._one_batches:
-            self._one_batches[cell] = OneBatch.build(
-                MODELS[cell.model],
-                self.session.dataset,
-                self.session.placement(cell.device),
-                cell.batch_size,
-                self.model_options(cell),
-            )
-        return self._one_batches[cell]
-
-    def one_step(self, cell: Cell) -> OneStep:
-        return OneStep.build(
-            cell.id,
-            MODELS[cell.model],
-            self.session.dataset,
-            self.session.placement(cell.device),
-            cell.batch_size,
-            self.model_options(cell),
-        )

@@ -39,7 +39,7 @@ class Session:
         self.built = BuiltWork(self)
         self.sizing = Sizing(
             run,
-            self.built.one_step,
+            lambda cell: self.built.step("train", cell).built,
             lambda device: self.inventory.get(device) is not None,
             lambda: len(self.dataset.x_train),
         )

@@ -1,0 +1,135 @@
+"""What a cell's work is built from, and the one builder of each kind of work: the pytest
+process (run/built.py) and a worker (processes/cellwork.py) both build through these, so a
+trainer timed in the pytest process and one timed in an A/B side or another backend's worker
+are the same code from the same inputs.
+
+WORKS: timed work, a round at a time (a Trainer, a Predictor, or a user's own: anything with
+run_round, samples_per_round, steps, compile_seconds and flops_per_sample()).
+STEPS: one step for the memory cells (a training step, a predicted batch), with the analytic
+estimate of its peak and why there is none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from accelbench.axes.data import Dataset
+from accelbench.axes.models import ModelOptions, ModelSpec
+from accelbench.registry import Registry
+
+
+@dataclass(frozen=True)
+class Site:
+    """A cell's work, before it is built: the model, data, place and settings it is built from."""
+
+    cell_id: str
+    model: ModelSpec
+    dataset: Dataset
+    placement: Any  # axes.devices.Placement, or backends.Neutral on another backend
+    batch_size: int
+    options: ModelOptions
+    round_seconds: float  # a training round's length, where steps are calibrated
+    predict_round_seconds: float  # an inference round's
+    say: Callable[[str], None] = lambda text: None
+
+
+class Work(Protocol):
+    """Timed work: what pytest-benchmark, an A/B side and a backend's worker time a round of."""
+
+    steps: int
+    samples_per_round: int
+    compile_seconds: float
+
+    def run_round(self) -> Any: ...
+    def flops_per_sample(self) -> float | None: ...
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step for a memory cell, and the estimate its host peak is capped by."""
+
+    run: Callable[[], Any]
+    estimated_bytes: int | None
+    why_unknown: str | None
+    built: Any = None  # the OneStep or OneBatch it runs (the memory ladder resizes a OneStep)
+
+
+def _trainer(site: Site, steps: int | None) -> Work:
+    from accelbench.work.training import Trainer
+
+    return Trainer.build(
+        site.cell_id,
+        site.model,
+        site.dataset,
+        site.placement,
+        site.batch_size,
+        site.options,
+        site.round_seconds,
+        steps=steps,
+    )
+
+
+def _predictor(site: Site, steps: int | None) -> Work:
+    from accelbench.work.inference import PREDICTORS
+
+    return PREDICTORS[site.model.framework].build(
+        site.model,
+        site.dataset,
+        site.placement,
+        site.batch_size,
+        site.options,
+        site.predict_round_seconds,
+        steps=steps,
+    )
+
+
+# A kind of timed work -> its builder (site, steps per round or None to calibrate) -> Work.
+WORKS: Registry[Callable[[Site, int | None], Work]] = Registry("cell work")
+WORKS.register("train", _trainer)
+WORKS.register("inference", _predictor)
+
+
+def _training_step(site: Site) -> Step:
+    from accelbench.work import memory
+    from accelbench.work.training import OneStep
+
+    step = OneStep.build(site.cell_id, site.model, site.dataset, site.placement, site.batch_size, site.options)
+    estimate = memory.estimate(step.model)
+    return Step(step.run, estimate.step(site.batch_size), estimate.why_unknown, step)
+
+
+def _predicted_batch(site: Site) -> Step:
+    from accelbench.work import memory
+    from accelbench.work.inference import OneBatch
+
+    one = OneBatch.build(site.model, site.dataset, site.placement, site.batch_size, site.options)
+    if one.model is None:  # a scikit-learn estimator: no Keras graph, and no headroom set
+        return Step(one.predict, None, "no Keras model", one)
+    estimate = memory.estimate(one.model)
+    return Step(one.predict, estimate.inference(site.batch_size), estimate.why_unknown, one)
+
+
+# A memory cell's kind -> its one step, built and warmed up.
+STEPS: Registry[Callable[[Site], Step]] = Registry("memory step")
+STEPS.register("train", _training_step)
+STEPS.register("inference", _predicted_batch)
+
+
+def recipe(site: Site, epochs: int, target: float | None) -> Any:
+    """The model's published recipe from the run's seed, `epochs` of it or to `target`
+    (training.train_recipe): the recipe cells' run, here or in a backend's worker."""
+    from accelbench.work.training import train_recipe
+
+    return train_recipe(
+        site.cell_id,
+        site.model,
+        site.dataset,
+        site.placement,
+        site.batch_size,
+        epochs,
+        target,
+        site.options,
+        site.say,
+    )
