@@ -918,6 +918,49 @@ def test_ab_fails_a_planted_slowdown_in_b_naming_cell_ratio_and_interval(suite):
         assert verdict["measured"] > 1.5 and verdict["statistic"]["ci95"][0] > 1.0  # 2x, give or take the load
 
 
+USER_KIND = ROOT / "tests" / "first_prediction_kind.py"
+
+
+def user_kind(pytester):
+    """A scratch project with a user's own kind (tests/first_prediction_kind.py) and its test file."""
+    pytester.makepyfile(first_prediction_kind=USER_KIND.read_text())
+    pytester.makepyfile(
+        test_first_prediction="def test_first_prediction(benchmark, first_prediction):\n"
+        "    first_prediction(benchmark)\n"
+    )
+    return ("--modules", "first_prediction_kind", "test_first_prediction.py", "--models", "mlp")
+
+
+@pytest.mark.timing
+@pytest.mark.slow(25)
+def test_a_users_kind_is_built_and_timed_in_the_ab_workers_and_a_slowdown_in_b_fails_it(pytester, heavy_imports):
+    """A kind declared by a user's module (register_work + register_benchmark) is timed in the
+    pytest process, then built from the same spec in worker A and worker B, which import the
+    user's module too; a planted 2x slowdown in B fails it B against A, named in one line."""
+    saved = pytester.path / "run.json"
+    result = run(
+        pytester, *user_kind(pytester), "--ab-env", plant_in_b(pytester, PLANTED_SLOWDOWN), f"--benchmark-json={saved}"
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.re_match_lines(
+        [r".*A/B regression in test_first_prediction\[cpu-bs1-mlp\]: B \(PYTHONPATH=.*\) is slower.*B/A = \d\.\d\d\d"]
+    )
+    result.stdout.fnmatch_lines(["time to a first prediction after load, median round", "cpu *mlp *ms"])
+    cell = json.loads(saved.read_text())["benchmarks"][0]["extra_info"]
+    assert cell["ab_ratio"] > 1.5 and cell["ab_ci95"][0] > 1.0  # 2x, give or take the load
+    assert cell["first_prediction_ms"] > 0 and cell["work"] == "first_prediction"
+    assert len(cell["worker_process_ids"]) >= 2
+
+
+def test_a_users_kind_in_an_aa_run_is_judged_and_passes(pytester, heavy_imports):
+    """The same kind with nothing planted in B (A/A): judged, not failed."""
+    result = run(pytester, *user_kind(pytester), "--ab-env", "ACCELBENCH_AA=1")
+    result.assert_outcomes(passed=1)
+    result.stdout.re_match_lines(
+        [r"test_first_prediction\[cpu-bs1-mlp\] .* \d\.\d\d\d \[\d\.\d+, \d\.\d+\] +\d+ +(ok|unknown)"]
+    )
+
+
 def test_a_bad_b_interpreter_is_a_usage_error(suite):
     assert_one_clear_line(
         run(suite, "--ab-python", "/no/python"), "argument --ab-python: '/no/python' is not an executable file"

@@ -26,6 +26,7 @@ __all__ = [
     "register_benchmark",
     "register_dataset",
     "register_model",
+    "register_work",
 ]
 
 
@@ -38,6 +39,18 @@ def register_model(spec: ModelSpec) -> ModelSpec:
 def register_dataset(name: str, loader) -> None:
     """Declare a dataset: `loader(data_dir)` returns a Dataset of NumPy arrays (--dataset NAME)."""
     DATASETS.register(name, loader, origin=loader.__module__)
+
+
+def register_work(name: str, builder) -> None:
+    """Declare a kind of timed work: `builder(site, steps)` returns an object with `run_round()`,
+    `samples_per_round`, `steps`, `compile_seconds` and `flops_per_sample()` (work.kinds.Work),
+    built from `site` (work.kinds.Site: the cell's model, data, placement, batch size) at `steps`
+    per round (None: the builder's choice). The pytest process builds it for its own cells, and
+    an A/B run's workers and another backend's worker build it from the same spec, as they
+    import this module too: a kind's Bench times it with `benches.timed_work.time_work`."""
+    from accelbench.work.kinds import WORKS
+
+    WORKS.register(name, builder, origin=builder.__module__)
 
 
 def register_benchmark(name: str, benchmark, *sections) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from accelbench.axes.models import MODELS
 from accelbench.benches.base import Bench
+from accelbench.benches.context import precision_used
 from accelbench.grid.cells import Cell, ModelOn
 from accelbench.judge.rules import MIN_SPREAD_RUNS, RelativeGrowth
 from accelbench.judge.verdicts import PEAK_CAP
@@ -160,7 +161,7 @@ class StepMemoryBench(Bench):
                 memory_measured_in=f"the {backend} worker",
             )
         )
-        self.precision_info()
+        self.record(precision_used(self.cell))
         self.keep_repeats(found.host_peak_repeats)
         self.host_peak_measured(found.host_peak_bytes)
         self.verdicts.against_reference(

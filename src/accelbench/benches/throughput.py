@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 
 from accelbench.axes.models import MODELS
-from accelbench.benches import other_backend
+from accelbench.benches import other_backend, timed_work
 from accelbench.benches.base import Bench
+from accelbench.benches.step_trace import trace_later
 from accelbench.grid.cells import SvmCell
-from accelbench.measured import Latency, SvmFit, Throughput, Timed
+from accelbench.measured import Latency, SvmFit, Timed
 from accelbench.processes.protocol import Cellwork
 from accelbench.work import measure
 
@@ -23,35 +24,19 @@ class TrainBench(Bench):
     """Steady-state training throughput of one cell."""
 
     def __call__(self, benchmark: Any) -> None:
-        if self.on_other_backend():
-            other_backend.time_in_worker(self, benchmark, "train")
-        else:
-            trainer = self.session.built.trainer(self.cell)
-            self.process_backend_info()
-            self.time_steady_state(benchmark, trainer, "train", trainer.flops_per_sample())
-            for seconds_per_sample in Timed.of(self.extra_info).seconds_per_sample or ():  # the speedups use them
+        trainer = timed_work.time_work(self, benchmark, "train")
+        if trainer is not None:  # the speedups that follow take its best round
+            for seconds_per_sample in Timed.of(self.extra_info).seconds_per_sample or ():
                 trainer.saw(seconds_per_sample * trainer.samples_per_round)
-            self.record(Throughput(jit_compile=bool(trainer.model.jit_compile)))
-            self.against_b("train", trainer.steps)
-        self.trace("train", lambda: self.session.built.step("train", self.cell).run)
+        trace_later(self, "train")
 
 
 class InferenceBench(Bench):
     """Inference throughput of one cell: full batches of test images, no training."""
 
-    def build(self):
-        return self.session.built.predictor(self.cell)
-
     def __call__(self, benchmark: Any) -> None:
-        if self.on_other_backend():
-            other_backend.time_in_worker(self, benchmark, "inference")
-        else:
-            predictor = self.build()
-            self.process_backend_info()
-            self.record(Throughput(jit_compile=bool(getattr(getattr(predictor, "model", None), "jit_compile", False))))
-            self.time_steady_state(benchmark, predictor, "inference", predictor.flops_per_sample())
-            self.against_b("inference", predictor.steps)
-        self.trace("predict", lambda: self.session.built.step("inference", self.cell).run)
+        timed_work.time_work(self, benchmark, "inference")
+        trace_later(self, "inference")
 
 
 class LatencyBench(InferenceBench):
@@ -63,7 +48,7 @@ class LatencyBench(InferenceBench):
         if self.on_other_backend():
             self.latency_in_backend_worker(benchmark)
         else:
-            predictor = self.build()
+            predictor = self.session.built.work("inference", self.cell)
             median = self.time_rounds(
                 benchmark,
                 predictor.predict_one,
@@ -75,7 +60,7 @@ class LatencyBench(InferenceBench):
             self.record(Latency(compile_seconds=predictor.compile_seconds))
             if median:
                 self.record(Latency.from_percentiles(measure.percentiles(Timed.of(self.extra_info).seconds_per_sample)))
-        self.trace("predict", lambda: self.session.built.step("inference", self.cell).run)
+        trace_later(self, "inference")
 
     def latency_in_backend_worker(self, benchmark: Any) -> None:
         """Predictions on another backend, timed through pytest-benchmark as calls to its worker;

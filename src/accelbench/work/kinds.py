@@ -34,6 +34,22 @@ class Site:
     predict_round_seconds: float  # an inference round's
     say: Callable[[str], None] = lambda text: None
 
+    def keras_model(self) -> Any:
+        """The cell's model, uncompiled, built as the suite builds its own: from the run's seed,
+        with its variables in the placement's scope, under the cell's precision."""
+        from accelbench.work.build import build_model
+
+        return build_model(
+            self.model,
+            self.dataset.input_shape,
+            self.options,
+            self.placement.scope(),
+            train=False,
+            outputs=self.dataset.outputs,
+            quality=self.dataset.quality,
+            input_dtype=str(self.dataset.x_train.dtype),
+        )
+
 
 class Work(Protocol):
     """Timed work: what pytest-benchmark, an A/B side and a backend's worker time a round of."""
