@@ -9,6 +9,7 @@ import pytest
 from accelbench import Dataset
 from accelbench.axes.data import QUALITIES, checked
 from accelbench.axes.formats import DataError
+from accelbench.judge import held_to
 from accelbench.judge.rules import RelativeRise, regression
 
 
@@ -114,8 +115,8 @@ def test_a_gap_the_test_set_cannot_show_is_unknown_and_one_it_shows_fails():
 
     verdicts = Verdicts(update=False, require_baselines=False, memray_tracking=False, timing_threshold=0.4)
     few = analysis.paired([True] * 60 + [False] * 4, [True] * 57 + [False] * 7)  # 3 of 64 images
-    unknown = verdicts.paired_quality("cell", "accuracy_gap", -3 / 64, 0.0, WithinGap(0.02), "parity", few)
+    unknown = held_to.paired_quality(verdicts, "cell", "accuracy_gap", -3 / 64, 0.0, WithinGap(0.02), "parity", few)
     assert unknown.outcome == UNKNOWN and "too few test images show it" in unknown.message
     many = analysis.paired([True] * 340 + [False] * 20, [True] * 300 + [False] * 60)
-    failed = verdicts.paired_quality("cell", "accuracy_gap", -40 / 360, 0.0, WithinGap(0.02), "parity", many)
+    failed = held_to.paired_quality(verdicts, "cell", "accuracy_gap", -40 / 360, 0.0, WithinGap(0.02), "parity", many)
     assert failed.outcome == FAIL and "40 right only on the reference side and 0 only here" in failed.message

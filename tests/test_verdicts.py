@@ -2,7 +2,7 @@
 
 import pytest
 
-from accelbench.judge import comparison
+from accelbench.judge import ab_verdicts, comparison, held_to
 from accelbench.judge.baselines import BaselineFile
 from accelbench.judge.gates import Gate
 from accelbench.judge.rules import AbsoluteDrop, RelativeDrop
@@ -83,15 +83,15 @@ def test_a_shortfall_the_pairs_do_not_confirm_passes(tmp_path):
 
 def test_parity_is_a_gap_either_way():
     judged = verdicts()
-    assert judged.within_gap("c", "accuracy_gap", -0.01, 0.02).outcome == "pass"
-    failed = judged.within_gap("c", "accuracy_gap", -0.05, 0.02)
+    assert held_to.within_gap(judged, "c", "accuracy_gap", -0.01, 0.02).outcome == "pass"
+    failed = held_to.within_gap(judged, "c", "accuracy_gap", -0.05, 0.02)
     assert failed.outcome == "fail" and "(must be within +/- 0.0200)" in failed.message
 
 
 def test_a_loss_gap_between_workers_and_one_process_reads_in_its_own_precision():
     judged = verdicts()
-    assert judged.within_gap("w", "loss_gap", 2.4e-07, 1e-5).outcome == "pass"
-    failed = judged.within_gap("test_multi_worker[cpu-bs256-mlp-2workers]", "loss_gap", 0.0342, 1e-5)
+    assert held_to.within_gap(judged, "w", "loss_gap", 2.4e-07, 1e-5).outcome == "pass"
+    failed = held_to.within_gap(judged, "test_multi_worker[cpu-bs256-mlp-2workers]", "loss_gap", 0.0342, 1e-5)
     assert failed.outcome == "fail"
     assert failed.message == (
         "loss_gap regression in test_multi_worker[cpu-bs256-mlp-2workers]: measured 0.0342, "
@@ -103,9 +103,9 @@ def test_loss_parity_is_judged_in_significant_digits_and_a_planted_difference_fa
     """The studies: losses equal to the 3rd significant digit (MNIST), the 2nd (Fashion-MNIST)."""
     cell = "test_accuracy_parity[gpu-vs-cpu-bs100-mlp]"
     judged = verdicts()
-    same = judged.matching_digits(cell, "loss", 0.08123, 0.08127, 2)
+    same = held_to.matching_digits(judged, cell, "loss", 0.08123, 0.08127, 2)
     assert (same.outcome, same.measured, same.metric) == ("pass", 3.0, "loss_matching_digits")
-    planted = judged.matching_digits(cell, "loss", 0.08123, 0.0841, 2)  # a device that trains differently
+    planted = held_to.matching_digits(judged, cell, "loss", 0.08123, 0.0841, 2)  # a device that trains differently
     assert planted.outcome == "fail" and planted.measured == 1.0
     assert planted.message == (
         "loss_matching_digits regression in test_accuracy_parity[gpu-vs-cpu-bs100-mlp]: measured 1 digits, "
@@ -174,9 +174,9 @@ def test_saved_steps_come_from_the_same_hardware_only():
 
 def test_the_terminal_block_lists_failures_then_ungated_then_counts(tmp_path):
     judged = verdicts()
-    judged.within_gap("p", "accuracy_gap", 0.0, 0.02)
+    held_to.within_gap(judged, "p", "accuracy_gap", 0.0, 0.02)
     judged.against_baseline(CELL, accuracy_gate(tmp_path), 0.9)
-    judged.within_gap("q", "accuracy_gap", 0.5, 0.02)
+    held_to.within_gap(judged, "q", "accuracy_gap", 0.5, 0.02)
     judged.skipped("s", ("speedup",), "needs a device besides cpu")
     lines = verdict_block.lines(judged)
     assert lines[0].startswith("FAIL     accuracy_gap regression in q: measured 0.5000, parity 0.0000")
@@ -201,7 +201,9 @@ def test_ab_verdicts_fail_only_on_fail_or_unknown_under_ab_strict(outcome, stric
     verdicts = Verdicts(
         update=False, require_baselines=False, memray_tracking=False, timing_threshold=0.4, ab_strict=strict
     )
-    made = verdicts.ab("test_train[cpu-bs32-mlp]", AB_TIME, _compared(outcome), 0.2, 0.21, 0.05, "B (X=1)")
+    made = ab_verdicts.interleaved(
+        verdicts, "test_train[cpu-bs32-mlp]", AB_TIME, _compared(outcome), 0.2, 0.21, 0.05, "B (X=1)"
+    )
     assert made.outcome == outcome and made.measured == 1.01 and made.statistic[0] == ("ci95", [0.97, 1.06])
     assert bool(verdicts.failures("test_train[cpu-bs32-mlp]")) == fails
     if outcome == "unknown":
@@ -214,7 +216,8 @@ def test_ab_verdicts_fail_only_on_fail_or_unknown_under_ab_strict(outcome, stric
 
 def test_an_ab_failure_names_the_cell_b_the_ratio_its_interval_and_the_round_times():
     verdicts = Verdicts(update=False, require_baselines=False, memray_tracking=False, timing_threshold=0.4)
-    made = verdicts.ab(
+    made = ab_verdicts.interleaved(
+        verdicts,
         "test_train[cpu-bs32-cnn]",
         AB_TIME,
         _compared("fail", 1.93, 1.88, 1.97),
@@ -236,7 +239,8 @@ def test_the_ab_table_puts_the_largest_slowdown_first_with_peaks_and_compile_tim
 
     verdicts = Verdicts(update=False, require_baselines=False, memray_tracking=False, timing_threshold=0.4)
     for cell, ratio in (("test_train[cpu-bs32-mlp]", 1.01), ("test_train[cpu-bs32-cnn]", 1.93)):
-        verdicts.ab(
+        ab_verdicts.interleaved(
+            verdicts,
             cell,
             AB_TIME,
             _compared("pass" if ratio < 1.05 else "fail", ratio, ratio - 0.02, ratio + 0.02),
@@ -245,10 +249,15 @@ def test_the_ab_table_puts_the_largest_slowdown_first_with_peaks_and_compile_tim
             0.05,
             "B (X=1)",
         )
-        verdicts.ab_single(
-            cell, AB_PEAK, 10 * 2**20, 40 * 2**20 if ratio > 1.5 else 10 * 2**20, RelativeGrowth(0.25, slack=2**21)
+        ab_verdicts.one_a_side(
+            verdicts,
+            cell,
+            AB_PEAK,
+            10 * 2**20,
+            40 * 2**20 if ratio > 1.5 else 10 * 2**20,
+            RelativeGrowth(0.25, slack=2**21),
         )
-        verdicts.ab_single(cell, AB_COMPILE, 1.0, 1.1, AB_COMPILE_RULE)
+        ab_verdicts.one_a_side(verdicts, cell, AB_COMPILE, 1.0, 1.1, AB_COMPILE_RULE)
     verdicts.failed(
         "test_inference[cpu-bs32-mlp]", AB_TIME, "test_inference[cpu-bs32-mlp]: A/B: worker B ...: the worker died"
     )
@@ -281,7 +290,9 @@ def test_an_undecided_ab_line_shows_one_interval_and_names_it():
     found = comparison.sequential([0.7, 1.4] * 24, comparison.Plan(cells=1))
     assert found.outcome == comparison.UNKNOWN
     verdicts = Verdicts(update=False, require_baselines=False, memray_tracking=False, timing_threshold=0.4)
-    line = verdicts.ab("test_train[cpu-bs32-mlp]", AB_TIME, found, 0.2, 0.21, 0.05, "B (X=1)").message
+    line = ab_verdicts.interleaved(
+        verdicts, "test_train[cpu-bs32-mlp]", AB_TIME, found, 0.2, 0.21, 0.05, "B (X=1)"
+    ).message
     assert len(re.findall(r"\[95% interval \d\.\d+, \d\.\d+\]", line)) == 1, line
     assert line.count("[") == 1 and " between " not in line, line
     assert re.search(r"B/A's \d+\.\d% upper bound is \d\.\d{3}", line), line

@@ -8,6 +8,7 @@ import statistics
 from typing import Any
 
 from accelbench.benches.base import AB_METRICS, Bench
+from accelbench.judge import ab_verdicts
 from accelbench.judge.rules import AB_COMPILE_RULE
 from accelbench.judge.verdicts import AB_COMPILE, AB_PEAK, AB_TIME, MEMRAY_REASON
 from accelbench.measured import AgainstB, Workers
@@ -33,15 +34,19 @@ def against_b(bench: Bench, kind: str, steps: int) -> None:
         bench.record(Workers(ab_run.workers.pids))  # a test checks none outlives the run
     found, environment_b = rounds.verdict, ab_run.setup.b.describe()
     a_round, b_round = statistics.median(rounds.a_seconds), statistics.median(rounds.b_seconds)
-    bench.verdicts.ab(bench.name, AB_TIME, found, a_round, b_round, plan.min_effect, environment_b)
-    bench.verdicts.ab_single(bench.name, AB_PEAK, rounds.a_peak, rounds.b_peak, bench.gates["peak_memory_bytes"].rule)
+    ab_verdicts.interleaved(
+        bench.verdicts, bench.name, AB_TIME, found, a_round, b_round, plan.min_effect, environment_b
+    )
+    ab_verdicts.one_a_side(
+        bench.verdicts, bench.name, AB_PEAK, rounds.a_peak, rounds.b_peak, bench.gates["peak_memory_bytes"].rule
+    )
     try:
         a_compile, b_compile = _compile_seconds(bench, ab_run, kind, steps, rounds)
     except WorkerFailed as error:
         bench.verdicts.failed(bench.name, AB_COMPILE, f"{bench.name}: A/B compile measured again: {error}")
         a_compile, b_compile = rounds.a_build.compile_seconds, rounds.b_build.compile_seconds
     else:
-        bench.verdicts.ab_single(bench.name, AB_COMPILE, a_compile, b_compile, AB_COMPILE_RULE)
+        ab_verdicts.one_a_side(bench.verdicts, bench.name, AB_COMPILE, a_compile, b_compile, AB_COMPILE_RULE)
     bench.record(
         AgainstB(
             ab_environment_b=environment_b,

@@ -13,7 +13,7 @@ from accelbench.axes.models import MODELS
 from accelbench.axes.precisions import REFERENCE_PRECISION
 from accelbench.benches.base import Bench
 from accelbench.grid.cells import Pair
-from accelbench.judge import analysis
+from accelbench.judge import analysis, held_to
 from accelbench.judge.rules import PRECISION_ACCURACY_RULE, PRECISION_ERROR_RULE, RelativeRise, WithinGap
 from accelbench.judge.verdicts import PRECISION_ACCURACY
 from accelbench.measured import AgainstTwin, BackendUsed, Parity, Recipe
@@ -38,11 +38,12 @@ def hold_to_twin(bench: Bench, run: Any, reference: Any, gap_metric: str, twin: 
         rule, gap = WithinGap(config.accuracy_tolerance), run.quality - reference.quality
         scores = paired_scores(reference, run)
         if scores is None:
-            bench.verdicts.within_gap(bench.name, gap_metric, gap, config.accuracy_tolerance)
+            held_to.within_gap(bench.verdicts, bench.name, gap_metric, gap, config.accuracy_tolerance)
         else:
-            bench.verdicts.paired_quality(bench.name, gap_metric, gap, 0.0, rule, "parity", scores)
+            held_to.paired_quality(bench.verdicts, bench.name, gap_metric, gap, 0.0, rule, "parity", scores)
     else:
-        bench.verdicts.against_reference(
+        held_to.against_reference(
+            bench.verdicts,
             bench.name,
             f"{quality.name}_against_{twin}",
             run.quality,
@@ -59,7 +60,7 @@ class AccuracyBench(Bench):
     def __call__(self, benchmark: Any) -> None:
         try:
             if self.cell.backend != PROCESS_BACKEND:  # its worker starts outside the clock
-                versions = self.session.backend_call(self.cell.backend, Cellwork.DESCRIBE).versions
+                versions = self.session.backends.call(self.cell.backend, Cellwork.DESCRIBE).versions
                 self.record(
                     BackendUsed(
                         backend_versions={
@@ -129,7 +130,8 @@ class AccuracyBench(Bench):
         )
         scores = paired_scores(reference, run)
         if quality.higher_is_better and scores is not None:
-            self.verdicts.paired_quality(
+            held_to.paired_quality(
+                self.verdicts,
                 self.name,
                 PRECISION_ACCURACY,
                 run.quality,
@@ -144,7 +146,9 @@ class AccuracyBench(Bench):
             if quality.higher_is_better
             else (f"{quality.name}_against_float32", PRECISION_ERROR_RULE)
         )
-        self.verdicts.against_reference(self.name, metric, run.quality, reference.quality, rule, REFERENCE_PRECISION)
+        held_to.against_reference(
+            self.verdicts, self.name, metric, run.quality, reference.quality, rule, REFERENCE_PRECISION
+        )
 
 
 class ParityBench(Bench):
@@ -173,4 +177,6 @@ class ParityBench(Bench):
             )
         )
         hold_to_twin(self, runs[1], runs[0], Parity.key_for("gap", metric=metric), self.cell.reference.device)
-        self.verdicts.matching_digits(self.name, "loss", reference_loss, candidate_loss, self.session.run.parity_digits)
+        held_to.matching_digits(
+            self.verdicts, self.name, "loss", reference_loss, candidate_loss, self.session.run.parity_digits
+        )

@@ -12,7 +12,7 @@ from accelbench import measured
 from accelbench.axes.devices import kind_of
 from accelbench.benches.base import Bench
 from accelbench.grid.cells import Cell, Distributed
-from accelbench.judge import comparison
+from accelbench.judge import comparison, held_to
 from accelbench.measured import Threads, Workers
 from accelbench.processes import distributed
 from accelbench.work import measure
@@ -128,4 +128,4 @@ class DistributedBench(ProcessBench):
                 loss_tolerance=distributed.LOSS_TOLERANCE,
             )
         )
-        self.verdicts.within_gap(self.name, "loss_gap", gap, distributed.LOSS_TOLERANCE)
+        held_to.within_gap(self.verdicts, self.name, "loss_gap", gap, distributed.LOSS_TOLERANCE)

@@ -11,6 +11,7 @@ from accelbench.axes.models import MODELS
 from accelbench.benches.base import Bench
 from accelbench.benches.context import precision_used
 from accelbench.grid.cells import Cell, ModelOn
+from accelbench.judge import held_to
 from accelbench.judge.rules import MIN_SPREAD_RUNS, RelativeGrowth
 from accelbench.judge.verdicts import PEAK_CAP
 from accelbench.measured import Leaks, MemoryScaling, StepMemory
@@ -139,10 +140,10 @@ class StepMemoryBench(Bench):
         backend = self.cell.backend
         self.say(f"measuring in the {backend} worker (memray there)")
         try:
-            found = self.session.backend_call(
+            found = self.session.backends.call(
                 backend,
                 Cellwork.STEP_MEMORY,
-                spec=self.session.cell_spec(self.kind, self.cell),
+                spec=self.session.backends.spec(self.kind, self.cell),
                 steps_measured=self.steps_measured,
                 repeats=MIN_SPREAD_RUNS if self.recording else 1,
             )
@@ -164,8 +165,14 @@ class StepMemoryBench(Bench):
         self.record(precision_used(self.cell))
         self.keep_repeats(found.host_peak_repeats)
         self.host_peak_measured(found.host_peak_bytes)
-        self.verdicts.against_reference(
-            self.name, PEAK_CAP, found.host_peak_bytes, self.cap, WITHIN_CAP, f"the cap, {self.cap_basis}"
+        held_to.against_reference(
+            self.verdicts,
+            self.name,
+            PEAK_CAP,
+            found.host_peak_bytes,
+            self.cap,
+            WITHIN_CAP,
+            f"the cap, {self.cap_basis}",
         )
         if found.device_peak_bytes is not None:
             self.peak_against_baseline(self.gates["device_peak_memory_bytes"], found.device_peak_bytes)

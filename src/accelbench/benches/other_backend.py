@@ -34,13 +34,12 @@ def built_in_worker(bench: Bench, kind: str, steps: int | None = None) -> Iterat
     (KERAS_BACKEND set; steps None: calibrated there): what it built, and a call of a
     cellwork function on it. A worker that failed fails the cell in one line; the cell's
     work is dropped afterwards."""
-    backend = BACKENDS[bench.cell.backend]
-    environment, pool = backend.environment(), bench.session.backend_workers
-    spec = bench.session.cell_spec(kind, bench.cell)
+    backend, workers = BACKENDS[bench.cell.backend], bench.session.backends
+    spec = workers.spec(kind, bench.cell)
     key = spec["key"]
 
     def call(function: Cellwork, **kwargs: Any) -> Any:
-        return function.reply(pool.call(environment, function.target, bench.session.run.worker_deadline_s, **kwargs))
+        return workers.call(backend.name, function, **kwargs)
 
     try:
         bench.say(f"building in the {backend.name} worker")
@@ -59,14 +58,14 @@ def built_in_worker(bench: Bench, kind: str, steps: int | None = None) -> Iterat
                 compile_seconds=built.compile_seconds,
             ),
             Timed(device=built.device),
-            Workers(pool.pids),
+            Workers(workers.pool.pids),
         )
         bench.record(precision_used(bench.cell))
         yield built, lambda function: call(function, key=key)
     except WorkerFailed as error:
         pytest.fail(f"{bench.name}: {error}", pytrace=False)
     finally:
-        if pool.get(environment).process is not None:
+        if workers.pool.get(backend.environment()).process is not None:
             with contextlib.suppress(WorkerFailed):
                 call(Cellwork.FORGET, key=key)
 

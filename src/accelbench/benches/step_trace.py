@@ -21,8 +21,8 @@ def trace_later(bench: Bench, kind: str) -> None:
     if bench.on_other_backend():  # that backend's profiler, in its worker
 
         def take():
-            spec = bench.session.cell_spec(kind, bench.cell)
-            return bench.session.backend_call(
+            spec = bench.session.backends.spec(kind, bench.cell)
+            return bench.session.backends.call(
                 bench.cell.backend, Cellwork.TRACE_STEPS, spec=spec, directory=str(directory), cell_name=bench.name
             )
     else:

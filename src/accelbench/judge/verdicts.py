@@ -27,16 +27,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from accelbench.judge import analysis, comparison, fingerprint
+from accelbench.judge import analysis, fingerprint
 from accelbench.judge.fingerprint import FINGERPRINT_KEY
 from accelbench.judge.gates import Gate
 from accelbench.judge.rules import (
     MIN_SPREAD_RUNS,
     RUNS_SUFFIX,
     SPREAD_SUFFIX,
-    AtLeastDigits,
     SpreadGrowth,
-    WithinGap,
     detectable_growth,
     regression,
 )
@@ -188,10 +186,10 @@ class Verdicts:
             )  # RECORD_HERE closes the block
         rule = gate.rule_for(stored)
         if not gate.spread:
-            return self._judge(base, baseline, "baseline", rule, ratios if gate.significance else ())
+            return self.judge(base, baseline, "baseline", rule, ratios if gate.significance else ())
         growth = detectable_growth(rule, baseline)
         base["tolerance"] = rule.describe()
-        return self._judge(
+        return self.judge(
             base,
             baseline,
             "baseline",
@@ -229,71 +227,7 @@ class Verdicts:
             f"held to {SpreadGrowth.of(spread, len(runs), baseline).describe()}"
         )
 
-    def matching_digits(self, cell: str, what: str, reference: float, candidate: float, floor: int) -> Verdict:
-        """Parity as the studies stated it: two devices' numbers equal to the n-th significant digit."""
-        digits = analysis.matching_digits(reference, candidate)
-        base = dict(
-            cell=cell, metric=f"{what}_matching_digits", measured=float(digits), tolerance=AtLeastDigits().describe()
-        )
-        return self._judge(
-            base,
-            floor,
-            "floor",
-            AtLeastDigits(),
-            (),
-            {f"reference_{what}": reference, f"candidate_{what}": candidate},
-            detail=f"{what} {candidate!r} on the device against {reference!r} on the reference",
-        )
-
-    def within_gap(self, cell: str, metric: str, gap: float, tolerance: float) -> Verdict:
-        rule = WithinGap(tolerance)
-        base = dict(cell=cell, metric=metric, measured=float(gap), tolerance=rule.describe())
-        return self._judge(base, 0.0, "parity", rule, ())
-
-    def paired_quality(
-        self,
-        cell: str,
-        metric: str,
-        measured: float,
-        reference: float,
-        rule: Any,
-        against: str,
-        scores: analysis.Paired,
-    ) -> Verdict:
-        """A classifier's accuracy held to its twin's on the same test images: a number past the
-        rule's tolerance fails only where McNemar's test shows the two differ (analysis.PAIRED_ALPHA);
-        where it does not, the verdict is unknown: too few test images to tell."""
-        base = dict(cell=cell, metric=metric, measured=float(measured), tolerance=rule.describe())
-        statistic = (
-            ("images", scores.images),
-            ("reference_only", scores.reference_only),
-            ("candidate_only", scores.candidate_only),
-            ("mcnemar_p", round(scores.p_value, 4)),
-        )
-        message = regression(metric, cell, reference, measured, rule, against)
-        if message is None:
-            outcome = PASS
-        elif scores.shown:
-            outcome, message = FAIL, f"{message}: {scores.describe()}"
-        else:
-            outcome = UNKNOWN
-            message = (
-                f"{metric} of {cell}: {rule.show(measured)} against {against} {rule.show(reference)} is past "
-                f"the tolerance, but too few test images show it: {scores.describe()}, "
-                f"not below {analysis.PAIRED_ALPHA}"
-            )
-        return self.add(
-            Verdict(
-                outcome=outcome,
-                baseline=float(reference),
-                against=against,
-                statistic=statistic,
-                message=message or "",
-                **base,
-            )
-        )
-
-    def _judge(
+    def judge(
         self,
         base: dict,
         reference: float,
@@ -303,6 +237,8 @@ class Verdicts:
         statistic: dict[str, Any] | None = None,
         detail: str = "",
     ) -> Verdict:
+        """A number (base: cell, metric, measured, tolerance) held by `rule` against `reference`;
+        with pair ratios, a shortfall fails only where the pairs agree (Wilcoxon)."""
         message = regression(base["metric"], base["cell"], reference, base["measured"], rule, against)
         statistic = dict(statistic or {})
         if message and detail:  # what the number was derived from, where that is what a reader needs
@@ -383,73 +319,6 @@ class Verdicts:
         if Timed.of(saved.cells[cell].get("extra_info", {})).seconds_per_sample is None:
             return UNGATED, f"saved run {saved.name} has no per-sample rounds for {cell} (saved by an older accelbench)"
         return None
-
-    def ab(
-        self,
-        cell: str,
-        metric: str,
-        found: comparison.Comparison,
-        a_value: float,
-        b_value: float,
-        min_effect: float,
-        environment: str,
-    ) -> Verdict:
-        """B against A, interleaved in this run: the comparison decided pass, fail or unknown."""
-        statistic = (
-            ("ci95", [round(found.low, 4), round(found.high, 4)]),
-            ("wilcoxon_p", round(found.p_value, 6)),
-            ("pairs", found.pairs),
-            ("a", a_value),
-            ("b", b_value),
-        )
-        message = (
-            f"{found.reason}: B/A = {found.ratio:.3f} [95% interval {found.low:.3f}, {found.high:.3f}] over "
-            f"{found.pairs} pairs ({format_seconds(a_value)} in A, {format_seconds(b_value)} in B, median round)"
-        )
-        if found.outcome == FAIL:
-            message = f"A/B regression in {cell}: {environment} is slower, {message}"
-        return self.add(
-            Verdict(
-                cell=cell,
-                metric=metric,
-                outcome=found.outcome,
-                measured=found.ratio,
-                baseline=1.0,
-                against="environment A, interleaved",
-                tolerance=f"B at most {min_effect:.0%} slower",
-                statistic=statistic,
-                message=message,
-            )
-        )
-
-    def ab_single(self, cell: str, metric: str, a_value: float, b_value: float, rule: Any) -> Verdict:
-        """One measurement a side (a host peak, a compile): B shown against A, and what the rule
-        would say of it, but reported, not judged: a single pair has no error rate to hold it to."""
-        beyond = regression(metric, cell, a_value, b_value, rule, "environment A")
-        message = (
-            f"B {rule.show(b_value)} against A {rule.show(a_value)}: one measurement a side, reported, not judged"
-            + (f" (beyond {rule.describe()} and worth a look: {beyond})" if beyond else "")
-        )
-        return self.add(
-            Verdict(
-                cell=cell,
-                metric=metric,
-                outcome=REPORTED,
-                measured=float(b_value),
-                baseline=float(a_value),
-                against="environment A",
-                tolerance=rule.describe(),
-                statistic=(("beyond_rule", beyond is not None),),
-                message=message,
-            )
-        )
-
-    def against_reference(
-        self, cell: str, metric: str, measured: float, reference: float, rule: Any, against: str
-    ) -> Verdict:
-        """A number held by the rule against another measured in this run (not a baseline)."""
-        base = dict(cell=cell, metric=metric, measured=float(measured), tolerance=rule.describe())
-        return self._judge(base, float(reference), against, rule, ())
 
     def failed(self, cell: str, metric: str, message: str) -> Verdict:
         """A measurement that did not come back (a worker that crashed or hung)."""

@@ -17,6 +17,7 @@ from accelbench.axes.precisions import REFERENCE_PRECISION
 from accelbench.grid.cells import Cell
 from accelbench.judge.verdicts import Verdicts
 from accelbench.processes.protocol import Cellwork
+from accelbench.run.backend_workers import BackendWorkers
 from accelbench.run.config import RunConfig
 from accelbench.work.kinds import STEPS, WORKS, Site, Step, Work, recipe
 from accelbench.work.training import RecipeRun, Trainer
@@ -31,11 +32,10 @@ class RunContext(Protocol):
     run: RunConfig
     dataset: Dataset
     verdicts: Verdicts
+    backends: BackendWorkers
 
     def progress(self, text: str) -> None: ...
     def placement(self, name: str) -> Placement: ...
-    def backend_call(self, backend: str, call: Cellwork, **kwargs: Any) -> Any: ...
-    def cell_spec(self, kind: str, cell: Cell, tag: str = "") -> dict[str, Any]: ...
 
 
 class BuiltWork:
@@ -116,10 +116,10 @@ class BuiltWork:
                 self.session.progress(
                     f"{cell.id}: training the recipe in the {cell.backend} worker ({spec.recipe_epochs} epochs)"
                 )
-                found = self.session.backend_call(
+                found = self.session.backends.call(
                     cell.backend,
                     Cellwork.RECIPE_RUN,
-                    spec=self.session.cell_spec("train", cell),
+                    spec=self.session.backends.spec("train", cell),
                     epochs=spec.recipe_epochs,
                     target=self.recipe_target(cell.model),
                 )

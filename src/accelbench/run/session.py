@@ -12,16 +12,15 @@ from typing import Any
 
 from accelbench import progress
 from accelbench.axes import data
-from accelbench.axes.backends import BACKENDS
 from accelbench.axes.devices import Inventory, Placement
-from accelbench.grid.cells import Cell, Grid
+from accelbench.grid.cells import Grid
 from accelbench.judge import fingerprint
 from accelbench.judge.gates import Gates, Scope
 from accelbench.judge.verdicts import Verdicts
 from accelbench.processes import ab, workers
-from accelbench.processes.protocol import CellSpec, Cellwork
 from accelbench.results.costs import Projected
 from accelbench.run import presets
+from accelbench.run.backend_workers import BackendWorkers
 from accelbench.run.built import BuiltWork
 from accelbench.run.config import RunConfig
 from accelbench.run.sizing import Sizing
@@ -36,6 +35,7 @@ class Session:
         self.progress = progress.Progress()  # silent until the plugin gives it pytest's terminal
         self.deferred: list[tuple[str, Callable[[], None]]] = []  # (what, work) after the last cell: step traces
         self.notes: list[str] = []  # shown at the end of the run (baselines written or refused)
+        self.backends = BackendWorkers(run)  # the other Keras backends' workers
         self.built = BuiltWork(self)
         self.sizing = Sizing(
             run,
@@ -98,17 +98,11 @@ class Session:
         """The run's two workers, A and B, started on first use; None for a plain run."""
         return ab.ABRun(self.run.ab_setup, self.run.worker_fields()) if self.run.ab_setup else None
 
-    @functools.cached_property
-    def backend_workers(self) -> workers.Workers:
-        """One worker per Keras backend other than the pytest process's, started on first use."""
-        return workers.Workers()
-
     def end(self) -> None:
         """Every process the run started ends with it (workers, and any job left running)."""
         if self.__dict__.get("ab_run") is not None:  # started only if it was asked for
             self.ab_run.end()
-        if "backend_workers" in self.__dict__:
-            self.backend_workers.end()
+        self.backends.end()
         workers.end_all()
 
     def prepare(self) -> None:
@@ -121,18 +115,6 @@ class Session:
         if placement is None:
             raise LookupError(self.inventory.absent_reason(name))
         return placement
-
-    def cell_spec(self, kind: str, cell: Cell, tag: str = "") -> dict[str, Any]:
-        """The cell as a worker builds it, on the wire (processes.protocol.CellSpec)."""
-        return CellSpec.of(kind, cell, self.run.worker_fields(), tag).to_wire()
-
-    def backend_call(self, backend: str, call: Cellwork, **kwargs: Any) -> Any:
-        """A cellwork call in the worker of a Keras backend other than this process's."""
-        return call.reply(
-            self.backend_workers.call(
-                BACKENDS[backend].environment(), call.target, self.run.worker_deadline_s, **kwargs
-            )
-        )
 
     def save_baselines(self) -> list[str]:
         return self.gates.write_staged()
