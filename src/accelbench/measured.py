@@ -3,8 +3,8 @@ frozen dataclass. A part crosses processes as its fields (plain JSON), goes into
 pytest-benchmark's extra_info in one place (Bench.record) and is read back by field
 (`Throughput.of(info).samples_per_s`), so no result key is spelled in two modules.
 
-extra_info stays flat, each field under the key saved runs have always used (schema 1 of
-results.summary.SCHEMA_VERSION): a run saved before the parts existed reads as one saved now.
+extra_info stays flat, each field under the key saved runs have always used (SCHEMA_VERSION
+1): a run saved before the parts existed reads as one saved now.
 A few parts name their keys after what they measure (a recipe's quality: `accuracy`,
 `target_accuracy`; a projection's quantity: `projected_seconds`): their KEYS say how, from the
 fields in NAMING, which name keys and are not written themselves.
@@ -20,6 +20,12 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 P = TypeVar("P", bound="Part")
+
+# The layout of what a run saves beside pytest-benchmark's own (extra_info, the JSON's
+# `accelbench` section): 1 adds `sections`; a run saved before has none (read as 0). A reader
+# refuses a run of a newer layout than its own, in one line, rather than misread it. The parts
+# below write the keys every layout has had.
+SCHEMA_VERSION = 1
 
 # Beside the parts, what the plugin adds to every cell's extra_info: where it is in the grid
 # (benchmark fixture, device, model, column, the cell's fields) and its verdicts' JSON.

@@ -15,7 +15,7 @@ from accelbench.benches.catalog import BENCHMARKS
 from accelbench.judge import fingerprint, peak_history
 from accelbench.judge.baselines import BaselineError
 from accelbench.judge.verdicts import FINGERPRINT_KEY, LEAKS, PEAK_CAP, SavedRun
-from accelbench.measured import CELL_KEY, VERDICTS_KEY, StepMemory
+from accelbench.measured import CELL_KEY, SCHEMA_VERSION, VERDICTS_KEY, StepMemory
 from accelbench.plugin import fixtures, options, terminal
 from accelbench.plugin.state import BODY_PASSED, SESSION, session_of
 from accelbench.processes.workers import WorkerFailed
@@ -369,7 +369,7 @@ def pytest_benchmark_update_json(config: pytest.Config, benchmarks: list, output
     state = session_of(config)
     timed = {entry["name"] for entry in output_json.get("benchmarks", ())}
     output_json["accelbench"] = {
-        "schema": summary.SCHEMA_VERSION,
+        "schema": SCHEMA_VERSION,
         "verdicts": [verdict.as_json() for verdict in state.verdicts.all()],
         "untimed_cells": [
             {"name": name, "extra_info": info} for name, info in state.cells.items() if name not in timed

@@ -67,10 +67,6 @@ from accelbench.units import (
     two_places,
 )
 
-# The layout of what a run saves beside pytest-benchmark's own (extra_info, the JSON's
-# `accelbench` section): 1 adds `sections`; a run saved before has none (read as 0). A reader
-# refuses a run of a newer layout than its own, in one line, rather than misread it.
-SCHEMA_VERSION = 1
 # Beside a number: how its verdict came out (the worst, if several judged it). None: no verdict.
 MARKS = {
     PASS: "ok",

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from accelbench.judge.fingerprint import FINGERPRINT_KEY
-from accelbench.measured import CELL_KEY
-from accelbench.results.summary import SCHEMA_VERSION, SECTIONS, CellRecord, Section
+from accelbench.measured import CELL_KEY, SCHEMA_VERSION
+from accelbench.results.summary import SECTIONS, CellRecord, Section
 
 
 class ReportError(Exception):
