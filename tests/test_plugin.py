@@ -961,6 +961,73 @@ def test_a_users_kind_in_an_aa_run_is_judged_and_passes(pytester, heavy_imports)
     )
 
 
+SITE_PROBE = """
+import dataclasses, json, os, pathlib
+
+import accelbench
+from accelbench.benches.base import Bench, Benchmark
+from accelbench.benches.timed_work import time_work
+from accelbench.grid.cells import Cell, params
+
+
+@dataclasses.dataclass
+class Probe:
+    steps: int = 1
+    samples_per_round: int = 1
+    compile_seconds: float = 0.0
+
+    def run_round(self):
+        return sum(range(1000))
+
+    def flops_per_sample(self):
+        return None
+
+
+def probe(site, steps):
+    seen = {
+        "cell_id": site.cell_id, "model": site.model.name, "dataset": site.dataset.key,
+        "x_train": list(site.dataset.x_train.shape), "placement": site.placement.description,
+        "batch_size": site.batch_size, "options": dataclasses.asdict(site.options),
+        "round_seconds": site.round_seconds, "predict_round_seconds": site.predict_round_seconds, "steps": steps,
+    }
+    folder = pathlib.Path(os.environ["SITE_PROBE_DIR"])
+    (folder / f"{os.getpid()}.json").write_text(json.dumps(seen))
+    return Probe()
+
+
+class ProbeBench(Bench):
+    def __call__(self, benchmark):
+        time_work(self, benchmark, "site_probe")
+
+
+accelbench.register_work("site_probe", probe)
+accelbench.register_benchmark(
+    "site_probe",
+    Benchmark(lambda grid: params(grid, [Cell("cpu", 32, grid.models[0])], ()), ProbeBench, "test_site_probe",
+              ab=True, file="test_site_probe.py"),
+)
+"""
+
+
+def test_the_pytest_process_and_both_ab_workers_build_a_cell_from_the_same_site(pytester, heavy_imports, monkeypatch):
+    """One builder, one set of inputs: a work kind's builder records the Site it was given in the
+    pytest process and in worker A and worker B; all three are the same, steps included (the
+    workers build at the steps this process calibrated)."""
+    seen = pytester.mkdir("seen")
+    monkeypatch.setenv("SITE_PROBE_DIR", str(seen))
+    pytester.makepyfile(site_probe_kind=SITE_PROBE)
+    pytester.makepyfile(test_site_probe="def test_site_probe(benchmark, site_probe):\n    site_probe(benchmark)\n")
+    result = run(
+        pytester, "--modules", "site_probe_kind", "test_site_probe.py", "--models", "mlp", "--ab-env", "ACCELBENCH_AA=1"
+    )
+    result.assert_outcomes(passed=1)
+    sites = [json.loads(path.read_text()) for path in sorted(seen.iterdir())]
+    assert len(sites) >= 3  # this process, A and B (a confirmation adds fresh ones)
+    here = next(site for site in sites if site["steps"] is None)  # this process calibrates
+    workers = [site for site in sites if site is not here]
+    assert all(site == {**here, "steps": 1} for site in workers), sites
+
+
 def test_a_bad_b_interpreter_is_a_usage_error(suite):
     assert_one_clear_line(
         run(suite, "--ab-python", "/no/python"), "argument --ab-python: '/no/python' is not an executable file"
