@@ -8,8 +8,6 @@ from accelbench.benches.base import Bench
 from accelbench.processes.protocol import Cellwork
 from accelbench.work import traces
 
-PHASES = {"train": "train", "inference": "predict"}  # a STEPS kind -> the phase its trace is named by
-
 
 def trace_later(bench: Bench, kind: str) -> None:
     """Profile the cell's STEPS `kind` step after the last cell: a trace left the next cell's
@@ -29,6 +27,6 @@ def trace_later(bench: Bench, kind: str) -> None:
 
         def take():
             step = bench.session.built.step(kind, bench.cell).run
-            return traces.trace_steps(directory, bench.name, PHASES[kind], step, bench.say)
+            return traces.trace_steps(directory, bench.name, traces.PHASES[kind], step, bench.say)
 
     bench.session.deferred.append((f"step trace of {bench.name}", lambda: bench.record(take())))

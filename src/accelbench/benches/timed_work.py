@@ -18,7 +18,7 @@ from accelbench.benches import ab_cell, other_backend
 from accelbench.benches.base import Bench
 from accelbench.benches.context import backend_here, precision_used, throughput
 from accelbench.measured import Throughput
-from accelbench.work.kinds import Work
+from accelbench.work.kinds import Work, jit_compiled
 
 
 def time_work(bench: Bench, benchmark: Any, kind: str) -> Work | None:
@@ -28,10 +28,7 @@ def time_work(bench: Bench, benchmark: Any, kind: str) -> Work | None:
         other_backend.time_in_worker(bench, benchmark, kind)
         return None
     work = bench.session.built.work(kind, bench.cell)
-    model = getattr(work, "model", None)
-    bench.record(
-        backend_here(), precision_used(bench.cell), Throughput(jit_compile=bool(getattr(model, "jit_compile", False)))
-    )
+    bench.record(backend_here(), precision_used(bench.cell), Throughput(jit_compile=jit_compiled(work)))
     # No warm-up round: the work comes warm from its build (calibrating, or a round, ran it).
     median = bench.time_rounds(
         benchmark, work.run_round, work.samples_per_round, kind, bench.preset.rounds, warmup_rounds=0

@@ -90,7 +90,7 @@ def prepare(spec: dict[str, Any], steps: int | None) -> Prepared:
     """Build the cell's work (a work.kinds.WORKS kind) at `steps` per round, as the pytest
     process calibrated it (None: calibrate here, to the run's round length), and warm it up; what
     it measured while building (compile seconds) and what the caller needs to report rounds."""
-    from accelbench.work.kinds import WORKS
+    from accelbench.work.kinds import WORKS, jit_compiled
 
     cell, site = _site(spec)
     work = _WORK[cell.key] = WORKS[cell.kind](site, steps)
@@ -100,7 +100,7 @@ def prepare(spec: dict[str, Any], steps: int | None) -> Prepared:
         samples_per_round=work.samples_per_round,
         flops_per_sample=work.flops_per_sample(),
         device=site.placement.description,
-        jit_compile=bool(getattr(getattr(work, "model", None), "jit_compile", False)),
+        jit_compile=jit_compiled(work),
     )
 
 
@@ -165,10 +165,7 @@ def trace_steps(spec: dict[str, Any], directory: str, cell_name: str) -> StepTra
 
     cell, site = _site(spec)
     step = STEPS[cell.kind](site)
-    return traces.trace_steps(Path(directory), cell_name, TRACED_PHASES[cell.kind], step.run, backend=_backend())
-
-
-TRACED_PHASES = {"train": "train", "inference": "predict"}  # a cell's kind -> the phase its trace is named by
+    return traces.trace_steps(Path(directory), cell_name, traces.PHASES[cell.kind], step.run, backend=_backend())
 
 
 def forget(key: str) -> None:

@@ -62,6 +62,11 @@ class Work(Protocol):
     def flops_per_sample(self) -> float | None: ...
 
 
+def jit_compiled(work: Work) -> bool:
+    """Whether the work's Keras model runs under XLA (an estimator's work has no model)."""
+    return bool(getattr(getattr(work, "model", None), "jit_compile", False))
+
+
 @dataclass(frozen=True)
 class Step:
     """One step for a memory cell, and the estimate its host peak is capped by."""
