@@ -106,15 +106,12 @@ def registries_as_they_were():
     from accelbench.axes.data import DATASETS
     from accelbench.axes.models import MODELS
     from accelbench.benches.catalog import BENCHMARKS
-    from accelbench.results.summary import SECTIONS
 
     saved = [(registry, dict(registry._entries)) for registry in (MODELS, DATASETS, BENCHMARKS)]
-    sections = list(SECTIONS)
     yield
     for registry, entries in saved:
         registry._entries.clear()
         registry._entries.update(entries)
-    SECTIONS[:] = sections
 
 
 @pytest.fixture(autouse=True)

@@ -66,11 +66,13 @@ accelbench.register_benchmark(
         ab=True,
         file="test_first_prediction.py",
         about="Time to a first prediction after loading the saved model.",
-    ),
-    Section(
-        "time to a first prediction after load, median round",
-        {"first_prediction": "{column}"},
-        FirstPrediction.keys.first_prediction_ms,
-        "milliseconds",
+        sections=(
+            Section(
+                "time to a first prediction after load, median round",
+                {"first_prediction": "{column}"},
+                FirstPrediction.keys.first_prediction_ms,
+                "milliseconds",
+            ),
+        ),
     ),
 )

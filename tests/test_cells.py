@@ -2,6 +2,7 @@
 
 from accelbench.axes import backends
 from accelbench.axes.devices import Inventory, Placement
+from accelbench.benches import accuracy, memory, speedup, throughput
 from accelbench.grid import cells
 
 
@@ -15,41 +16,41 @@ def ids_and_skips(params):
 
 
 def test_train_ids_and_svm_skip():
-    result = ids_and_skips(cells.train_cells(grid()))
+    result = ids_and_skips(throughput.train_cells(grid()))
     assert list(result) == ["cpu-bs32-mlp", "cpu-bs32-svm", "cpu-bs256-mlp", "cpu-bs256-svm"]
     assert result["cpu-bs32-mlp"] is None
     assert "svm fits the whole subset at once" in result["cpu-bs32-svm"]
 
 
 def test_absent_device_skips_naming_it():
-    result = ids_and_skips(cells.inference_cells(grid(devices=("cpu", "gpu"))))
+    result = ids_and_skips(throughput.inference_cells(grid(devices=("cpu", "gpu"))))
     assert result["gpu-bs32-mlp"] == "device gpu requested but not present (present: cpu)"
     assert result["cpu-bs32-mlp"] is None
 
 
 def test_svm_is_cpu_only():
-    result = ids_and_skips(cells.inference_cells(grid(devices=("cpu", "gpu"), present=("cpu", "gpu"))))
+    result = ids_and_skips(throughput.inference_cells(grid(devices=("cpu", "gpu"), present=("cpu", "gpu"))))
     assert result["gpu-bs32-svm"] == "svm runs on cpu only, not gpu"
     assert result["gpu-bs32-mlp"] is None
 
 
 def test_accuracy_cells_use_the_recipe_batch_and_need_labels():
-    assert list(ids_and_skips(cells.accuracy_cells(grid()))) == ["cpu-bs100-mlp", "cpu-bs128-svm"]
-    unlabelled = ids_and_skips(cells.accuracy_cells(grid(labelled=False)))
+    assert list(ids_and_skips(accuracy.accuracy_cells(grid()))) == ["cpu-bs100-mlp", "cpu-bs128-svm"]
+    unlabelled = ids_and_skips(accuracy.accuracy_cells(grid(labelled=False)))
     assert "random labels" in unlabelled["cpu-bs100-mlp"]
 
 
 def test_speedups_and_parity():
-    assert list(ids_and_skips(cells.batch_speedup_cells(grid()))) == ["cpu-bs256-over-bs32-mlp"]
-    one = ids_and_skips(cells.device_speedup_cells(grid()))
+    assert list(ids_and_skips(speedup.batch_speedup_cells(grid()))) == ["cpu-bs256-over-bs32-mlp"]
+    one = ids_and_skips(speedup.device_speedup_cells(grid()))
     assert list(one) == ["one-device"] and "needs a device besides cpu" in one["one-device"]
     two = grid(devices=("cpu", "gpu"), present=("cpu", "gpu"))
-    assert list(ids_and_skips(cells.device_speedup_cells(two))) == ["gpu-over-cpu-bs32-mlp", "gpu-over-cpu-bs256-mlp"]
-    assert list(ids_and_skips(cells.parity_cells(two))) == ["gpu-vs-cpu-bs100-mlp"]
+    assert list(ids_and_skips(speedup.device_speedup_cells(two))) == ["gpu-over-cpu-bs32-mlp", "gpu-over-cpu-bs256-mlp"]
+    assert list(ids_and_skips(accuracy.parity_cells(two))) == ["gpu-vs-cpu-bs100-mlp"]
 
 
 def test_batch_speedup_needs_two_sizes():
-    assert list(ids_and_skips(cells.batch_speedup_cells(grid(batch_sizes=(64,))))) == ["one-batch-size"]
+    assert list(ids_and_skips(speedup.batch_speedup_cells(grid(batch_sizes=(64,))))) == ["one-batch-size"]
 
 
 def test_a_sweep_gives_each_model_its_own_batch_sizes():
@@ -57,27 +58,27 @@ def test_a_sweep_gives_each_model_its_own_batch_sizes():
     swept = cells.Grid(
         ("cpu",), (32,), ("mlp", "cnn"), (500,), True, grid().inventory, sweep=lambda device, model: sweep[model]
     )
-    assert list(ids_and_skips(cells.train_cells(swept))) == [
+    assert list(ids_and_skips(throughput.train_cells(swept))) == [
         "cpu-bs32-mlp",
         "cpu-bs32-cnn",
         "cpu-bs64-mlp",
         "cpu-bs64-cnn",
         "cpu-bs128-mlp",
     ]
-    assert list(ids_and_skips(cells.batch_speedup_cells(swept))) == [
+    assert list(ids_and_skips(speedup.batch_speedup_cells(swept))) == [
         "cpu-bs128-over-bs32-mlp",
         "cpu-bs64-over-bs32-cnn",
     ]
-    assert list(ids_and_skips(cells.leak_cells(swept))) == ["cpu-bs128-mlp", "cpu-bs64-cnn"]
-    assert list(ids_and_skips(cells.scaling_cells(swept))) == ["cpu-mlp", "cpu-cnn"]
+    assert list(ids_and_skips(memory.leak_cells(swept))) == ["cpu-bs128-mlp", "cpu-bs64-cnn"]
+    assert list(ids_and_skips(memory.scaling_cells(swept))) == ["cpu-mlp", "cpu-cnn"]
 
 
 def test_leaks_are_watched_at_the_largest_batch_and_an_estimators_at_the_smallest():
-    assert list(ids_and_skips(cells.leak_cells(grid()))) == ["cpu-bs256-mlp", "cpu-bs32-svm"]
+    assert list(ids_and_skips(memory.leak_cells(grid()))) == ["cpu-bs256-mlp", "cpu-bs32-svm"]
 
 
 def test_one_backend_keeps_the_plain_ids():
-    result = ids_and_skips(cells.inference_cells(grid()))
+    result = ids_and_skips(throughput.inference_cells(grid()))
     assert list(result) == ["cpu-bs32-mlp", "cpu-bs32-svm", "cpu-bs256-mlp", "cpu-bs256-svm"]
 
 
@@ -86,7 +87,7 @@ def test_several_backends_name_theirs_side_by_side_and_the_svm_runs_once_under_i
     several = cells.Grid(
         ("cpu",), (32,), ("mlp", "svm"), (500,), True, grid().inventory, backends=("tensorflow", "jax")
     )
-    result = ids_and_skips(cells.inference_cells(several))
+    result = ids_and_skips(throughput.inference_cells(several))
     assert list(result) == ["tensorflow-cpu-bs32-mlp", "jax-cpu-bs32-mlp", "cpu-bs32-svm"]
     assert set(result.values()) == {None}
 
@@ -94,7 +95,7 @@ def test_several_backends_name_theirs_side_by_side_and_the_svm_runs_once_under_i
 def test_a_backend_that_is_not_installed_skips_saying_how_to_get_it(monkeypatch):
     monkeypatch.setattr(backends.base, "importable", lambda module: module != "torch")  # where Backend looks
     several = cells.Grid(("cpu",), (32,), ("mlp",), (500,), True, grid().inventory, backends=("tensorflow", "torch"))
-    result = ids_and_skips(cells.train_cells(several))
+    result = ids_and_skips(throughput.train_cells(several))
     assert result["tensorflow-cpu-bs32-mlp"] is None
     assert result["torch-cpu-bs32-mlp"].startswith(
         "the torch backend needs torch, which is not installed here: pip install 'accelbench[torch]'"
@@ -111,7 +112,7 @@ def test_several_precisions_end_the_id_with_theirs_and_the_svm_runs_once():
     several = cells.Grid(
         ("cpu",), (32,), ("mlp", "svm"), (500,), True, grid().inventory, precisions=("float32", "mixed_bfloat16")
     )
-    result = ids_and_skips(cells.train_cells(several))
+    result = ids_and_skips(throughput.train_cells(several))
     assert list(result) == ["cpu-bs32-mlp-fp32", "cpu-bs32-mlp-bf16", "cpu-bs32-svm"]
     both = cells.Grid(
         ("cpu",),
@@ -123,7 +124,7 @@ def test_several_precisions_end_the_id_with_theirs_and_the_svm_runs_once():
         backends=("tensorflow", "jax"),
         precisions=("float32", "mixed_float16"),
     )
-    assert [p.id for p in cells.inference_cells(both)] == [
+    assert [p.id for p in throughput.inference_cells(both)] == [
         "tensorflow-cpu-bs32-mlp-fp32",
         "tensorflow-cpu-bs32-mlp-fp16",
         "jax-cpu-bs32-mlp-fp32",
@@ -137,7 +138,7 @@ def test_one_backend_or_precision_other_than_the_default_is_named_in_the_id(monk
     def ids(**axes):
         return list(
             ids_and_skips(
-                cells.train_cells(cells.Grid(("cpu",), (32,), ("mlp",), (500,), True, grid().inventory, **axes))
+                throughput.train_cells(cells.Grid(("cpu",), (32,), ("mlp",), (500,), True, grid().inventory, **axes))
             )
         )
 
@@ -151,10 +152,10 @@ def test_memory_and_latency_cells_run_on_every_backend_asked_for(monkeypatch):
     several = cells.Grid(
         ("cpu",), (32,), ("mlp", "svm"), (500,), True, grid().inventory, backends=("tensorflow", "jax")
     )
-    for cells_of in (cells.train_memory_cells, cells.inference_memory_cells):
+    for cells_of in (memory.train_memory_cells, memory.inference_memory_cells):
         result = ids_and_skips(cells_of(several))
         assert result["tensorflow-cpu-bs32-mlp"] is None and result["jax-cpu-bs32-mlp"] is None
-    assert list(ids_and_skips(cells.latency_cells(several))) == [
+    assert list(ids_and_skips(throughput.latency_cells(several))) == [
         "tensorflow-cpu-bs1-mlp",
         "jax-cpu-bs1-mlp",
         "cpu-bs1-svm",

@@ -9,10 +9,11 @@ import sys
 import pytest
 
 from accelbench import measured
+from accelbench.benches import catalog
 from accelbench.judge import analysis
 from accelbench.results import summary
 from accelbench.results.report import cli, markdown, plots
-from accelbench.results.report.runs import ReportError, load_runs
+from accelbench.results.report.runs import SCHEMA_0_SECTIONS, ReportError, load_runs, sections_of, tagged_cells
 
 CELL = measured.CELL_KEY
 
@@ -251,7 +252,7 @@ def test_two_machine_classes_merge_and_nothing_of_either_is_lost(tmp_path, two_r
     )  # saved without a fingerprint: its class
     assert "<abbr title='x86_64-64cpu-1-x-H100'>x86_64-64cpu-1-x-H100</abbr></td><td>tensorflow 2.20.0" in page
     runs = load_runs(two_runs)
-    tables = {t.title: t for t in summary.tables([(r.tag, list(r.cells)) for r in runs])}
+    tables = {t.title: t for t in summary.tables([(r.tag, list(r.cells)) for r in runs], sections_of(runs))}
     training = tables["training throughput (samples/s), median round"]
     assert training.header == ("device", "model", "run", "bs32", "bs256", "bs1024")  # as wide as one run's
     cpu_mlp = [row for row in training.rows if row[:2] == ("cpu", "mlp")]
@@ -321,7 +322,7 @@ def test_summary_rows_are_device_by_model_with_batch_columns_and_verdicts():
         summary.CellRecord.from_extra_info(e["name"], e["extra_info"])
         for e in run_document()["benchmarks"] + run_document()["accelbench"]["untimed_cells"]
     ]
-    tables = {t.title: t for t in summary.tables([("", records)])}
+    tables = {t.title: t for t in summary.tables([("", records)], catalog.sections())}
     training = tables["training throughput (samples/s), median round"]
     assert training.header == ("device", "model", "bs32", "bs256", "bs1024")
     assert [row[:2] for row in training.rows] == [("cpu", "mlp"), ("gpu", "mlp"), ("cpu", "cnn"), ("gpu", "cnn")]
@@ -441,12 +442,25 @@ def test_runs_are_named_by_commit_date_and_machine_with_the_fingerprint_on_hover
     assert load_runs(paths)[0].tag == "1234567 11-24 19:41 AMD EPYC 2c avx512_core_bf16 + 1x H100"
 
 
+def test_the_report_draws_the_plots_a_run_names_and_leaves_out_a_name_it_does_not_draw(tmp_path):
+    document = run_document()
+    document["accelbench"] = {**document.get("accelbench", {}), "schema": 2, "plots": ["speedup", "no_such_plot"]}
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document))
+    assert {plot.kind for plot in plots.all_plots(load_runs([path]))} == {"speedup"}
+
+
 def test_a_run_of_a_newer_schema_is_one_line_and_an_older_one_loads(tmp_path, capsys):
-    """A run saved before runs carried their schema (and their sections) loads as schema 0; one
-    saved by a newer accelbench is refused in one line rather than misread."""
+    """A run saved before runs carried their schema (and their sections) loads as schema 0, laid
+    out in the tables runs had then, its plots all drawn; one saved by a newer accelbench is
+    refused in one line rather than misread."""
     older = tmp_path / "older.json"
     older.write_text(json.dumps(run_document()))
-    assert load_runs([older])[0].sections == ()
+    loaded = load_runs([older])[0]
+    assert loaded.sections == SCHEMA_0_SECTIONS and loaded.plots is None
+    titles = [table.title for table in summary.tables(tagged_cells([loaded]), sections_of([loaded]))]
+    assert "training throughput (samples/s), median round" in titles
+    assert [plot.kind for plot in plots.all_plots([loaded])][:1] == ["throughput"]
     newer = tmp_path / "newer.json"
     document = run_document()
     document["accelbench"]["schema"] = 99

@@ -2,7 +2,7 @@
 
 - The options page's table is made from the plugin's own option table
   (accelbench.plugin.options.add_options), the one `pytest --help` prints; the results page's
-  list of the terminal summary's tables from accelbench.results.summary.SECTIONS. Each is
+  list of the terminal summary's tables from the registered kinds (accelbench.benches.catalog.sections()). Each is
   committed between `<!-- NAME -->` and `<!-- /NAME -->`, so the page reads whole on the
   repository too; a stale copy stops the site's build (and tests/test_registry_and_options.py).
   `python docs/hooks/generated_pages.py` rewrites them.
@@ -24,8 +24,8 @@ README_MARKER = "<!-- readme -->"
 README = Path(__file__).resolve().parents[2] / "README.md"
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 # Imported now: MkDocs restores sys.path once its hooks are loaded.
+from accelbench.benches.catalog import sections  # noqa: E402
 from accelbench.plugin.options import add_options  # noqa: E402
-from accelbench.results.summary import SECTIONS  # noqa: E402
 
 
 class _Recorder:
@@ -69,7 +69,7 @@ def summary_sections() -> str:
         "| table in the terminal summary and the report | from `extra_info` key | of cells |",
         "| --- | --- | --- |",
     ]
-    for section in SECTIONS:
+    for section in sections():
         rows.append(f"| {_cell(section.title)} | `{section.metric}` | {', '.join(sorted(section.benchmarks))} |")
     return "\n".join(rows)
 

@@ -55,14 +55,14 @@ def register_work(name: str, builder) -> None:
 
 def register_benchmark(name: str, benchmark, *sections) -> None:
     """Declare a benchmark kind under its fixture's name, with the tables of its numbers: a
-    `benches.base.Benchmark` (its cells, its `Bench`, its test's name and file) and any
-    `results.summary.Section`s. Its fixture, its place in the terminal's summary and in the
+    `benches.base.Benchmark` (its cells, its `Bench`, its test's name and file, its `sections`
+    and `plots`), and any more `results.summary.Section`s. Its fixture, its place in the terminal's summary and in the
     report (which reads the tables from the saved run) follow; its test file asks for the
     fixture as the built-in ones do. Imported here only when called: `accelbench report`
     imports this package and must not load pytest."""
-    from accelbench.benches.catalog import BENCHMARKS
-    from accelbench.results.summary import add_section
+    import dataclasses
 
+    from accelbench.benches.catalog import BENCHMARKS
+
+    benchmark = dataclasses.replace(benchmark, sections=(*benchmark.sections, *sections))
     BENCHMARKS.register(name, benchmark, origin=benchmark.bench.__module__)
-    for section in sections:
-        add_section(section)

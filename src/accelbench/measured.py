@@ -22,10 +22,10 @@ from typing import Any, ClassVar, TypeVar
 P = TypeVar("P", bound="Part")
 
 # The layout of what a run saves beside pytest-benchmark's own (extra_info, the JSON's
-# `accelbench` section): 1 adds `sections`; a run saved before has none (read as 0). A reader
+# `accelbench` section): 1 adds `sections`, 2 `plots`; a run saved before has none (read as 0). A reader
 # refuses a run of a newer layout than its own, in one line, rather than misread it. The parts
 # below write the keys every layout has had.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # Beside the parts, what the plugin adds to every cell's extra_info: where it is in the grid
 # (benchmark fixture, device, model, column, the cell's fields) and its verdicts' JSON.

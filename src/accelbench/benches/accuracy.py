@@ -4,6 +4,7 @@ backend against TensorFlow, a device against the CPU."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from typing import Any
 
 import pytest
@@ -11,14 +12,33 @@ import pytest
 from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND
 from accelbench.axes.models import MODELS
 from accelbench.axes.precisions import REFERENCE_PRECISION
-from accelbench.benches.base import Bench
-from accelbench.grid.cells import Pair
+from accelbench.benches.base import Bench, Benchmark
+from accelbench.grid.cells import (
+    Cell,
+    Grid,
+    Pair,
+    backend_missing,
+    device_absent,
+    device_pairs,
+    device_unsupported,
+    not_batch_trained,
+    one_device,
+    params,
+    unlabelled,
+)
 from accelbench.judge import analysis, held_to
-from accelbench.judge.rules import PRECISION_ACCURACY_RULE, PRECISION_ERROR_RULE, RelativeRise, WithinGap
+from accelbench.judge.rules import (
+    PRECISION_ACCURACY_RULE,
+    PRECISION_ERROR_RULE,
+    PRECISION_SHARE,
+    RelativeRise,
+    WithinGap,
+)
 from accelbench.judge.verdicts import PRECISION_ACCURACY
 from accelbench.measured import AgainstTwin, BackendUsed, Parity, Recipe
 from accelbench.processes.protocol import Cellwork
 from accelbench.processes.workers import WorkerFailed
+from accelbench.results.summary import Section
 
 
 def paired_scores(reference: Any, candidate: Any) -> analysis.Paired | None:
@@ -180,3 +200,105 @@ class ParityBench(Bench):
         held_to.matching_digits(
             self.verdicts, self.name, "loss", reference_loss, candidate_loss, self.session.run.parity_digits
         )
+
+
+# Its cells: what grid the kind runs over, and why a cell is skipped.
+def accuracy_cells(grid: Grid) -> list:
+    """The recipe on every backend and precision asked for (each judged against tensorflow's
+    and float32's of the same cell, from the same seed)."""
+    tagged = grid.tags()
+    cells = [
+        Cell(d, MODELS[m].recipe_batch_size, m, backend, precision, tagged)
+        for d, m in itertools.product(grid.devices, grid.models)
+        for backend in grid.backends
+        for precision in grid.precisions
+    ]
+    return params(grid, cells, (device_absent, device_unsupported, not_batch_trained, unlabelled, backend_missing))
+
+
+def parity_cells(grid: Grid) -> list:
+    pairs = device_pairs(grid, lambda device, model: (MODELS[model].recipe_batch_size,), "vs")
+    rules = (device_absent, device_unsupported, unlabelled)
+    return params(grid, pairs, rules) if pairs else one_device(grid)
+
+
+# This module's benchmark kinds, by fixture name (benches/catalog.py registers them): each
+# with its cells, its Bench, what it judges, its summary tables and its report's plots.
+KINDS: dict[str, Benchmark] = {
+    "accuracy_bench": Benchmark(
+        accuracy_cells,
+        AccuracyBench,
+        "test_time_to_accuracy",
+        ("accuracy",),
+        file="test_training.py",
+        about="The published recipe's time to accuracy, final accuracy gated (benches/accuracy.py).",
+        sections=(
+            Section(
+                "test accuracy after the model's recipe (its ModelSpec's recipe_batch_size and recipe_epochs)",
+                {"accuracy_bench": "recipe"},
+                Recipe.key_for("quality", metric="accuracy"),
+                "percent",
+                ("accuracy",),
+            ),
+            Section(
+                "recipe: epochs to its target quality ('-': not reached, or no target)",
+                {"accuracy_bench": "recipe"},
+                Recipe.keys.epochs_to_target,
+                "count",
+            ),
+            Section(
+                "recipe: training seconds to its target quality",
+                {"accuracy_bench": "recipe"},
+                Recipe.keys.seconds_to_target,
+                "seconds",
+            ),
+            Section(
+                "test mean absolute error after the recipe (lower is better; marked by its baseline, "
+                "and by tensorflow's and float32's where it is held to them)",
+                {"accuracy_bench": "recipe"},
+                Recipe.key_for("quality", metric="mae"),
+                "plain",
+                ("mae", "mae_against_tensorflow", "mae_against_float32"),
+            ),
+            Section(
+                "accuracy gap to tensorflow (same recipe and seed)",
+                {"accuracy_bench": "recipe"},
+                AgainstTwin.key_for("gap_to_tensorflow", metric="accuracy"),
+                "points",
+                ("accuracy_gap_to_tensorflow",),
+            ),
+            Section(
+                f"recipe accuracy as a share of float32's (must be >= {PRECISION_SHARE:.0%})",
+                {"accuracy_bench": "recipe"},
+                AgainstTwin.keys.share_of_float32,
+                "percent",
+                (PRECISION_ACCURACY,),
+            ),
+        ),
+        plots=("accuracy",),
+    ),
+    "accuracy_parity": Benchmark(
+        parity_cells,
+        ParityBench,
+        "test_accuracy_parity",
+        ("accuracy_gap", "loss_matching_digits"),
+        file="test_speedup.py",
+        about="A device's recipe accuracy and loss against the CPU's (benches/accuracy.py).",
+        sections=(
+            Section(
+                "accuracy gap to the cpu",
+                {"accuracy_parity": "{column}"},
+                Parity.key_for("gap", metric="accuracy"),
+                "points",
+                ("accuracy_gap",),
+            ),
+            Section(
+                "final loss: significant digits shared with the cpu",
+                {"accuracy_parity": "{column}"},
+                Parity.keys.loss_matching_digits,
+                "count",
+                ("loss_matching_digits",),
+            ),
+        ),
+    ),
+}

@@ -17,6 +17,7 @@ from accelbench.axes.precisions import REFERENCE_PRECISION
 from accelbench.grid.cells import Grid
 from accelbench.judge.verdicts import AB_COMPILE, AB_PEAK, AB_TIME
 from accelbench.measured import Part, Timed
+from accelbench.results.summary import Section
 from accelbench.run.session import Session
 
 AB_METRICS = (AB_TIME, AB_PEAK, AB_COMPILE)  # what an A/B run judges of a timed cell
@@ -121,3 +122,5 @@ class Benchmark:
     file: str = "test_benchmarks.py"  # the file under benchmarks/ its test lives in
     about: str = ""  # what it measures, in a line: its fixture's docstring (pytest --fixtures)
     order: int = IN_TURN  # FIRST, IN_TURN or LAST
+    sections: tuple[Section, ...] = ()  # its tables in the summary, the terminal's and the report's
+    plots: tuple[str, ...] = ()  # the report's plots of its numbers, by name (results/report/plots.py PLOTS)

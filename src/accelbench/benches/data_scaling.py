@@ -3,16 +3,18 @@ sizes."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
 
 from accelbench.axes.models import MODELS
-from accelbench.benches.base import Bench
-from accelbench.grid.cells import ModelOn
+from accelbench.benches.base import Bench, Benchmark
+from accelbench.grid.cells import Grid, ModelOn, device_absent, device_unsupported, params
 from accelbench.judge import projection
 from accelbench.measured import MEMORY_PROJECTION, TIME_PROJECTION, DataScaling, Projected
 from accelbench.results import costs
+from accelbench.results.summary import Section
 from accelbench.work import growth
 
 
@@ -138,3 +140,48 @@ class TrainDataScalingBench(DataScalingBench):
 
 class PredictDataScalingBench(DataScalingBench):
     phase = "predict"
+
+
+# Its cells: what grid the kind runs over, and why a cell is skipped.
+def not_data_scaled(grid: Grid, cell) -> str | None:
+    if cell.model in grid.data_scaling_models:
+        return None
+    return (
+        f"this preset scales the data for {', '.join(grid.data_scaling_models)} only; --preset full scales every model"
+    )
+
+
+def data_scaling_cells(grid: Grid) -> list:
+    """Every model on every device: time and memory as the data grows."""
+    cells = [ModelOn(d, m) for d, m in itertools.product(grid.devices, grid.models)]
+    return params(grid, cells, (device_absent, device_unsupported, not_data_scaled))
+
+
+# This module's benchmark kinds, by fixture name (benches/catalog.py registers them): each
+# with its cells, its Bench, what it judges, its summary tables and its report's plots.
+KINDS: dict[str, Benchmark] = {
+    "train_data_scaling": Benchmark(
+        data_scaling_cells,
+        TrainDataScalingBench,
+        "test_train_data_scaling",
+        file="test_data_scaling.py",
+        about="Training time and memory as the training set grows, projected (benches/data_scaling.py).",
+        plots=("data_size",),
+    ),
+    "predict_data_scaling": Benchmark(
+        data_scaling_cells,
+        PredictDataScalingBench,
+        "test_predict_data_scaling",
+        file="test_data_scaling.py",
+        about="Prediction time and memory as the test set grows, projected (benches/data_scaling.py).",
+        sections=(
+            Section(
+                "data scaling: time exponent k in a + b·n^k",
+                {"train_data_scaling": "train", "predict_data_scaling": "predict"},
+                Projected.key_for("exponent", **TIME_PROJECTION),
+                "two_places",
+                stderr=Projected.key_for("exponent_stderr", **TIME_PROJECTION),
+            ),
+        ),
+    ),
+}

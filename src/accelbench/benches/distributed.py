@@ -4,17 +4,19 @@ across replicas and workers, and one intra-op thread against all."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from typing import Any
 
 import pytest
 
 from accelbench import measured
-from accelbench.axes.devices import kind_of
-from accelbench.benches.base import Bench
-from accelbench.grid.cells import Cell, Distributed
+from accelbench.axes.devices import DEVICE_KINDS, REFERENCE_DEVICE, kind_of
+from accelbench.benches.base import Bench, Benchmark
+from accelbench.grid.cells import Cell, Distributed, Grid, device_absent, device_unsupported, params, placeholder
 from accelbench.judge import comparison, held_to
 from accelbench.measured import Threads, Workers
 from accelbench.processes import distributed
+from accelbench.results.summary import Section
 from accelbench.work import measure
 
 
@@ -129,3 +131,93 @@ class DistributedBench(ProcessBench):
             )
         )
         held_to.within_gap(self.verdicts, self.name, "loss_gap", gap, distributed.LOSS_TOLERANCE)
+
+
+# Its cells: what grid the kind runs over, and why a cell is skipped.
+SPREAD_BATCH = 256  # per replica, at most: what one replica of the studies' MLPs trained at
+
+
+def _distributed_cells(grid: Grid, unit: str, devices: Iterable[str]) -> list:
+    if not grid.replicas:
+        return placeholder(
+            f"no-{unit}",
+            f"the quick preset leaves the {unit} cells out (each starts fresh "
+            f"TensorFlow processes: 20-40 s); run them with --preset full",
+        )
+    batch = max((b for b in grid.batch_sizes if b <= SPREAD_BATCH), default=min(grid.batch_sizes))
+    cells = [Distributed(d, batch, m, grid.replicas, unit) for d in devices for m in grid.trainable_models()]
+    return params(grid, cells, (device_absent, device_unsupported))
+
+
+def multi_device_cells(grid: Grid) -> list:
+    """N replicas in one process: N logical CPU devices (here), or N GPUs."""
+    return _distributed_cells(grid, "replicas", [d for d in grid.devices if DEVICE_KINDS[kind_of(d)].replicas])
+
+
+def multi_worker_cells(grid: Grid) -> list:
+    """N worker processes on this host, each a CPU worker of a MultiWorkerMirroredStrategy cluster."""
+    return _distributed_cells(grid, "workers", [d for d in grid.devices if d == REFERENCE_DEVICE])
+
+
+def threads_cells(grid: Grid) -> list:
+    """1 intra-op thread against all of them, per model at its largest batch, on the CPU."""
+    if not grid.thread_processes:
+        return placeholder(
+            "no-threads",
+            "the quick preset leaves the 1-thread-against-all cells out (each "
+            "starts 4 TensorFlow processes); run them with --preset full",
+        )
+    cells = [Cell(REFERENCE_DEVICE, max(grid.batch_sizes_for(REFERENCE_DEVICE, m)), m) for m in grid.trainable_models()]
+    return params(grid, cells, (device_absent, device_unsupported))
+
+
+# This module's benchmark kinds, by fixture name (benches/catalog.py registers them): each
+# with its cells, its Bench, what it judges, its summary tables and its report's plots.
+KINDS: dict[str, Benchmark] = {
+    "threads_bench": Benchmark(
+        threads_cells,
+        ThreadsBench,
+        "test_threads",
+        file="test_training.py",
+        about="One intra-op thread against all, in fresh processes (benches/distributed.py).",
+        sections=(
+            Section(
+                "all intra-op threads against 1 (interleaved processes)",
+                {"threads_bench": "{column}"},
+                Threads.keys.all_threads_speedup,
+                "times",
+            ),
+        ),
+    ),
+    "multi_device": Benchmark(
+        multi_device_cells,
+        DistributedBench,
+        "test_multi_device",
+        ("loss_gap",),
+        file="test_distributed.py",
+        about="tf.distribute across replicas of one process against one device (benches/distributed.py).",
+    ),
+    "multi_worker": Benchmark(
+        multi_worker_cells,
+        DistributedBench,
+        "test_multi_worker",
+        ("loss_gap",),
+        file="test_distributed.py",
+        about="tf.distribute across worker processes against one process (benches/distributed.py).",
+        sections=(
+            Section(
+                "scaling efficiency: throughput on N / (N x on one device)",
+                {"multi_device": "{column}", "multi_worker": "{column}"},
+                measured.Distributed.keys.scaling_efficiency,
+                "plain",
+            ),
+            Section(
+                "loss gap to one device after the same steps",
+                {"multi_device": "{column}", "multi_worker": "{column}"},
+                measured.Distributed.keys.loss_gap,
+                "small",
+                ("loss_gap",),
+            ),
+        ),
+    ),
+}

@@ -3,20 +3,32 @@ pytest-memray's limit_leaks, and peaks against batch size."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
 
 from accelbench.axes.models import MODELS
-from accelbench.benches.base import Bench
+from accelbench.benches.base import Bench, Benchmark
 from accelbench.benches.context import precision_used
-from accelbench.grid.cells import Cell, ModelOn
+from accelbench.grid.cells import (
+    Cell,
+    Grid,
+    ModelOn,
+    backend_cells,
+    backend_missing,
+    device_absent,
+    device_unsupported,
+    not_batch_trained,
+    params,
+)
 from accelbench.judge import held_to
 from accelbench.judge.rules import MIN_SPREAD_RUNS, RelativeGrowth
-from accelbench.judge.verdicts import PEAK_CAP
+from accelbench.judge.verdicts import LEAKS, PEAK_CAP
 from accelbench.measured import Leaks, MemoryScaling, StepMemory
 from accelbench.processes.protocol import Cellwork
 from accelbench.processes.workers import WorkerFailed
+from accelbench.results.summary import Section
 from accelbench.work import memory
 
 # A memory cell measured in a backend's worker: pytest-memray's limit_memory cap cannot reach
@@ -24,7 +36,7 @@ from accelbench.work import memory
 WITHIN_CAP = RelativeGrowth(0.0)
 # limit_leaks: what one allocation site may still hold after the repeated predictions.
 LEAK_LIMIT_PER_LOCATION = 2**20
-MEMORY = ("peak_memory_bytes", PEAK_CAP)
+MEMORY = (StepMemory.keys.peak_memory_bytes, PEAK_CAP)
 TRAIN_STEPS_MEASURED = 20  # a training step's host peak is the worst of this many (see TrainMemoryBench)
 
 
@@ -260,3 +272,107 @@ class ScalingBench(Bench):
                 largest_batch_search=scaling.searched_by,
             )
         )
+
+
+# Its cells: what grid the kind runs over, and why a cell is skipped.
+def train_memory_cells(grid: Grid) -> list:
+    return params(grid, backend_cells(grid), (device_absent, device_unsupported, not_batch_trained, backend_missing))
+
+
+def inference_memory_cells(grid: Grid) -> list:
+    return params(grid, backend_cells(grid), (device_absent, device_unsupported, backend_missing))
+
+
+def leak_cells(grid: Grid) -> list:
+    """Repeated inference at the largest batch size, where a Keras model's leak grows fastest. An
+    estimator's at the smallest: scikit-learn's SVC.predict makes an allocation per image and
+    support vector (137k for 256 images), each unwound by the native tracing limit_leaks turns
+    on, which made 20 predictions 5 s of the quick suite; what its calls could leave behind
+    (Python-level caches) does not grow with the batch."""
+
+    def batch_size(device: str, model: str) -> int:
+        sizes = grid.batch_sizes_for(device, model)
+        return max(sizes) if MODELS[model].batch_trained else min(sizes)
+
+    cells = [Cell(d, batch_size(d, m), m) for d, m in itertools.product(grid.devices, grid.models)]
+    return params(grid, cells, (device_absent, device_unsupported))
+
+
+def scaling_cells(grid: Grid) -> list:
+    cells = [ModelOn(d, m) for d, m in itertools.product(grid.devices, grid.models)]
+    return params(grid, cells, (device_absent, device_unsupported, not_batch_trained))
+
+
+# This module's benchmark kinds, by fixture name (benches/catalog.py registers them): each
+# with its cells, its Bench, what it judges, its summary tables and its report's plots.
+KINDS: dict[str, Benchmark] = {
+    "train_memory": Benchmark(
+        train_memory_cells,
+        TrainMemoryBench,
+        "test_train_memory",
+        MEMORY,
+        timed=False,
+        file="test_memory.py",
+        about="Host and device peak of a training step, gated (benches/memory.py).",
+    ),
+    "inference_memory": Benchmark(
+        inference_memory_cells,
+        InferenceMemoryBench,
+        "test_inference_memory",
+        MEMORY,
+        timed=False,
+        file="test_memory.py",
+        about="Host and device peak of a predicted batch, gated (benches/memory.py).",
+        sections=(
+            Section(
+                "host memory peak of one step",
+                {"train_memory": "train {column}", "inference_memory": "predict {column}"},
+                StepMemory.keys.peak_memory_bytes,
+                "bytes",
+                MEMORY,
+            ),
+            Section(
+                "smallest growth of the host peak its gate detects (from the spread recorded with the baseline)",
+                {"train_memory": "train {column}", "inference_memory": "predict {column}"},
+                StepMemory.keys.peak_memory_bytes_detectable_growth,
+                "growth",
+            ),
+            Section(
+                "device memory peak of one step",
+                {"train_memory": "train {column}", "inference_memory": "predict {column}"},
+                StepMemory.keys.device_peak_memory_bytes,
+                "bytes",
+                ("device_peak_memory_bytes",),
+            ),
+        ),
+    ),
+    "memory_scaling": Benchmark(
+        scaling_cells,
+        ScalingBench,
+        "test_memory_scaling",
+        timed=False,
+        file="test_memory.py",
+        about="Training-step peaks against batch size and the largest batch that fits (benches/memory.py).",
+        sections=(
+            Section(
+                "training memory per sample (fitted)",
+                {"memory_scaling": "{column}"},
+                MemoryScaling.keys.per_sample_bytes,
+                "bytes",
+            ),
+            Section(
+                "largest batch that fits", {"memory_scaling": "{column}"}, MemoryScaling.keys.largest_batch, "count"
+            ),
+        ),
+        plots=("memory",),
+    ),
+    "inference_leaks": Benchmark(
+        leak_cells,
+        LeakBench,
+        "test_inference_leaks",
+        (LEAKS,),
+        timed=False,
+        file="test_memory.py",
+        about="Repeated predictions under pytest-memray's limit_leaks (benches/memory.py).",
+    ),
+}

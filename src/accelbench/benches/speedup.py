@@ -3,14 +3,27 @@ against a hand-written loop."""
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from collections.abc import Callable
 from typing import Any
 
-from accelbench.benches.base import Bench
-from accelbench.grid.cells import Cell, Pair
+from accelbench.axes.devices import REFERENCE_DEVICE
+from accelbench.benches.base import FIRST, LAST, Bench, Benchmark
+from accelbench.grid.cells import (
+    Cell,
+    Grid,
+    Pair,
+    device_absent,
+    device_pairs,
+    device_unsupported,
+    one_device,
+    params,
+    placeholder,
+)
 from accelbench.judge import analysis
 from accelbench.measured import HarnessOverhead, Speedup
+from accelbench.results.summary import Section
 from accelbench.work import measure
 from accelbench.work.training import HandLoop
 
@@ -97,3 +110,88 @@ class OverheadBench(Bench):
                 pair_ratios=[round(r, 4) for r in ratios],
             )
         )
+
+
+# Its cells: what grid the kind runs over, and why a cell is skipped.
+def overhead_cells(grid: Grid) -> list:
+    cells = [
+        Cell(d, max(grid.batch_sizes_for(d, m)), m) for d, m in itertools.product(grid.devices, grid.trainable_models())
+    ]
+    return params(grid, cells, (device_absent, device_unsupported))
+
+
+def _batch_pair(device: str, model: str, sizes: tuple[int, ...]) -> Pair | None:
+    small, large = min(sizes), max(sizes)
+    if small == large:
+        return None
+    return Pair(Cell(device, small, model), Cell(device, large, model), f"{device}-bs{large}-over-bs{small}-{model}")
+
+
+def batch_speedup_cells(grid: Grid) -> list:
+    pairs = [
+        _batch_pair(d, m, grid.batch_sizes_for(d, m))
+        for d, m in itertools.product(grid.devices, grid.trainable_models())
+    ]
+    pairs = [pair for pair in pairs if pair]
+    if not pairs:
+        return placeholder("one-batch-size", "a batch speedup needs at least two --batch-sizes")
+    return params(grid, pairs, (device_absent, device_unsupported))
+
+
+def device_speedup_cells(grid: Grid) -> list:
+    def shared(device: str, model: str) -> list[int]:  # batch sizes both devices run
+        theirs = set(grid.batch_sizes_for(device, model))
+        return [b for b in grid.batch_sizes_for(REFERENCE_DEVICE, model) if b in theirs]
+
+    pairs = device_pairs(grid, shared, "over")
+    return params(grid, pairs, (device_absent, device_unsupported)) if pairs else one_device(grid)
+
+
+# This module's benchmark kinds, by fixture name (benches/catalog.py registers them): each
+# with its cells, its Bench, what it judges, its summary tables and its report's plots.
+KINDS: dict[str, Benchmark] = {
+    "overhead_bench": Benchmark(
+        overhead_cells,
+        OverheadBench,
+        "test_harness_overhead",
+        file="test_training.py",
+        about="The suite's fit() against a hand-written training loop (benches/speedup.py).",
+        order=FIRST,
+        sections=(
+            Section(
+                "harness efficiency: fit() / a hand-written loop, median of pairs [95% interval] (not gated)",
+                {"overhead_bench": "{column}"},
+                HarnessOverhead.keys.harness_efficiency,
+                "plain",
+                interval=HarnessOverhead.keys.harness_efficiency_ci95,
+            ),
+        ),
+    ),
+    "batch_speedup": Benchmark(
+        batch_speedup_cells,
+        SpeedupBench,
+        "test_batch_speedup",
+        ("speedup",),
+        file="test_speedup.py",
+        about="The largest batch's training throughput over the smallest's, interleaved (benches/speedup.py).",
+        order=LAST,
+        sections=(
+            Section(
+                "speedup, best round over best round (a shortfall must also show in interleaved pairs)",
+                {"batch_speedup": "{column}", "device_speedup": "{column}"},
+                Speedup.keys.speedup,
+                "times",
+                ("speedup",),
+            ),
+        ),
+    ),
+    "device_speedup": Benchmark(
+        device_speedup_cells,
+        SpeedupBench,
+        "test_device_speedup",
+        ("speedup",),
+        file="test_speedup.py",
+        about="A device's training throughput over the CPU's, interleaved (benches/speedup.py).",
+        order=LAST,
+    ),
+}

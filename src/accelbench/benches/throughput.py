@@ -3,6 +3,7 @@ latency, and the SVM's fit."""
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from typing import Any
 
@@ -10,11 +11,33 @@ import pytest
 
 from accelbench.axes.models import MODELS
 from accelbench.benches import other_backend, timed_work
-from accelbench.benches.base import Bench
+from accelbench.benches.base import Bench, Benchmark
 from accelbench.benches.step_trace import trace_later
-from accelbench.grid.cells import SvmCell
-from accelbench.measured import Latency, SvmFit, Timed
+from accelbench.grid.cells import (
+    SVM_PIXELS,
+    Cell,
+    Grid,
+    SvmCell,
+    backend_cells,
+    backend_missing,
+    device_absent,
+    device_unsupported,
+    not_batch_trained,
+    params,
+    placeholder,
+)
+from accelbench.judge.verdicts import TIMING
+from accelbench.measured import AgainstTensorflow, Latency, SvmFit, Throughput, Timed
 from accelbench.processes.protocol import Cellwork
+from accelbench.results.summary import (
+    CURVE,
+    OVER_FLOAT32,
+    OVER_SMALLEST,
+    OVERTAKES_CPU,
+    PRECISION_SPEEDUP,
+    SATURATION,
+    Section,
+)
 from accelbench.work import measure
 
 SVM_FIT_ROUNDS = 10  # fits take milliseconds; a comparison ranks the fast half of the rounds
@@ -128,3 +151,147 @@ class SvmBench(Bench):
             accuracy = float((fitted[-1].predict(x_test) == dataset.y_test).mean())
             self.record(SvmFit(accuracy=accuracy))
             self.verdicts.against_baseline(self.name, self.gates["accuracy"], accuracy)
+
+
+# Its cells: what grid the kind runs over, and why a cell is skipped.
+def train_cells(grid: Grid) -> list:
+    return params(grid, backend_cells(grid), (device_absent, device_unsupported, not_batch_trained, backend_missing))
+
+
+def inference_cells(grid: Grid) -> list:
+    return params(grid, backend_cells(grid), (device_absent, device_unsupported, backend_missing))
+
+
+def latency_cells(grid: Grid) -> list:
+    cells = [Cell(d, 1, m) for d, m in itertools.product(grid.devices, grid.models)]
+    return params(grid, backend_cells(grid, cells), (device_absent, device_unsupported, backend_missing))
+
+
+def svm_cells(grid: Grid) -> list:
+    if "svm" not in grid.models:
+        return placeholder("svm-not-selected", "svm is not among --models")
+    cells = [SvmCell(d, n, p) for d, n, p in itertools.product(grid.devices, grid.svm_subsets, SVM_PIXELS)]
+    return params(grid, cells, (device_absent, device_unsupported))
+
+
+# This module's benchmark kinds, by fixture name (benches/catalog.py registers them): each
+# with its cells, its Bench, what it judges, its summary tables and its report's plots.
+KINDS: dict[str, Benchmark] = {
+    "train_bench": Benchmark(
+        train_cells,
+        TrainBench,
+        "test_train",
+        (TIMING,),
+        ab=True,
+        file="test_training.py",
+        about="Steady-state training throughput of one cell (benches/throughput.py).",
+        sections=(
+            Section(
+                "training throughput (samples/s), median round",
+                {"train_bench": "{column}"},
+                Throughput.keys.samples_per_s,
+                "rate",
+                (TIMING,),
+            ),
+        ),
+        plots=("throughput", "speedup"),
+    ),
+    "inference_bench": Benchmark(
+        inference_cells,
+        InferenceBench,
+        "test_inference",
+        (TIMING,),
+        ab=True,
+        file="test_inference.py",
+        about="Inference throughput of one cell (benches/throughput.py).",
+        sections=(
+            Section(
+                "inference throughput (samples/s), median round",
+                {"inference_bench": "{column}"},
+                Throughput.keys.samples_per_s,
+                "rate",
+                (TIMING,),
+            ),
+            Section(
+                "FLOPs per sample (training: 3 x forward; unknown where a layer's FLOPs are not counted)",
+                {"train_bench": "train {column}", "inference_bench": "predict {column}"},
+                Throughput.keys.flops_per_sample,
+                "flops",
+            ),
+            Section(
+                "achieved FLOP/s, median round",
+                {"train_bench": "train {column}", "inference_bench": "predict {column}"},
+                Throughput.keys.achieved_flops,
+                "flop_rate",
+            ),
+            Section(
+                "time per sample over tensorflow's, round for round with the same cell [95% interval] "
+                "(above 1: slower)",
+                {"train_bench": "train {column}", "inference_bench": "predict {column}"},
+                AgainstTensorflow.keys.time_per_sample_over_tensorflow,
+                "plain",
+                interval=AgainstTensorflow.keys.time_per_sample_over_tensorflow_ci95,
+            ),
+            Section(
+                "throughput over float32, same cell, median rounds (marked where the CPU emulates the format, "
+                "or is not known to compute in it natively)",
+                {PRECISION_SPEEDUP: "{column}"},
+                OVER_FLOAT32,
+                "times",
+            ),
+            Section(
+                "saturation: the batch size from which throughput grows less than 5% per doubling",
+                {CURVE: "{column}"},
+                SATURATION,
+                "plain",
+            ),
+            Section(
+                "throughput over the smallest batch's, median rounds of cells timed apart; "
+                "not the speedup (best rounds), which has a table of its own",
+                {CURVE: "{column}"},
+                OVER_SMALLEST,
+                "times",
+            ),
+            Section(
+                "where a device overtakes the cpu (throughput ratio crosses 1)",
+                {CURVE: "{column}"},
+                OVERTAKES_CPU,
+                "plain",
+            ),
+        ),
+    ),
+    "latency_bench": Benchmark(
+        latency_cells,
+        LatencyBench,
+        "test_latency",
+        (TIMING,),
+        file="test_inference.py",
+        about="Batch-1 latency of one cell (benches/throughput.py).",
+        sections=(
+            Section(
+                "batch-1 latency, median",
+                {"latency_bench": "{column}"},
+                Latency.keys.latency_p50_ms,
+                "milliseconds",
+                (TIMING,),
+            ),
+        ),
+    ),
+    "svm_bench": Benchmark(
+        svm_cells,
+        SvmBench,
+        "test_svm",
+        (TIMING, "accuracy"),
+        file="test_svm.py",
+        about="The RBF SVM's fit on an n-image subset, accuracy gated (benches/throughput.py).",
+        sections=(
+            Section(
+                "SVM test accuracy by training subset",
+                {"svm_bench": "{column}"},
+                SvmFit.keys.accuracy,
+                "percent",
+                ("accuracy",),
+            ),
+        ),
+    ),
+}

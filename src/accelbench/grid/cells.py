@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND
-from accelbench.axes.devices import DEVICE_KINDS, REFERENCE_DEVICE, Inventory, kind_of
+from accelbench.axes.devices import REFERENCE_DEVICE, Inventory, kind_of
 from accelbench.axes.models import MODELS
 from accelbench.axes.precisions import PRECISIONS, REFERENCE_PRECISION
 
@@ -221,16 +221,16 @@ def placeholder(name: str, reason: str) -> list[Param]:
     return [Param(None, name, reason)]
 
 
-def _cells(grid: Grid) -> list[Cell]:
+def base_cells(grid: Grid) -> list[Cell]:
     """Device x batch size x model, each model at its own batch sizes; ordered batch size first."""
     cells = [Cell(d, b, m) for d, m in itertools.product(grid.devices, grid.models) for b in grid.batch_sizes_for(d, m)]
     return sorted(cells, key=lambda c: (grid.devices.index(c.device), c.batch_size, grid.models.index(c.model)))
 
 
-def _backend_cells(grid: Grid, base: list[Cell] | None = None) -> list[Cell]:
+def backend_cells(grid: Grid, base: list[Cell] | None = None) -> list[Cell]:
     """The base cells (_cells) on every backend and precision asked for, each Keras cell once
     per pair, side by side; a model that is not Keras (the SVM) once, its id plain: it has neither."""
-    order = _cells(grid) if base is None else base
+    order = base_cells(grid) if base is None else base
     tagged = grid.tags()
     keras_cells = [
         Cell(c.device, c.batch_size, c.model, backend, precision, tagged)
@@ -248,107 +248,7 @@ def backend_missing(grid: Grid, cell) -> str | None:
     return None if backend.installed() else backend.missing_reason()
 
 
-def train_memory_cells(grid: Grid) -> list:
-    return params(grid, _backend_cells(grid), (device_absent, device_unsupported, not_batch_trained, backend_missing))
-
-
-def inference_memory_cells(grid: Grid) -> list:
-    return params(grid, _backend_cells(grid), (device_absent, device_unsupported, backend_missing))
-
-
-def train_cells(grid: Grid) -> list:
-    return params(grid, _backend_cells(grid), (device_absent, device_unsupported, not_batch_trained, backend_missing))
-
-
-def inference_cells(grid: Grid) -> list:
-    return params(grid, _backend_cells(grid), (device_absent, device_unsupported, backend_missing))
-
-
-def leak_cells(grid: Grid) -> list:
-    """Repeated inference at the largest batch size, where a Keras model's leak grows fastest. An
-    estimator's at the smallest: scikit-learn's SVC.predict makes an allocation per image and
-    support vector (137k for 256 images), each unwound by the native tracing limit_leaks turns
-    on, which made 20 predictions 5 s of the quick suite; what its calls could leave behind
-    (Python-level caches) does not grow with the batch."""
-
-    def batch_size(device: str, model: str) -> int:
-        sizes = grid.batch_sizes_for(device, model)
-        return max(sizes) if MODELS[model].batch_trained else min(sizes)
-
-    cells = [Cell(d, batch_size(d, m), m) for d, m in itertools.product(grid.devices, grid.models)]
-    return params(grid, cells, (device_absent, device_unsupported))
-
-
-def scaling_cells(grid: Grid) -> list:
-    cells = [ModelOn(d, m) for d, m in itertools.product(grid.devices, grid.models)]
-    return params(grid, cells, (device_absent, device_unsupported, not_batch_trained))
-
-
-def not_data_scaled(grid: Grid, cell) -> str | None:
-    if cell.model in grid.data_scaling_models:
-        return None
-    return (
-        f"this preset scales the data for {', '.join(grid.data_scaling_models)} only; --preset full scales every model"
-    )
-
-
-def data_scaling_cells(grid: Grid) -> list:
-    """Every model on every device: time and memory as the data grows."""
-    cells = [ModelOn(d, m) for d, m in itertools.product(grid.devices, grid.models)]
-    return params(grid, cells, (device_absent, device_unsupported, not_data_scaled))
-
-
-def latency_cells(grid: Grid) -> list:
-    cells = [Cell(d, 1, m) for d, m in itertools.product(grid.devices, grid.models)]
-    return params(grid, _backend_cells(grid, cells), (device_absent, device_unsupported, backend_missing))
-
-
-def accuracy_cells(grid: Grid) -> list:
-    """The recipe on every backend and precision asked for (each judged against tensorflow's
-    and float32's of the same cell, from the same seed)."""
-    tagged = grid.tags()
-    cells = [
-        Cell(d, MODELS[m].recipe_batch_size, m, backend, precision, tagged)
-        for d, m in itertools.product(grid.devices, grid.models)
-        for backend in grid.backends
-        for precision in grid.precisions
-    ]
-    return params(grid, cells, (device_absent, device_unsupported, not_batch_trained, unlabelled, backend_missing))
-
-
-def svm_cells(grid: Grid) -> list:
-    if "svm" not in grid.models:
-        return placeholder("svm-not-selected", "svm is not among --models")
-    cells = [SvmCell(d, n, p) for d, n, p in itertools.product(grid.devices, grid.svm_subsets, SVM_PIXELS)]
-    return params(grid, cells, (device_absent, device_unsupported))
-
-
-def overhead_cells(grid: Grid) -> list:
-    cells = [
-        Cell(d, max(grid.batch_sizes_for(d, m)), m) for d, m in itertools.product(grid.devices, grid.trainable_models())
-    ]
-    return params(grid, cells, (device_absent, device_unsupported))
-
-
-def _batch_pair(device: str, model: str, sizes: tuple[int, ...]) -> Pair | None:
-    small, large = min(sizes), max(sizes)
-    if small == large:
-        return None
-    return Pair(Cell(device, small, model), Cell(device, large, model), f"{device}-bs{large}-over-bs{small}-{model}")
-
-
-def batch_speedup_cells(grid: Grid) -> list:
-    pairs = [
-        _batch_pair(d, m, grid.batch_sizes_for(d, m))
-        for d, m in itertools.product(grid.devices, grid.trainable_models())
-    ]
-    pairs = [pair for pair in pairs if pair]
-    if not pairs:
-        return placeholder("one-batch-size", "a batch speedup needs at least two --batch-sizes")
-    return params(grid, pairs, (device_absent, device_unsupported))
-
-
-def _device_pairs(grid: Grid, batch_sizes_of: Callable[[str, str], Iterable[int]], verb: str) -> list[Pair]:
+def device_pairs(grid: Grid, batch_sizes_of: Callable[[str, str], Iterable[int]], verb: str) -> list[Pair]:
     return [
         Pair(Cell(REFERENCE_DEVICE, b, m), Cell(d, b, m), f"{d}-{verb}-{REFERENCE_DEVICE}-bs{b}-{m}")
         for d in grid.other_devices()
@@ -357,62 +257,10 @@ def _device_pairs(grid: Grid, batch_sizes_of: Callable[[str, str], Iterable[int]
     ]
 
 
-def _one_device(grid: Grid) -> list:
+def one_device(grid: Grid) -> list:
     present = ", ".join(grid.inventory.placements)
     return placeholder(
         "one-device",
         f"needs a device besides {REFERENCE_DEVICE} and a batch-trained "
         f"model; selected: {', '.join(grid.devices)}; present: {present}",
     )
-
-
-def device_speedup_cells(grid: Grid) -> list:
-    def shared(device: str, model: str) -> list[int]:  # batch sizes both devices run
-        theirs = set(grid.batch_sizes_for(device, model))
-        return [b for b in grid.batch_sizes_for(REFERENCE_DEVICE, model) if b in theirs]
-
-    pairs = _device_pairs(grid, shared, "over")
-    return params(grid, pairs, (device_absent, device_unsupported)) if pairs else _one_device(grid)
-
-
-def parity_cells(grid: Grid) -> list:
-    pairs = _device_pairs(grid, lambda device, model: (MODELS[model].recipe_batch_size,), "vs")
-    rules = (device_absent, device_unsupported, unlabelled)
-    return params(grid, pairs, rules) if pairs else _one_device(grid)
-
-
-SPREAD_BATCH = 256  # per replica, at most: what one replica of the studies' MLPs trained at
-
-
-def _distributed_cells(grid: Grid, unit: str, devices: Iterable[str]) -> list:
-    if not grid.replicas:
-        return placeholder(
-            f"no-{unit}",
-            f"the quick preset leaves the {unit} cells out (each starts fresh "
-            f"TensorFlow processes: 20-40 s); run them with --preset full",
-        )
-    batch = max((b for b in grid.batch_sizes if b <= SPREAD_BATCH), default=min(grid.batch_sizes))
-    cells = [Distributed(d, batch, m, grid.replicas, unit) for d in devices for m in grid.trainable_models()]
-    return params(grid, cells, (device_absent, device_unsupported))
-
-
-def multi_device_cells(grid: Grid) -> list:
-    """N replicas in one process: N logical CPU devices (here), or N GPUs."""
-    return _distributed_cells(grid, "replicas", [d for d in grid.devices if DEVICE_KINDS[kind_of(d)].replicas])
-
-
-def multi_worker_cells(grid: Grid) -> list:
-    """N worker processes on this host, each a CPU worker of a MultiWorkerMirroredStrategy cluster."""
-    return _distributed_cells(grid, "workers", [d for d in grid.devices if d == REFERENCE_DEVICE])
-
-
-def threads_cells(grid: Grid) -> list:
-    """1 intra-op thread against all of them, per model at its largest batch, on the CPU."""
-    if not grid.thread_processes:
-        return placeholder(
-            "no-threads",
-            "the quick preset leaves the 1-thread-against-all cells out (each "
-            "starts 4 TensorFlow processes); run them with --preset full",
-        )
-    cells = [Cell(REFERENCE_DEVICE, max(grid.batch_sizes_for(REFERENCE_DEVICE, m)), m) for m in grid.trainable_models()]
-    return params(grid, cells, (device_absent, device_unsupported))

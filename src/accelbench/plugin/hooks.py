@@ -10,6 +10,7 @@ import pytest
 
 from accelbench.axes.devices import host_allocator
 from accelbench.axes.formats import DataError
+from accelbench.benches import catalog
 from accelbench.benches.base import AB_METRICS, IN_TURN, Bench
 from accelbench.benches.catalog import BENCHMARKS
 from accelbench.judge import fingerprint, peak_history
@@ -21,7 +22,6 @@ from accelbench.plugin.state import BODY_PASSED, SESSION, session_of
 from accelbench.processes.workers import WorkerFailed
 from accelbench.processes.worktree import WorktreeError
 from accelbench.progress import Progress
-from accelbench.results import summary
 from accelbench.run.session import Session
 from accelbench.units import parse_bytes
 from accelbench.user_modules import UserCodeFailed
@@ -377,7 +377,8 @@ def pytest_benchmark_update_json(config: pytest.Config, benchmarks: list, output
         "projections": [cost.as_json() for cost in terminal.device_costs(state)],
         # the summary's tables as this run laid them out, a kind's own included: the report
         # imports no benchmark kind, so it reads them here
-        "sections": [section.as_json() for section in summary.SECTIONS],
+        "sections": [section.as_json() for section in catalog.sections()],
+        "plots": catalog.plots(),
     }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from accelbench.benches import catalog
 from accelbench.results import costs, summary, verdict_block
 from accelbench.run.session import Session
 
@@ -12,7 +13,7 @@ def write_summary(terminalreporter: Any, state: Session) -> None:
     """The run's sections after pytest's own: the summary tables, the A/B table, the verdict
     block, the projections, and the run's notes (baselines written or refused)."""
     records = [summary.CellRecord.from_extra_info(name, info) for name, info in state.cells.items()]
-    tables = summary.tables([("", [record for record in records if record])])
+    tables = summary.tables([("", [record for record in records if record])], catalog.sections())
     if tables:
         terminalreporter.section("accelbench summary")
         for table in tables:

@@ -15,7 +15,6 @@ from typing import Any, Protocol
 from accelbench.axes.devices import REFERENCE_DEVICE as REFERENCE
 from accelbench.axes.precisions import NATIVE
 from accelbench.judge import analysis
-from accelbench.judge.rules import PRECISION_SHARE
 from accelbench.judge.verdicts import (
     AB_COMPILE,
     AB_PEAK,
@@ -25,31 +24,16 @@ from accelbench.judge.verdicts import (
     OUTCOMES,
     PASS,
     PEAK_CAP,
-    PRECISION_ACCURACY,
     REPORTED,
     SKIPPED,
-    TIMING,
     UNGATED,
     UNKNOWN,
 )
 from accelbench.measured import (
-    TIME_PROJECTION,
     VERDICTS_KEY,
-    AgainstTensorflow,
-    AgainstTwin,
-    Distributed,
-    HarnessOverhead,
-    Latency,
-    MemoryScaling,
-    Parity,
     Place,
     PrecisionUsed,
-    Projected,
-    Recipe,
-    Speedup,
     StepMemory,
-    SvmFit,
-    Threads,
     Throughput,
 )
 from accelbench.units import (
@@ -188,205 +172,6 @@ CURVE = "batch_curve"  # derived records: throughput against batch size, across 
 SATURATION, OVER_SMALLEST, OVERTAKES_CPU = "saturation", "throughput_over_smallest", "overtakes_cpu"  # their keys
 PRECISION_SPEEDUP = "precision_speedup"  # derived records: a precision's throughput over float32's
 OVER_FLOAT32 = "over_float32"  # their key
-# The summary's tables, in the order the terminal shows them: the built-in kinds' here, and any
-# a kind adds with add_section (a user's kind, from its module).
-SECTIONS: list[Section] = [
-    Section(
-        "training throughput (samples/s), median round",
-        {"train_bench": "{column}"},
-        Throughput.keys.samples_per_s,
-        "rate",
-        (TIMING,),
-    ),
-    Section(
-        "inference throughput (samples/s), median round",
-        {"inference_bench": "{column}"},
-        Throughput.keys.samples_per_s,
-        "rate",
-        (TIMING,),
-    ),
-    Section(
-        "FLOPs per sample (training: 3 x forward; unknown where a layer's FLOPs are not counted)",
-        {"train_bench": "train {column}", "inference_bench": "predict {column}"},
-        Throughput.keys.flops_per_sample,
-        "flops",
-    ),
-    Section(
-        "achieved FLOP/s, median round",
-        {"train_bench": "train {column}", "inference_bench": "predict {column}"},
-        Throughput.keys.achieved_flops,
-        "flop_rate",
-    ),
-    Section(
-        "batch-1 latency, median", {"latency_bench": "{column}"}, Latency.keys.latency_p50_ms, "milliseconds", (TIMING,)
-    ),
-    Section(
-        "time per sample over tensorflow's, round for round with the same cell [95% interval] (above 1: slower)",
-        {"train_bench": "train {column}", "inference_bench": "predict {column}"},
-        AgainstTensorflow.keys.time_per_sample_over_tensorflow,
-        "plain",
-        interval=AgainstTensorflow.keys.time_per_sample_over_tensorflow_ci95,
-    ),
-    Section(
-        "speedup, best round over best round (a shortfall must also show in interleaved pairs)",
-        {"batch_speedup": "{column}", "device_speedup": "{column}"},
-        Speedup.keys.speedup,
-        "times",
-        ("speedup",),
-    ),
-    Section(
-        "harness efficiency: fit() / a hand-written loop, median of pairs [95% interval] (not gated)",
-        {"overhead_bench": "{column}"},
-        HarnessOverhead.keys.harness_efficiency,
-        "plain",
-        interval=HarnessOverhead.keys.harness_efficiency_ci95,
-    ),
-    Section(
-        "test accuracy after the model's recipe (its ModelSpec's recipe_batch_size and recipe_epochs)",
-        {"accuracy_bench": "recipe"},
-        Recipe.key_for("quality", metric="accuracy"),
-        "percent",
-        ("accuracy",),
-    ),
-    Section(
-        "recipe: epochs to its target quality ('-': not reached, or no target)",
-        {"accuracy_bench": "recipe"},
-        Recipe.keys.epochs_to_target,
-        "count",
-    ),
-    Section(
-        "recipe: training seconds to its target quality",
-        {"accuracy_bench": "recipe"},
-        Recipe.keys.seconds_to_target,
-        "seconds",
-    ),
-    Section(
-        "test mean absolute error after the recipe (lower is better; marked by its baseline, and by tensorflow's "
-        "and float32's where it is held to them)",
-        {"accuracy_bench": "recipe"},
-        Recipe.key_for("quality", metric="mae"),
-        "plain",
-        ("mae", "mae_against_tensorflow", "mae_against_float32"),
-    ),
-    Section(
-        "SVM test accuracy by training subset",
-        {"svm_bench": "{column}"},
-        SvmFit.keys.accuracy,
-        "percent",
-        ("accuracy",),
-    ),
-    Section(
-        "accuracy gap to the cpu",
-        {"accuracy_parity": "{column}"},
-        Parity.key_for("gap", metric="accuracy"),
-        "points",
-        ("accuracy_gap",),
-    ),
-    Section(
-        "accuracy gap to tensorflow (same recipe and seed)",
-        {"accuracy_bench": "recipe"},
-        AgainstTwin.key_for("gap_to_tensorflow", metric="accuracy"),
-        "points",
-        ("accuracy_gap_to_tensorflow",),
-    ),
-    Section(
-        f"recipe accuracy as a share of float32's (must be >= {PRECISION_SHARE:.0%})",
-        {"accuracy_bench": "recipe"},
-        AgainstTwin.keys.share_of_float32,
-        "percent",
-        (PRECISION_ACCURACY,),
-    ),
-    Section(
-        "throughput over float32, same cell, median rounds (marked where the CPU emulates the format, "
-        "or is not known to compute in it natively)",
-        {PRECISION_SPEEDUP: "{column}"},
-        OVER_FLOAT32,
-        "times",
-    ),
-    Section(
-        "final loss: significant digits shared with the cpu",
-        {"accuracy_parity": "{column}"},
-        Parity.keys.loss_matching_digits,
-        "count",
-        ("loss_matching_digits",),
-    ),
-    Section(
-        "host memory peak of one step",
-        {"train_memory": "train {column}", "inference_memory": "predict {column}"},
-        StepMemory.keys.peak_memory_bytes,
-        "bytes",
-        MEMORY,
-    ),
-    Section(
-        "smallest growth of the host peak its gate detects (from the spread recorded with the baseline)",
-        {"train_memory": "train {column}", "inference_memory": "predict {column}"},
-        StepMemory.keys.peak_memory_bytes_detectable_growth,
-        "growth",
-    ),
-    Section(
-        "device memory peak of one step",
-        {"train_memory": "train {column}", "inference_memory": "predict {column}"},
-        StepMemory.keys.device_peak_memory_bytes,
-        "bytes",
-        ("device_peak_memory_bytes",),
-    ),
-    Section(
-        "training memory per sample (fitted)",
-        {"memory_scaling": "{column}"},
-        MemoryScaling.keys.per_sample_bytes,
-        "bytes",
-    ),
-    Section("largest batch that fits", {"memory_scaling": "{column}"}, MemoryScaling.keys.largest_batch, "count"),
-    Section(
-        "all intra-op threads against 1 (interleaved processes)",
-        {"threads_bench": "{column}"},
-        Threads.keys.all_threads_speedup,
-        "times",
-    ),
-    Section(
-        "scaling efficiency: throughput on N / (N x on one device)",
-        {"multi_device": "{column}", "multi_worker": "{column}"},
-        Distributed.keys.scaling_efficiency,
-        "plain",
-    ),
-    Section(
-        "loss gap to one device after the same steps",
-        {"multi_device": "{column}", "multi_worker": "{column}"},
-        Distributed.keys.loss_gap,
-        "small",
-        ("loss_gap",),
-    ),
-    Section(
-        "saturation: the batch size from which throughput grows less than 5% per doubling",
-        {CURVE: "{column}"},
-        SATURATION,
-        "plain",
-    ),
-    Section(
-        "throughput over the smallest batch's, median rounds of cells timed apart; "
-        "not the speedup (best rounds), which has a table of its own",
-        {CURVE: "{column}"},
-        OVER_SMALLEST,
-        "times",
-    ),
-    Section(
-        "where a device overtakes the cpu (throughput ratio crosses 1)", {CURVE: "{column}"}, OVERTAKES_CPU, "plain"
-    ),
-    Section(
-        "data scaling: time exponent k in a + b·n^k",
-        {"train_data_scaling": "train", "predict_data_scaling": "predict"},
-        Projected.key_for("exponent", **TIME_PROJECTION),
-        "two_places",
-        stderr=Projected.key_for("exponent_stderr", **TIME_PROJECTION),
-    ),
-]
-
-
-def add_section(section: Section) -> Section:
-    """A table for a kind's numbers, after the built-in ones; a section of the same title is replaced."""
-    SECTIONS[:] = [known for known in SECTIONS if known.title != section.title]
-    SECTIONS.append(section)
-    return section
 
 
 @dataclass(frozen=True)
@@ -396,13 +181,13 @@ class Table:
     rows: tuple[tuple[str, ...], ...]
 
 
-def tables(runs: Sequence[tuple[str, Sequence[CellRecord]]], sections: Sequence[Section] | None = None) -> list[Table]:
-    """One table per section (SECTIONS, unless the caller has the ones a saved run used) that any
-    run has numbers for. With several runs each (device, model) has a row per run, the run's tag
+def tables(runs: Sequence[tuple[str, Sequence[CellRecord]]], sections: Sequence[Section]) -> list[Table]:
+    """One table per section (the registered kinds' in a run, the saved ones in the report) that
+    any run has numbers for. With several runs each (device, model) has a row per run, the run's tag
     in its own column: runs compare down a column, and a table is as wide for ten runs as for one."""
     runs = [(tag, [*records, *curve_records(records), *precision_records(records)]) for tag, records in runs]
     result = []
-    for section in SECTIONS if sections is None else sections:
+    for section in sections:
         table = _table(section, runs)
         if table.rows:
             result.append(table)

@@ -14,7 +14,14 @@ from typing import Any
 
 from accelbench.judge.fingerprint import FINGERPRINT_KEY
 from accelbench.measured import CELL_KEY, SCHEMA_VERSION
-from accelbench.results.summary import SECTIONS, CellRecord, Section
+from accelbench.results.summary import CellRecord, Section
+
+# The summary tables as this version laid out every run before runs saved their own (schema 0):
+# a run of that layout is read with them. Frozen: tables a kind declares now travel in the run.
+SCHEMA_0_SECTIONS = tuple(
+    Section.from_json(saved)
+    for saved in json.loads((Path(__file__).parent / "schema0_sections.json").read_text(encoding="utf-8"))
+)
 
 
 class ReportError(Exception):
@@ -32,7 +39,9 @@ class Run:
     timed: dict[str, dict[str, Any]]  # pytest-benchmark's stats by cell name
     verdicts: tuple[dict[str, Any], ...]
     projections: tuple[dict[str, Any], ...]
-    sections: tuple[Section, ...] = ()  # the summary's tables as the run saved them; () before they were saved
+    sections: tuple[Section, ...] = ()  # the summary's tables as the run saved them (or as schema 0 had them)
+    # the report's plots its kinds draw, by name; None: saved before runs named them
+    plots: tuple[str, ...] | None = None
 
     @property
     def label(self) -> str:
@@ -139,11 +148,16 @@ def load_run(path: Path, tag: str = "") -> Run:
             f"`pytest benchmarks` of this accelbench version saves)"
         )
     try:
-        sections = tuple(Section.from_json(saved) for saved in accelbench.get("sections", ()))
+        saved_sections = accelbench.get("sections")
+        sections = SCHEMA_0_SECTIONS if saved_sections is None else tuple(map(Section.from_json, saved_sections))
     except (TypeError, ValueError) as error:
-        raise ReportError(f"{path}: its accelbench.sections cannot be read ({error})") from None
+        raise ReportError(f"{path}: its accelbench.sections cannot be read ({error!r})") from None
+    plots = accelbench.get("plots")
+    if plots is not None and not (isinstance(plots, list) and all(isinstance(name, str) for name in plots)):
+        raise ReportError(f"{path}: its accelbench.plots is not a list of plot names")
     return Run(
         sections=sections,
+        plots=tuple(plots) if plots is not None else None,
         path=path,
         tag=tag or path.stem,
         machine=document["machine_info"],
@@ -167,10 +181,10 @@ def _read_json(path: Path) -> Any:
 
 def sections_of(runs: Iterable[Run]) -> list[Section]:
     """The tables to lay the runs out in: every section the runs saved, in order, the first of a
-    title kept; this version's own (SECTIONS) for a run saved before runs carried them."""
+    title kept."""
     found: dict[str, Section] = {}
     for run in runs:
-        for section in run.sections or SECTIONS:
+        for section in run.sections:
             found.setdefault(section.title, section)
     return list(found.values())
 
