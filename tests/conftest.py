@@ -26,6 +26,7 @@ HEAVY_MODULES = (
 
 def pytest_configure(config):
     share_one_xla_cache(config)
+    share_one_roofs_folder(config)
     config.addinivalue_line(
         "markers",
         "timing: asserts on measured times or ratios; run alone, after the "
@@ -55,6 +56,17 @@ def share_one_xla_cache(config):
             "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
         }
     )
+    config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+
+
+def share_one_roofs_folder(config):
+    """The suites pytester runs here (-p no:cacheprovider: no pytest cache) keep the devices'
+    roofs in one folder for the whole session, as a user's CI keeps them between runs: measured
+    by the first run that needs them (a few seconds), read by every later one."""
+    if "ACCELBENCH_ROOFS_DIR" in os.environ:  # a worker of this session
+        return
+    folder = tempfile.mkdtemp(prefix="accelbench-tests-roofs-")
+    os.environ["ACCELBENCH_ROOFS_DIR"] = folder
     config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "ModelSpec",
     "register_benchmark",
     "register_dataset",
+    "register_layer_flops",
     "register_model",
     "register_work",
 ]
@@ -51,6 +52,16 @@ def register_work(name: str, builder) -> None:
     from accelbench.work.kinds import WORKS
 
     WORKS.register(name, builder, origin=builder.__module__)
+
+
+def register_layer_flops(layer_class: str, counter) -> None:
+    """Count the FLOPs of a Keras layer class of your own (by its class name), so a model that
+    holds it gets FLOPs, FLOP/s and its share of the device's peak: `counter(layer, inputs,
+    outputs)` gets the layer and its input and output shapes without the batch dimension, and
+    returns forward FLOPs per sample, 2 x multiply-adds (accelbench.axes.flops)."""
+    from accelbench.axes.flops import COUNTERS
+
+    COUNTERS.register(layer_class, counter, origin=getattr(counter, "__module__", None))
 
 
 def register_benchmark(name: str, benchmark, *sections) -> None:

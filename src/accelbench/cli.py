@@ -1,9 +1,9 @@
 """The `accelbench` command: `accelbench report ...` (saved runs to HTML and Markdown),
 `accelbench history [STORAGE ...]` (changes of level across saved runs) and `accelbench init
-[DIR]` (benchmarks for a project of your own).
+[DIR]` (benchmarks for a project of your own) and `accelbench layers MODEL` (its FLOPs per layer).
 
 `report` and `history` load neither pytest nor a framework; `init` imports the benchmark
-catalog only when it runs.
+catalog, and `layers` Keras, only when they run.
 """
 
 from __future__ import annotations
@@ -30,6 +30,21 @@ def init(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def layers(arguments: argparse.Namespace) -> int:
+    from accelbench.axes.formats import DataError
+    from accelbench.registry import UnknownName
+    from accelbench.user_modules import UserCodeFailed, UserModuleError
+    from accelbench.work import layer_table
+
+    try:
+        return layer_table.main(
+            arguments.model, arguments.dataset, arguments.data_dir, arguments.precision, arguments.modules
+        )
+    except (UnknownName, UserModuleError, UserCodeFailed, DataError, OSError, ValueError) as error:
+        print(f"accelbench layers: error: {error}", file=sys.stderr)
+        return 2
+
+
 def parser() -> argparse.ArgumentParser:
     command = argparse.ArgumentParser(prog="accelbench", description="accelbench: benchmarks that gate CI.")
     commands = command.add_subparsers(dest="command", required=True)
@@ -51,6 +66,24 @@ def parser() -> argparse.ArgumentParser:
         help="the project's folder (default: the current one)",
     )
     scaffold.set_defaults(run=init)
+    table = commands.add_parser(
+        "layers",
+        help="print a model's FLOPs per layer: parameters, FLOPs per sample, share of the model's",
+        description="The FLOP table of one registered model (the zoo's, or your own with --modules), "
+        "built as the suite builds it on the dataset's input: a line per layer, nested models walked.",
+    )
+    table.add_argument("model", metavar="MODEL", help="a registered model: mlp, cnn, or one of your own")
+    table.add_argument("--dataset", default="digits", help="the dataset whose input it is built on (default: digits)")
+    table.add_argument("--data-dir", type=Path, default=None, metavar="DIR", help="where the dataset's files are")
+    table.add_argument("--precision", default="float32", help="the dtype policy (default: float32)")
+    table.add_argument(
+        "--modules",
+        type=lambda text: [name for name in text.split(",") if name],
+        default=[],
+        metavar="MOD[,MOD]",
+        help="your modules that register models (as the ini's accelbench_modules)",
+    )
+    table.set_defaults(run=layers)
     return command
 
 

@@ -22,7 +22,7 @@ from typing import Any, ClassVar, TypeVar
 P = TypeVar("P", bound="Part")
 
 # The layout of what a run saves beside pytest-benchmark's own (extra_info, the JSON's
-# `accelbench` section): 1 adds `sections`, 2 `plots`; a run saved before has none (read as 0). A reader
+# `accelbench` section): 1 adds `sections`, 2 `plots` and `roofs`; a run saved before has none (read as 0). A reader
 # refuses a run of a newer layout than its own, in one line, rather than misread it. The parts
 # below write the keys every layout has had.
 SCHEMA_VERSION = 2
@@ -148,6 +148,49 @@ class Throughput(Part):
     achieved_flops: float | None = None
     worker_round_seconds: list[float] | None = None  # another backend's: its worker's own clock
     pipe_seconds: float | None = None  # what the pipe to that worker added at the median round
+
+
+@dataclass(frozen=True)
+class Utilization(Part):
+    """How far a throughput cell is from its device's measured roofs (work/peak.py): model FLOPs
+    utilization (achieved FLOP/s over the compute roof, as the PaLM paper defines MFU) and
+    arithmetic intensity (FLOPs over the bytes a sample moves, estimated per layer: axes/flops.py)."""
+
+    peak_flops: float | None = None  # the compute roof of the cell's device and dtype
+    peak_dtype: str | None = None
+    peak_device: str | None = None  # the TensorFlow device the roof was measured on (Roof.device)
+    mfu: float | None = None  # by model FLOPs (the convention's count)
+    hfu: float | None = None  # by the FLOPs the kernels execute (padded taps left out): what the roof bounds
+    bytes_per_sample: float | None = None
+    arithmetic_intensity: float | None = None  # FLOPs per byte
+
+
+@dataclass(frozen=True)
+class Roof:
+    """A device's measured roofs in one compute dtype: what a saved run holds (ROOFS_KEY), the
+    denominator of every cell's utilization and the roofline's lines."""
+
+    device: str  # the TensorFlow device, e.g. /CPU:0
+    dtype: str
+    flops_per_s: float  # the best rate of a square matmul at the size that saturated it
+    bytes_per_s: float  # a STREAM triad's
+    matmul_size: int
+    seconds: float  # what measuring took
+
+    def as_json(self) -> dict[str, Any]:
+        return {f.name: plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_json(cls, saved: Mapping[str, Any]) -> Roof:
+        return cls(**{f.name: saved[f.name] for f in dataclasses.fields(cls)})
+
+    @property
+    def ridge_intensity(self) -> float:
+        """FLOPs per byte where the bandwidth roof meets the compute roof."""
+        return self.flops_per_s / self.bytes_per_s
+
+
+ROOFS_KEY = "roofs"  # the saved JSON's accelbench section: the roofs measured for the run, as Roof.as_json
 
 
 @dataclass(frozen=True)

@@ -131,7 +131,8 @@ def rate(value: float) -> str:
 
 def flops(value: float) -> str:
     """Floating-point operations in readable units: 1.23 GFLOP."""
-    return _scaled(value, ((1e12, " T"), (1e9, " G"), (1e6, " M"), (1e3, " k"))) + "FLOP"
+    scaled = _scaled(value, ((1e12, " T"), (1e9, " G"), (1e6, " M"), (1e3, " k")))
+    return f"{scaled}{'' if ' ' in scaled else ' '}FLOP"
 
 
 def milliseconds(value: float) -> str:

@@ -161,39 +161,3 @@ MODELS.register(
         working_set=("its kernel matrix, 8·n² bytes", lambda n: 8.0 * n * n),
     ),
 )
-
-
-def forward_flops_per_sample(model: Any) -> float | None:
-    """Multiply-adds x 2 of the dense and convolution layers, the work that dominates these models.
-
-    None (unknown) where a layer that holds weights is neither: its work (a GRU's loop, an
-    attention's products) is not counted here, and a partial sum would pass for the whole.
-    TensorFlow's graph profiler was tried as the counter: it misses a recurrent layer's loop
-    (a GRU over 20 steps counted 1,355 FLOPs), so it is not used to fill the gap.
-    """
-    total = 0.0
-    for layer in model.layers:
-        counter = _FLOP_COUNTERS.get(type(layer).__name__)
-        if counter is not None:
-            total += counter(layer)
-        elif layer.weights and type(layer).__name__ not in WEIGHTS_WITHOUT_FLOPS:
-            return None
-    return total
-
-
-UNKNOWN_FLOPS = "unknown: a layer with weights is neither Dense nor Conv2D, whose FLOPs alone are counted"
-WEIGHTS_WITHOUT_FLOPS = frozenset({"Embedding"})  # a lookup: no multiply-adds
-
-
-def _dense_flops(layer) -> float:
-    return 2.0 * layer.kernel.shape[0] * layer.kernel.shape[1]
-
-
-def _conv_flops(layer) -> float:
-    kernel_h, kernel_w, channels_in, channels_out = layer.kernel.shape
-    _, out_h, out_w, _ = layer.output.shape
-    return 2.0 * kernel_h * kernel_w * channels_in * channels_out * out_h * out_w
-
-
-_FLOP_COUNTERS = {"Dense": _dense_flops, "Conv2D": _conv_flops}
-TRAIN_FLOPS_PER_FORWARD = 3.0  # forward, plus gradients w.r.t. activations and weights

@@ -124,3 +124,4 @@ class Benchmark:
     order: int = IN_TURN  # FIRST, IN_TURN or LAST
     sections: tuple[Section, ...] = ()  # its tables in the summary, the terminal's and the report's
     plots: tuple[str, ...] = ()  # the report's plots of its numbers, by name (results/report/plots.py PLOTS)
+    held_to_roofs: bool = False  # its cells' FLOP/s are taken against the device's roofs (run/roofs.py)

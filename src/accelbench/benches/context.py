@@ -7,12 +7,14 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import pytest
+
 from accelbench.axes.backends import BACKENDS, FLOAT32_IEEE, PROCESS_BACKEND
 from accelbench.axes.devices import is_accelerator, kind_of
-from accelbench.axes.models import UNKNOWN_FLOPS
+from accelbench.axes.flops import Costs
 from accelbench.axes.precisions import PRECISIONS
 from accelbench.judge import fingerprint
-from accelbench.measured import BackendUsed, PrecisionUsed, Throughput
+from accelbench.measured import BackendUsed, PrecisionUsed, Roof, Throughput, Utilization
 
 
 def backend_here() -> BackendUsed:
@@ -41,18 +43,81 @@ def precision_used(cell: Any) -> PrecisionUsed:
     )
 
 
-def throughput(samples_per_round: int, median_round: float | None, flops_per_sample: float | None, **measured: Any):
+# What a work that counts no FLOPs (a user's, whose flops_per_sample returns None) reports.
+NOT_COUNTED = "unknown: this work does not count its FLOPs (its flops_per_sample returns None)"
+
+
+def throughput(
+    samples_per_round: int, median_round: float | None, flops_per_sample: float | str | None, **measured: Any
+):
     """Samples/s from the median round (none under --benchmark-disable), and FLOP/s where the
-    model's work is counted; "unknown" where it is not (models.forward_flops_per_sample), never
-    a silent 0."""
+    model's work is counted; "unknown: why" where it is not (axes/flops.py), never a silent 0."""
     if not median_round:
         return Throughput(**measured)
     samples_per_s = samples_per_round / median_round
-    if flops_per_sample is None:
-        return Throughput(samples_per_s=samples_per_s, flops_per_sample=UNKNOWN_FLOPS, **measured)
+    if flops_per_sample is None or isinstance(flops_per_sample, str):
+        unknown = flops_per_sample or NOT_COUNTED
+        return Throughput(samples_per_s=samples_per_s, flops_per_sample=unknown, **measured)
     return Throughput(
         samples_per_s=samples_per_s,
         flops_per_sample=flops_per_sample,
         achieved_flops=flops_per_sample * samples_per_s,
         **measured,
     )
+
+
+# Above this share of the measured compute roof a cell's FLOP/s is a measurement error (a wrong
+# FLOP count, or a clock that stopped before the device did), not a result: the roof is the
+# best a saturating matmul did on this device, and no model's mix of layers beats it by more
+# than the roof's own run-to-run noise.
+ABOVE_THE_ROOF = 1.05
+
+
+def utilization(throughput: Throughput, costs: Costs, roof: Roof | None) -> Utilization:
+    """The cell's share of its device's compute roof, by model FLOPs (MFU) and by the FLOPs its
+    kernels execute (HFU), and its FLOPs per byte."""
+    flops = throughput.flops_per_sample if isinstance(throughput.flops_per_sample, (int, float)) else None
+    intensity = flops / costs.bytes if flops is not None and costs.bytes else None
+    if roof is None or throughput.achieved_flops is None:
+        return Utilization(bytes_per_sample=costs.bytes, arithmetic_intensity=intensity)
+    executed = costs.executed_flops * throughput.samples_per_s if costs.executed_flops is not None else None
+    return Utilization(
+        peak_flops=roof.flops_per_s,
+        peak_dtype=roof.dtype,
+        peak_device=roof.device,
+        mfu=throughput.achieved_flops / roof.flops_per_s,
+        hfu=executed / roof.flops_per_s if executed is not None else None,
+        bytes_per_sample=costs.bytes,
+        arithmetic_intensity=intensity,
+    )
+
+
+def above_the_roof(cell_name: str, used: Utilization) -> str | None:
+    """The one-line failure of a cell faster than its device can be (by the FLOPs its kernels
+    execute, where they are counted: the convention's count may exceed the roof on small padded
+    images, and is shown as MFU), or None."""
+    share = used.hfu if used.hfu is not None else used.mfu
+    if share is None or share <= ABOVE_THE_ROOF:
+        return None
+    return (
+        f"{cell_name}: {share * used.peak_flops:.3g} FLOP/s executed is {share:.0%} of this device's measured "
+        f"{used.peak_dtype} peak ({used.peak_flops:.3g} FLOP/s; more than {ABOVE_THE_ROOF:.0%} is a measurement "
+        "error: a FLOP count too high, or a clock stopped before the device finished), not a result"
+    )
+
+
+def record_rates(bench: Any, rates: Throughput, costs: Costs) -> None:
+    """Record a cell's throughput and, beside it, its utilization of the device's measured roof
+    (measured once per device and dtype: run/session.py); a cell above the roof fails here, as
+    a measurement error, before its numbers are recorded."""
+    roof = None
+    dtype = PRECISIONS[getattr(bench.cell, "precision", "float32")].compute
+    if rates.achieved_flops is not None:
+        roof = bench.session.roofs.of(bench.placement(), dtype)
+    used = utilization(rates, costs, roof)
+    if above_the_roof(bench.name, used):  # the roof may have been measured in a busy moment
+        used = utilization(rates, costs, bench.session.roofs.of(bench.placement(), dtype, again=True))
+    error = above_the_roof(bench.name, used)
+    if error:
+        pytest.fail(error, pytrace=False)
+    bench.record(rates, used)

@@ -303,6 +303,9 @@ def scaling_cells(grid: Grid) -> list:
     return params(grid, cells, (device_absent, device_unsupported, not_batch_trained))
 
 
+# A table of both steps' peaks: a column per phase and batch size.
+STEP_PEAKS = {"train_memory": "train {column}", "inference_memory": "predict {column}"}
+
 # This module's benchmark kinds, by fixture name (benches/catalog.py registers them): each
 # with its cells, its Bench, what it judges, its summary tables and its report's plots.
 KINDS: dict[str, Benchmark] = {
@@ -326,20 +329,20 @@ KINDS: dict[str, Benchmark] = {
         sections=(
             Section(
                 "host memory peak of one step",
-                {"train_memory": "train {column}", "inference_memory": "predict {column}"},
+                STEP_PEAKS,
                 StepMemory.keys.peak_memory_bytes,
                 "bytes",
                 MEMORY,
             ),
             Section(
                 "smallest growth of the host peak its gate detects (from the spread recorded with the baseline)",
-                {"train_memory": "train {column}", "inference_memory": "predict {column}"},
+                STEP_PEAKS,
                 StepMemory.keys.peak_memory_bytes_detectable_growth,
                 "growth",
             ),
             Section(
                 "device memory peak of one step",
-                {"train_memory": "train {column}", "inference_memory": "predict {column}"},
+                STEP_PEAKS,
                 StepMemory.keys.device_peak_memory_bytes,
                 "bytes",
                 ("device_peak_memory_bytes",),

@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND
+from accelbench.axes.flops import Costs
 from accelbench.benches.base import Bench
-from accelbench.benches.context import precision_used, throughput
+from accelbench.benches.context import precision_used, record_rates, throughput
 from accelbench.judge import analysis, comparison
 from accelbench.judge.verdicts import MEMRAY_REASON
 from accelbench.measured import AgainstTensorflow, BackendUsed, Throughput, Timed, Workers
@@ -89,15 +90,14 @@ def time_in_worker(bench: Bench, benchmark: Any, kind: str) -> None:
             teardown=partner.teardown if partner else None,
         )
     inside = inside[BACKEND_WARMUP_ROUNDS : BACKEND_WARMUP_ROUNDS + bench.preset.rounds]
-    bench.record(
-        throughput(
-            built.samples_per_round,
-            median,
-            built.flops_per_sample,
-            worker_round_seconds=inside,
-            pipe_seconds=median - statistics.median(inside) if median else None,
-        )
+    rates = throughput(
+        built.samples_per_round,
+        median,
+        built.flops_per_sample,
+        worker_round_seconds=inside,
+        pipe_seconds=median - statistics.median(inside) if median else None,
     )
+    record_rates(bench, rates, Costs(built.executed_flops_per_sample, built.bytes_per_sample))
     if partner and len(partner.seconds) == len(inside) > 1:
         _against_reference(
             bench,

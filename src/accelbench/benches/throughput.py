@@ -27,7 +27,7 @@ from accelbench.grid.cells import (
     placeholder,
 )
 from accelbench.judge.verdicts import TIMING
-from accelbench.measured import AgainstTensorflow, Latency, SvmFit, Throughput, Timed
+from accelbench.measured import AgainstTensorflow, Latency, SvmFit, Throughput, Timed, Utilization
 from accelbench.processes.protocol import Cellwork
 from accelbench.results.summary import (
     CURVE,
@@ -174,6 +174,9 @@ def svm_cells(grid: Grid) -> list:
     return params(grid, cells, (device_absent, device_unsupported))
 
 
+# A table of both phases: a column per phase and batch size.
+TRAIN_AND_PREDICT = {"train_bench": "train {column}", "inference_bench": "predict {column}"}
+
 # This module's benchmark kinds, by fixture name (benches/catalog.py registers them): each
 # with its cells, its Bench, what it judges, its summary tables and its report's plots.
 KINDS: dict[str, Benchmark] = {
@@ -182,6 +185,7 @@ KINDS: dict[str, Benchmark] = {
         TrainBench,
         "test_train",
         (TIMING,),
+        held_to_roofs=True,
         ab=True,
         file="test_training.py",
         about="Steady-state training throughput of one cell (benches/throughput.py).",
@@ -194,13 +198,14 @@ KINDS: dict[str, Benchmark] = {
                 (TIMING,),
             ),
         ),
-        plots=("throughput", "speedup"),
+        plots=("throughput", "speedup", "roofline"),
     ),
     "inference_bench": Benchmark(
         inference_cells,
         InferenceBench,
         "test_inference",
         (TIMING,),
+        held_to_roofs=True,
         ab=True,
         file="test_inference.py",
         about="Inference throughput of one cell (benches/throughput.py).",
@@ -214,20 +219,34 @@ KINDS: dict[str, Benchmark] = {
             ),
             Section(
                 "FLOPs per sample (training: 3 x forward; unknown where a layer's FLOPs are not counted)",
-                {"train_bench": "train {column}", "inference_bench": "predict {column}"},
+                TRAIN_AND_PREDICT,
                 Throughput.keys.flops_per_sample,
                 "flops",
             ),
             Section(
                 "achieved FLOP/s, median round",
-                {"train_bench": "train {column}", "inference_bench": "predict {column}"},
+                TRAIN_AND_PREDICT,
                 Throughput.keys.achieved_flops,
                 "flop_rate",
             ),
             Section(
+                "model FLOPs utilization: achieved FLOP/s over the device's measured matmul peak in the "
+                "cell's dtype (above 105%: a measurement error, failed)",
+                TRAIN_AND_PREDICT,
+                Utilization.keys.mfu,
+                "percent",
+            ),
+            Section(
+                "arithmetic intensity: FLOPs per byte a sample moves (estimated per layer); below the "
+                "device's ridge point a cell is bandwidth-bound",
+                TRAIN_AND_PREDICT,
+                Utilization.keys.arithmetic_intensity,
+                "plain",
+            ),
+            Section(
                 "time per sample over tensorflow's, round for round with the same cell [95% interval] "
                 "(above 1: slower)",
-                {"train_bench": "train {column}", "inference_bench": "predict {column}"},
+                TRAIN_AND_PREDICT,
                 AgainstTensorflow.keys.time_per_sample_over_tensorflow,
                 "plain",
                 interval=AgainstTensorflow.keys.time_per_sample_over_tensorflow_ci95,

@@ -16,9 +16,9 @@ from typing import Any
 
 from accelbench.benches import ab_cell, other_backend
 from accelbench.benches.base import Bench
-from accelbench.benches.context import backend_here, precision_used, throughput
+from accelbench.benches.context import backend_here, precision_used, record_rates, throughput
 from accelbench.measured import Throughput
-from accelbench.work.kinds import Work, jit_compiled
+from accelbench.work.kinds import Work, costs_of, jit_compiled
 
 
 def time_work(bench: Bench, benchmark: Any, kind: str) -> Work | None:
@@ -33,15 +33,14 @@ def time_work(bench: Bench, benchmark: Any, kind: str) -> Work | None:
     median = bench.time_rounds(
         benchmark, work.run_round, work.samples_per_round, kind, bench.preset.rounds, warmup_rounds=0
     )
-    bench.record(
-        throughput(
-            work.samples_per_round,
-            median,
-            work.flops_per_sample(),
-            batch_size=bench.cell.batch_size,
-            steps_per_round=work.steps,
-            compile_seconds=work.compile_seconds,
-        )
+    rates = throughput(
+        work.samples_per_round,
+        median,
+        work.flops_per_sample(),
+        batch_size=bench.cell.batch_size,
+        steps_per_round=work.steps,
+        compile_seconds=work.compile_seconds,
     )
+    record_rates(bench, rates, costs_of(work))
     ab_cell.against_b(bench, kind, work.steps)
     return work

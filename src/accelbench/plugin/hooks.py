@@ -10,13 +10,14 @@ import pytest
 
 from accelbench.axes.devices import host_allocator
 from accelbench.axes.formats import DataError
+from accelbench.axes.precisions import PRECISIONS, REFERENCE_PRECISION
 from accelbench.benches import catalog
 from accelbench.benches.base import AB_METRICS, IN_TURN, Bench
 from accelbench.benches.catalog import BENCHMARKS
 from accelbench.judge import fingerprint, peak_history
 from accelbench.judge.baselines import BaselineError
 from accelbench.judge.verdicts import FINGERPRINT_KEY, LEAKS, PEAK_CAP, SavedRun
-from accelbench.measured import CELL_KEY, SCHEMA_VERSION, VERDICTS_KEY, StepMemory
+from accelbench.measured import CELL_KEY, ROOFS_KEY, SCHEMA_VERSION, VERDICTS_KEY, StepMemory
 from accelbench.plugin import fixtures, options, terminal
 from accelbench.plugin.state import BODY_PASSED, SESSION, session_of
 from accelbench.processes.workers import WorkerFailed
@@ -46,6 +47,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "(select the timed cells alone with -m timed, e.g. for an A/B run)",
     )
     session = config.stash[SESSION] = Session(options.run_config(config))
+    session.roofs.use_cache(getattr(config, "cache", None))  # None under -p no:cacheprovider
     session.progress = Progress(config)
     fixtures.register(config)  # after run_config imported the user's modules: their kinds too
 
@@ -121,6 +123,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             raise pytest.UsageError(str(error)) from None
         if state.run.update_baselines:
             _read_peak_history(session.config, state)
+        _measure_roofs(session.items, state)
         try:
             ab_run = state.ab_run  # --ab-ref checks out its worktree here (its ref was resolved at start)
         except WorktreeError as error:
@@ -129,6 +132,19 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             ab_run.cells_judged = sum(BENCHMARKS[benchmark_of(item)].ab for item in session.items if is_cell(item))
             if ab_run.cells_judged:
                 _start_workers(state)
+
+
+def _measure_roofs(items: list[pytest.Item], state: Session) -> None:
+    """The roofs the run's throughput cells are held to, measured before any cell is built: a
+    built cell's input pipeline prefetches in threads of its own, and a roof measured at the
+    first cell came out at 171 GFLOP/s where the same run measured 219 again later."""
+    for item in items:
+        name, cell = benchmark_of(item), cell_of(item)
+        if not (name and BENCHMARKS[name].held_to_roofs and cell is not None) or item.get_closest_marker("skip"):
+            continue
+        placement = state.inventory.get(cell.device)
+        if placement is not None:
+            state.roofs.of(placement, PRECISIONS[getattr(cell, "precision", REFERENCE_PRECISION)].compute)
 
 
 def _read_peak_history(config: pytest.Config, state: Session) -> None:
@@ -379,6 +395,10 @@ def pytest_benchmark_update_json(config: pytest.Config, benchmarks: list, output
         # imports no benchmark kind, so it reads them here
         "sections": [section.as_json() for section in catalog.sections()],
         "plots": catalog.plots(),
+        # the device roofs the cells' utilization is taken against. Not in machine_info: that is
+        # asked for at the start too when comparing, before any roof is measured, and
+        # pytest-benchmark warns of a machine_info unlike the saved run's.
+        ROOFS_KEY: [roof.as_json() for roof in state.roofs.measured()],
     }
 
 

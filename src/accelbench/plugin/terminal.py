@@ -21,6 +21,8 @@ def write_summary(terminalreporter: Any, state: Session) -> None:
                 terminalreporter.write_line(line)
             terminalreporter.write_line("")
         terminalreporter.write_line(summary.LEGEND)
+    for roof in state.roofs.measured():
+        terminalreporter.write_line(summary.roof_line(roof))
     if state.ab_run is not None:
         terminalreporter.section("accelbench A/B")
         environments = state.ab_run.environments

@@ -90,15 +90,18 @@ def prepare(spec: dict[str, Any], steps: int | None) -> Prepared:
     """Build the cell's work (a work.kinds.WORKS kind) at `steps` per round, as the pytest
     process calibrated it (None: calibrate here, to the run's round length), and warm it up; what
     it measured while building (compile seconds) and what the caller needs to report rounds."""
-    from accelbench.work.kinds import WORKS, jit_compiled
+    from accelbench.work.kinds import WORKS, costs_of, jit_compiled
 
     cell, site = _site(spec)
     work = _WORK[cell.key] = WORKS[cell.kind](site, steps)
+    costs = costs_of(work)
     return Prepared(
         compile_seconds=work.compile_seconds,
         steps=work.steps,
         samples_per_round=work.samples_per_round,
         flops_per_sample=work.flops_per_sample(),
+        executed_flops_per_sample=costs.executed_flops,
+        bytes_per_sample=costs.bytes,
         device=site.placement.description,
         jit_compile=jit_compiled(work),
     )

@@ -53,9 +53,12 @@ class Prepared:
     compile_seconds: float
     steps: int  # per round, as the pytest process calibrated them (or the worker, if it did not)
     samples_per_round: int
-    flops_per_sample: float | None  # None: a layer whose FLOPs are not counted
+    flops_per_sample: float | str | None  # "unknown: why" (a layer not counted); None: the work counts none
     device: str
     jit_compile: bool
+    # a sample's executed FLOPs and bytes moved (axes/flops.Costs; flat: a reply crosses as JSON)
+    executed_flops_per_sample: float | None = None
+    bytes_per_sample: float | None = None
 
 
 @dataclass(frozen=True)

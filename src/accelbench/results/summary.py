@@ -33,6 +33,7 @@ from accelbench.measured import (
     VERDICTS_KEY,
     Place,
     PrecisionUsed,
+    Roof,
     StepMemory,
     Throughput,
 )
@@ -429,3 +430,12 @@ def ab_lines(
     for row in [AB_HEADER, *rows]:
         lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
     return lines
+
+
+def roof_line(roof: Roof) -> str:
+    """A device's measured roofs in words: what every utilization in the tables is taken against."""
+    return (
+        f"roofs of {roof.device} in {roof.dtype}, measured: {flops(roof.flops_per_s)}/s "
+        f"(a {roof.matmul_size}x{roof.matmul_size} matmul), {format_bytes(roof.bytes_per_s)}/s (a STREAM triad); "
+        f"ridge point {roof.ridge_intensity:.3g} FLOPs per byte"
+    )

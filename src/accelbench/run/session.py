@@ -23,6 +23,7 @@ from accelbench.run import presets
 from accelbench.run.backend_workers import BackendWorkers
 from accelbench.run.built import BuiltWork
 from accelbench.run.config import RunConfig
+from accelbench.run.roofs import Roofs
 from accelbench.run.sizing import Sizing
 
 
@@ -51,6 +52,8 @@ class Session:
             ab_strict=bool(run.ab_setup and run.ab_setup.strict),
         )
         self.process_results: dict[Any, Any] = {}  # a distributed.Job -> its Result, for cells that share a job
+        # the devices' measured roofs; kept between runs in pytest's cache, which the plugin sets
+        self.roofs = Roofs(lambda: self.inventory.fingerprint().key, lambda text: self.progress(text))
 
     # --- lazily found: TensorFlow starts only when a benchmark is collected -------------------
     @functools.cached_property

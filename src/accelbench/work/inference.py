@@ -8,7 +8,8 @@ from typing import Any
 
 from accelbench.axes.data import Dataset
 from accelbench.axes.devices import Placement
-from accelbench.axes.models import ModelOptions, ModelSpec, forward_flops_per_sample
+from accelbench.axes.flops import Costs, costs_per_sample, forward_flops_per_sample
+from accelbench.axes.models import ModelOptions, ModelSpec
 from accelbench.work import measure
 from accelbench.work.build import build_model
 from accelbench.work.training import batches_for, fixed_batches, one_batch
@@ -53,8 +54,11 @@ class KerasRounds(BatchRounds):
 
     model: Any
 
-    def flops_per_sample(self) -> float | None:
+    def flops_per_sample(self) -> float | str:
         return forward_flops_per_sample(self.model)
+
+    def costs_per_sample(self) -> Costs:
+        return costs_per_sample(self.model, self.batch_size, training=False)
 
 
 @dataclass

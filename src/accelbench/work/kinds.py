@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from accelbench.axes.data import Dataset
+from accelbench.axes.flops import Costs
 from accelbench.axes.models import ModelOptions, ModelSpec
 from accelbench.registry import Registry
 
@@ -59,7 +60,14 @@ class Work(Protocol):
     compile_seconds: float
 
     def run_round(self) -> Any: ...
-    def flops_per_sample(self) -> float | None: ...
+    def flops_per_sample(self) -> float | str | None: ...  # str: "unknown: why"; None: not counted
+
+
+def costs_of(work: Work) -> Costs:
+    """A sample's executed FLOPs and bytes moved (axes/flops.py), where the work says: a method a
+    work may leave out (a user's kind need not estimate them), unlike flops_per_sample."""
+    estimate = getattr(work, "costs_per_sample", None)
+    return estimate() if callable(estimate) else Costs()
 
 
 def jit_compiled(work: Work) -> bool:

@@ -17,7 +17,8 @@ from accelbench.axes import backends
 from accelbench.axes.backends import BACKENDS
 from accelbench.axes.data import Dataset
 from accelbench.axes.devices import Placement
-from accelbench.axes.models import TRAIN_FLOPS_PER_FORWARD, ModelOptions, ModelSpec, forward_flops_per_sample
+from accelbench.axes.flops import TRAIN_FLOPS_PER_FORWARD, Costs, costs_per_sample, forward_flops_per_sample
+from accelbench.axes.models import ModelOptions, ModelSpec
 from accelbench.work import measure
 from accelbench.work.build import build_model
 
@@ -201,9 +202,12 @@ class Trainer:
     def samples_per_round(self) -> int:
         return self.steps * self.batch_size
 
-    def flops_per_sample(self) -> float | None:
+    def flops_per_sample(self) -> float | str:
         forward = forward_flops_per_sample(self.model)
-        return None if forward is None else forward * TRAIN_FLOPS_PER_FORWARD
+        return forward if isinstance(forward, str) else forward * TRAIN_FLOPS_PER_FORWARD
+
+    def costs_per_sample(self) -> Costs:
+        return costs_per_sample(self.model, self.batch_size, training=True)
 
     def throughput(self) -> float:
         """Samples per second of one freshly timed round."""

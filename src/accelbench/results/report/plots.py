@@ -25,6 +25,7 @@ from accelbench.measured import (
     Speedup,
     StepMemory,
     Throughput,
+    Utilization,
 )
 from accelbench.results.report.runs import Run
 from accelbench.results.summary import CellRecord
@@ -365,6 +366,58 @@ def accuracy(runs: Sequence[Run]) -> list[Plot]:
     return [Plot("accuracy", "Accuracy per epoch against training time", _encode(figure))]
 
 
+def roofline(runs: Sequence[Run]) -> list[Plot]:
+    """Each device and dtype's measured roofs (Williams, Waterman and Patterson 2009): the
+    bandwidth roof rising to the ridge point, the compute roof flat after it; each throughput
+    cell a point at its arithmetic intensity and achieved FLOP/s, coloured by model, a circle
+    for training and a triangle for inference. A point left of the ridge is bandwidth-bound."""
+    roofs = {(roof.device, roof.dtype): roof for run in runs for roof in run.roofs}
+    points: dict[tuple[str, str], list[tuple[CellRecord, Utilization]]] = {}
+    for run in runs:
+        for cell in run.cells_of("train_bench", "inference_bench"):
+            used = Utilization.of(cell.info)
+            if used.arithmetic_intensity and cell.info.get(Throughput.keys.achieved_flops) and used.peak_device:
+                points.setdefault((used.peak_device, used.peak_dtype), []).append((cell, used))
+    shown = [key for key in roofs if key in points]
+    if not shown:
+        return []
+    figure, axes = _panels(len(shown))
+    colours = {
+        model: f"C{index % 10}" for index, model in enumerate(sorted({c.model for k in shown for c, _ in points[k]}))
+    }
+    for ax, key in zip(axes, shown):
+        roof, cells = roofs[key], points[key]
+        intensities = [used.arithmetic_intensity for _, used in cells]
+        low = min(min(intensities), roof.ridge_intensity) / 4
+        high = max(max(intensities), roof.ridge_intensity) * 4
+        xs = np.geomspace(low, high, 200)
+        ax.plot(xs, np.minimum(roof.flops_per_s, roof.bytes_per_s * xs), color="black", linewidth=1.5)
+        ax.axvline(roof.ridge_intensity, color="grey", linestyle=":", linewidth=1)
+        seen = set()
+        for cell, used in cells:
+            work = "train" if cell.benchmark == "train_bench" else "predict"
+            label = f"{cell.model} {work}"
+            ax.plot(
+                used.arithmetic_intensity,
+                cell.info[Throughput.keys.achieved_flops],
+                marker="o" if work == "train" else "^",
+                color=colours[cell.model],
+                linestyle="",
+                label=None if label in seen else label,
+            )
+            seen.add(label)
+        ax.set_xscale("log")
+        _style(ax, f"{key[0]} {key[1]}: roofline", "FLOPs per byte", "FLOP/s", ylog=True)
+    return [
+        Plot(
+            "roofline",
+            "Roofline: achieved FLOP/s against arithmetic intensity, under the measured roofs",
+            _encode(figure),
+            "The roofs are measured on this machine (a saturating matmul, a STREAM triad), not a datasheet's.",
+        )
+    ]
+
+
 # The report's plots by the name a benchmark kind gives in its registration (Benchmark.plots).
 # They are drawn here, not in the kinds' modules: the report reads saved runs and imports no kind.
 PLOTS: dict[str, Callable[[Sequence[Run]], list[Plot]]] = {
@@ -373,6 +426,7 @@ PLOTS: dict[str, Callable[[Sequence[Run]], list[Plot]]] = {
     "memory": memory,
     "data_size": data_size,
     "accuracy": accuracy,
+    "roofline": roofline,
 }
 
 

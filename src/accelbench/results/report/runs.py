@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from accelbench.judge.fingerprint import FINGERPRINT_KEY
-from accelbench.measured import CELL_KEY, SCHEMA_VERSION
+from accelbench.measured import CELL_KEY, ROOFS_KEY, SCHEMA_VERSION, Roof
 from accelbench.results.summary import CellRecord, Section
 
 # The summary tables as this version laid out every run before runs saved their own (schema 0):
@@ -42,6 +42,7 @@ class Run:
     sections: tuple[Section, ...] = ()  # the summary's tables as the run saved them (or as schema 0 had them)
     # the report's plots its kinds draw, by name; None: saved before runs named them
     plots: tuple[str, ...] | None = None
+    roofs: tuple[Roof, ...] = ()  # the devices' measured roofs (none before runs saved them)
 
     @property
     def label(self) -> str:
@@ -152,12 +153,17 @@ def load_run(path: Path, tag: str = "") -> Run:
         sections = SCHEMA_0_SECTIONS if saved_sections is None else tuple(map(Section.from_json, saved_sections))
     except (TypeError, ValueError) as error:
         raise ReportError(f"{path}: its accelbench.sections cannot be read ({error!r})") from None
+    try:
+        roofs = tuple(Roof.from_json(saved) for saved in accelbench.get(ROOFS_KEY, ()))
+    except (KeyError, TypeError, ValueError) as error:
+        raise ReportError(f"{path}: its accelbench.{ROOFS_KEY} cannot be read ({error!r})") from None
     plots = accelbench.get("plots")
     if plots is not None and not (isinstance(plots, list) and all(isinstance(name, str) for name in plots)):
         raise ReportError(f"{path}: its accelbench.plots is not a list of plot names")
     return Run(
         sections=sections,
         plots=tuple(plots) if plots is not None else None,
+        roofs=roofs,
         path=path,
         tag=tag or path.stem,
         machine=document["machine_info"],

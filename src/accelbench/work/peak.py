@@ -1,0 +1,67 @@
+"""The device's attainable roofs, measured where the cells run, in the run's own process (its
+allocator and threads): the compute roof from a matrix multiply at sizes that saturate it, the
+bandwidth roof from a STREAM triad (a = b + s·c).
+
+A datasheet's peak is what the silicon could do with every unit busy; what a Keras step can
+reach on this machine, with this TensorFlow and its oneDNN or cuBLAS, is the matmul's rate, so
+utilization is taken against that. STREAM's own code is C; its triad is three arrays, here in
+one XLA-fused kernel so the bytes counted (two reads and a write per element) are the bytes
+moved, on arrays far larger than any last-level cache.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from accelbench.measured import Roof
+
+# Square, each measured (the best kept) until the next would take too long: on a CPU here the
+# rate grows to 2048 and holds at 4096, and one size's rate can dip in a busy moment, so no size
+# is skipped because the last did not grow.
+MATMUL_SIZES = (512, 1024, 2048, 4096, 8192)
+MAX_MATMUL_SECONDS = 1.0  # no size whose multiply would take longer: the roof costs seconds, not minutes
+TRIAD_ELEMENTS = 2**25  # 128 MiB per float32 array: 4x the largest L3 of the CPUs measured
+REPEATS = 5  # best of: the roof is what the device can do, noise only lowers a rate
+
+
+def _best_seconds(run: Callable[[], object], repeats: int = REPEATS) -> float:
+    run()  # the first call compiles and warms caches
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def measure(device: str, dtype: str) -> Roof:
+    """The roofs of one TensorFlow device (e.g. /CPU:0) in one compute dtype."""
+    import tensorflow as tf
+
+    started = time.perf_counter()
+    multiply = tf.function(lambda a, b: tf.matmul(a, b)[0, 0])
+    with tf.device(device):
+        rate, size = 0.0, 0
+        for n in MATMUL_SIZES:
+            a = tf.cast(tf.random.normal((n, n)), dtype)
+            b = tf.cast(tf.random.normal((n, n)), dtype)
+            # in a graph, as Keras' compiled steps run (oneDNN's rewrites apply on a CPU); reading
+            # one element back waits for the multiply to finish on an accelerator
+            seconds = _best_seconds(lambda a=a, b=b: multiply(a, b).numpy(), REPEATS if n <= 2048 else 3)
+            if 2.0 * n**3 / seconds > rate:
+                rate, size = 2.0 * n**3 / seconds, n
+            if seconds * 8 > MAX_MATMUL_SECONDS:  # the next size would take 8x as long
+                break
+        b = tf.random.normal((TRIAD_ELEMENTS,))
+        c = tf.random.normal((TRIAD_ELEMENTS,))
+        triad = tf.function(lambda b, c: b + 3.0 * c, jit_compile=True)
+        triad_seconds = _best_seconds(lambda: triad(b, c)[0].numpy())
+    return Roof(
+        device=device,
+        dtype=dtype,
+        flops_per_s=rate,
+        bytes_per_s=3 * 4 * TRIAD_ELEMENTS / triad_seconds,
+        matmul_size=size,
+        seconds=time.perf_counter() - started,
+    )

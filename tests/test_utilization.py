@@ -1,0 +1,147 @@
+"""How far a cell is from its device's limit: the roofs measured (work/peak.py), kept and
+measured again (run/roofs.py), a cell's MFU and intensity (benches/context.py), a cell above the
+roof failed as a measurement error, the roofline drawn (results/report/plots.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from accelbench.axes.flops import Costs
+from accelbench.benches.context import above_the_roof, utilization
+from accelbench.measured import ROOFS_KEY, Roof, Throughput, Utilization
+from accelbench.run.roofs import FolderCache, Roofs
+from accelbench.work import peak
+
+ROOF = Roof(device="/CPU:0", dtype="float32", flops_per_s=1e11, bytes_per_s=2e10, matmul_size=2048, seconds=3.0)
+
+
+def test_mfu_is_model_flops_over_the_roof_hfu_executed_flops_and_intensity_flops_over_bytes():
+    rates = Throughput(samples_per_s=1000.0, flops_per_sample=2e7, achieved_flops=2e10)
+    used = utilization(rates, Costs(executed_flops=1.5e7, bytes=4e5), ROOF)
+    assert used.mfu == pytest.approx(0.2) and used.hfu == pytest.approx(0.15)
+    assert used.arithmetic_intensity == pytest.approx(50.0)
+    assert (used.peak_flops, used.peak_dtype, used.peak_device) == (1e11, "float32", "/CPU:0")
+    assert above_the_roof("test_train[cpu-bs32-mlp]", used) is None
+    unknown = utilization(Throughput(samples_per_s=1000.0, flops_per_sample="unknown: no counter"), Costs(), ROOF)
+    assert unknown == Utilization()  # nothing made up where the FLOPs are not counted
+
+
+def test_a_cell_above_105_percent_of_its_roof_is_one_line_naming_both_numbers():
+    rates = Throughput(samples_per_s=1000.0, flops_per_sample=1.06e8, achieved_flops=1.06e11)
+    message = above_the_roof("test_train[cpu-bs32-mlp]", utilization(rates, Costs(1.06e8, None), ROOF))
+    assert message.startswith(
+        "test_train[cpu-bs32-mlp]: 1.06e+11 FLOP/s executed is 106% of this device's measured float32"
+    )
+    assert "1e+11 FLOP/s" in message and "measurement error" in message and "\n" not in message
+    at_the_edge = Throughput(samples_per_s=1000.0, flops_per_sample=1.05e8, achieved_flops=1.05e11)
+    assert above_the_roof("x", utilization(at_the_edge, Costs(1.05e8, None), ROOF)) is None
+    # small padded images: the convention's count above the roof, what the kernels execute below
+    padded = Throughput(samples_per_s=1000.0, flops_per_sample=1.2e8, achieved_flops=1.2e11)
+    assert above_the_roof("x", utilization(padded, Costs(0.8e8, None), ROOF)) is None
+
+
+class Placed:
+    device = "/CPU:0"
+
+
+def test_roofs_are_kept_per_machine_and_measured_again_when_a_cell_beats_them(tmp_path, monkeypatch):
+    measured = []
+
+    def measure(device, dtype):
+        measured.append((device, dtype))
+        return Roof(device, dtype, 1e11 * len(measured), 2e10, 2048, 1.0)
+
+    monkeypatch.setattr(peak, "measure", measure)
+    monkeypatch.delenv("ACCELBENCH_ROOFS_DIR", raising=False)
+    roofs = Roofs(lambda: "cpu=EPYC; cpus=2", lambda text: None)
+    roofs.use_cache(FolderCache(tmp_path))
+    assert roofs.of(Placed(), "float32").flops_per_s == 1e11
+    assert roofs.of(Placed(), "float32").flops_per_s == 1e11 and len(measured) == 1  # once a run
+    assert roofs.of(Placed(), "float32", again=True).flops_per_s == 2e11  # the better of two
+    assert roofs.of(Placed(), "float32", again=True).flops_per_s == 2e11 and len(measured) == 2  # again: once
+    later = Roofs(lambda: "cpu=EPYC; cpus=2", lambda text: None)
+    later.use_cache(FolderCache(tmp_path))
+    assert later.of(Placed(), "float32").flops_per_s == 2e11 and len(measured) == 2  # the next run reads it
+    other = Roofs(lambda: "cpu=Xeon; cpus=64", lambda text: None)
+    other.use_cache(FolderCache(tmp_path))
+    assert other.of(Placed(), "float32").flops_per_s == 3e11  # another machine measures its own
+    for kept in tmp_path.glob("*.json"):
+        kept.write_text("{not json")
+    corrupt = Roofs(lambda: "cpu=EPYC; cpus=2", lambda text: None)
+    corrupt.use_cache(FolderCache(tmp_path))
+    assert corrupt.of(Placed(), "float32").flops_per_s == 4e11  # a corrupt entry is measured anew
+
+
+def test_the_roofs_of_this_cpu_are_measured_and_below_its_physical_limit(heavy_imports):
+    """The matmul rate cannot exceed what every core could do with 512-bit fused multiply-adds at
+    every cycle of a 6 GHz clock (2 FMA units x 16 float32 lanes x 2 FLOPs); the triad's rate
+    cannot exceed what DDR5-8000 moves over 12 channels (768 GB/s)."""
+    import os
+
+    roof = peak.measure("/CPU:0", "float32")
+    cores = len(os.sched_getaffinity(0))
+    assert 0 < roof.flops_per_s < cores * 2 * 16 * 2 * 6e9
+    assert 0 < roof.bytes_per_s < 768e9
+    assert roof.matmul_size in peak.MATMUL_SIZES and roof.ridge_intensity > 0
+
+
+USER_MODEL = """
+import accelbench
+
+COUNTED = {counted}  # FLOPs per element the user's counter claims for its layer
+
+
+def build(input_shape, outputs, options):
+    import keras
+
+    class Gain(keras.layers.Layer):
+        def build(self, shape):
+            self.gain = self.add_weight(shape=(shape[-1],), initializer="ones")
+
+        def call(self, x):
+            return x * self.gain
+
+    return keras.Sequential([keras.Input(input_shape), keras.layers.Flatten(), Gain(name="gain"),
+                             keras.layers.Dense(64, activation="relu"), keras.layers.Dense(outputs)])
+
+
+accelbench.register_layer_flops("Gain", lambda layer, inputs, outputs: COUNTED * inputs[0][-1])
+accelbench.register_model(accelbench.ModelSpec("gain_mlp", "a user's MLP with a layer of its own", build))
+"""
+
+
+def smoke(pytester, *args):
+    baselines = pytester.path / "baselines"
+    baselines.mkdir(exist_ok=True)
+    return pytester.runpytest(
+        "-p", "accelbench.plugin", "-p", "no:cacheprovider", "--preset", "smoke", "--baselines", str(baselines), *args
+    )
+
+
+@pytest.mark.slow
+def test_a_users_layer_counted_honestly_gets_mfu_and_one_counted_far_too_high_fails_the_cell(pytester, heavy_imports):
+    """The planted fault: a user's FLOP counter a billion times too high puts the cell far above
+    the roof; it fails as a measurement error, and its numbers are not shown as a result."""
+    for path in (Path(__file__).resolve().parents[1] / "benchmarks").glob("test_*.py"):
+        pytester.makepyfile(**{path.stem: path.read_text()})
+    pytester.makeini("[pytest]\naccelbench_modules = my_models\n")
+    cells = ("test_training.py::test_train", "--models", "gain_mlp", "--batch-sizes", "32")
+
+    pytester.makepyfile(my_models=USER_MODEL.format(counted=1))
+    saved = pytester.path / "run.json"
+    smoke(pytester, *cells, f"--benchmark-json={saved}").assert_outcomes(passed=1)
+    document = json.loads(saved.read_text())
+    (cell,) = document["benchmarks"]
+    used = Utilization.of(cell["extra_info"])
+    assert 0 < used.mfu <= 1.05 and used.arithmetic_intensity > 0
+    (roof,) = document["accelbench"][ROOFS_KEY]
+    assert roof["dtype"] == "float32" and used.peak_flops == roof["flops_per_s"]
+
+    pytester.makepyfile(my_models=USER_MODEL.format(counted=10**9))
+    result = smoke(pytester, *cells)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*test_train[[]cpu-bs32-gain_mlp[]]: * FLOP/s executed is *% of this device's*"])
+    assert "measurement error" in result.stdout.str()
