@@ -62,7 +62,8 @@ def assert_one_clear_line(result, message):
         (["--batch-sizes", "abc"], "argument --batch-sizes: 'abc' is not a positive integer"),
         (
             ["--models", "resnet"],
-            "argument --models: unknown model 'resnet'; choose from: mlp, mlp_wide, mlp_deep, cnn, svm",
+            "argument --models: unknown model 'resnet'; choose from: mlp, mlp_wide, mlp_deep, cnn, svm, resnet50, "
+            "mobilenet_v3_small, efficientnet_b0, bert_encoder, lstm_text",
         ),
         (["--dataset", "imagenet"], "argument --dataset: unknown dataset 'imagenet'; choose from: digits, mnist"),
         (
@@ -1280,7 +1281,8 @@ def test_a_module_that_does_not_import_and_a_model_no_module_declares_are_one_li
     suite.makeini("[pytest]\naccelbench_modules = my_models\n")
     assert_one_clear_line(
         run(suite, "--models", "resnet"),
-        "argument --models: unknown model 'resnet'; choose from: mlp, mlp_wide, mlp_deep, cnn, svm, tiny_user_mlp",
+        "argument --models: unknown model 'resnet'; choose from: mlp, mlp_wide, mlp_deep, cnn, svm, resnet50, "
+        "mobilenet_v3_small, efficientnet_b0, bert_encoder, lstm_text, tiny_user_mlp",
     )
 
 

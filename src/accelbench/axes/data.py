@@ -21,7 +21,15 @@ from accelbench.user_modules import last_line
 NUM_CLASSES = 10
 DOWNLOAD_TIMEOUT_S = 30  # an offline machine must fail fast, not hang in a Keras download
 SYNTHETIC_SAMPLES = (8192, 1024)
-UNLABELLED = frozenset({"synthetic"})  # datasets whose labels carry no signal: no accuracy
+# Synthetic data of real architectures' shapes (axes/architectures.py): throughput and memory
+# only, as `synthetic` (their labels carry no signal). Few samples: a 224 x 224 image is 588 KiB.
+SHAPED = {
+    "images_224": ((224, 224, 3), (256, 64)),
+    "images_96": ((96, 96, 3), (1024, 256)),
+    "tokens_128": ((128,), (2048, 512)),
+}
+TOKEN_VOCABULARY = 30522  # BERT's WordPiece vocabulary (axes/models.py VOCABULARY)
+UNLABELLED = frozenset({"synthetic", *SHAPED})  # datasets whose labels carry no signal: no accuracy
 
 
 @dataclass(frozen=True)
@@ -316,8 +324,28 @@ def _synthetic(data_dir: Path | None) -> Dataset:
     )
 
 
+def _shaped(name: str) -> Loader:
+    shape, (n_train, n_test) = SHAPED[name]
+
+    def load(data_dir: Path | None) -> Dataset:
+        rng = np.random.default_rng(0)
+
+        def inputs(n: int) -> np.ndarray:
+            if len(shape) == 1:  # token ids
+                return rng.integers(0, TOKEN_VOCABULARY, (n, *shape), dtype=np.int32)
+            return rng.random((n, *shape), dtype=np.float32)
+
+        x_train, x_test = inputs(n_train), inputs(n_test)
+        labels = lambda n: rng.integers(0, NUM_CLASSES, n, dtype=np.int32)  # noqa: E731
+        return Dataset(name, x_train, labels(n_train), x_test, labels(n_test))
+
+    return load
+
+
 DATASETS.register("digits", _digits)
 DATASETS.register("mnist", _idx_loader("mnist", "mnist.npz"))
 DATASETS.register("fashion_mnist", _idx_loader("fashion_mnist", "fashion_mnist.npz"))
 DATASETS.register("cifar10", _cifar10)
 DATASETS.register("synthetic", _synthetic)
+for _name in SHAPED:
+    DATASETS.register(_name, _shaped(_name))

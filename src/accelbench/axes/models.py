@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from accelbench.axes.devices import DEVICE_KINDS, REFERENCE_DEVICE
+from accelbench.axes.flops import COUNTERS
 from accelbench.registry import Registry
 
 CPU_ONLY = frozenset({REFERENCE_DEVICE})
@@ -48,6 +49,9 @@ class ModelSpec:
     # What training must hold at once beyond the data, where it grows faster than the data:
     # (what it is, bytes for n training images). A projection past the machine's memory is unsafe.
     working_set: tuple[str, Callable[[float], float]] | None = None
+    # In the presets' model lists (every registered model); False: run only when named by
+    # --models (the real architectures below: minutes a cell on a CPU).
+    default: bool = True
 
 
 MODELS: Registry[ModelSpec] = Registry("model")
@@ -161,3 +165,89 @@ MODELS.register(
         working_set=("its kernel matrix, 8·n² bytes", lambda n: 8.0 * n * n),
     ),
 )
+
+
+# --- real architectures beside the studies' zoo ----------------------------------------------
+# Three image networks from keras.applications (weights=None: built offline, nothing
+# downloaded) and two text classifiers from Keras layers, each on synthetic data of its
+# realistic shape (axes/data.py SHAPED: images_224, images_96, tokens_128). Left out of the
+# presets' model lists (default=False): one ResNet-50 training step on 224 x 224 images is
+# 23 GFLOPs a sample, minutes of a 2-core CPU's quick suite. Selected by name:
+# --models resnet50,mobilenet_v3_small,efficientnet_b0 --dataset images_96 (or images_224), and
+# --models bert_encoder,lstm_text --dataset tokens_128.
+
+VOCABULARY = 30522  # BERT's WordPiece vocabulary
+# A BERT-style encoder the size of BERT-small (Turc et al. 2019: 4 layers, 512 wide, 8 heads):
+# BERT-base's 12 x 768 is 22 GFLOPs a 128-token sample forward, too slow for a CPU's run.
+ENCODER = {"blocks": 4, "width": 512, "heads": 8, "feed_forward": 2048}
+
+
+def _application(constructor: str):
+    def build(input_shape, outputs, options):
+        import keras
+
+        return getattr(keras.applications, constructor)(
+            weights=None, input_shape=input_shape, classes=outputs, classifier_activation=None
+        )
+
+    return build
+
+
+def _position_embedding():
+    """A learned position embedding added to the token embedding, as BERT's (a layer of its own:
+    Keras has none, and a Lambda would not save)."""
+    import keras
+
+    class PositionEmbedding(keras.layers.Layer):
+        def build(self, input_shape):
+            self.positions = self.add_weight(shape=tuple(input_shape[1:]), initializer="glorot_uniform")
+
+        def call(self, tokens):
+            return tokens + self.positions
+
+    return PositionEmbedding
+
+
+def _bert_encoder(input_shape, outputs, options):
+    import keras
+    from keras import layers
+
+    ids = keras.Input(input_shape, dtype="int32")
+    x = layers.Embedding(VOCABULARY, ENCODER["width"])(ids)
+    x = layers.LayerNormalization()(_position_embedding()(name="position_embedding")(x))
+    for _ in range(ENCODER["blocks"]):
+        attended = layers.MultiHeadAttention(ENCODER["heads"], ENCODER["width"] // ENCODER["heads"])(x, x)
+        x = layers.LayerNormalization()(layers.Add()([x, attended]))
+        fed = layers.Dense(ENCODER["width"])(layers.Dense(ENCODER["feed_forward"], activation="gelu")(x))
+        x = layers.LayerNormalization()(layers.Add()([x, fed]))
+    return keras.Model(ids, layers.Dense(outputs)(layers.GlobalAveragePooling1D()(x)), name="bert_encoder")
+
+
+def _lstm_text(input_shape, outputs, options):
+    import keras
+    from keras import layers
+
+    ids = keras.Input(input_shape, dtype="int32")
+    x = layers.Embedding(VOCABULARY, 128)(ids)
+    return keras.Model(ids, layers.Dense(outputs)(layers.LSTM(128)(x)), name="lstm_text")
+
+
+def _register_architectures() -> None:
+    # the position embedding adds a learned vector: elementwise beside the products, 0 FLOPs by
+    # the convention (keras_hub's PositionEmbedding, a lookup and an add, likewise)
+    COUNTERS.register("PositionEmbedding", lambda layer, inputs, outputs: 0.0)
+    for name, summary, build in (
+        ("resnet50", "ResNet-50 (keras.applications, weights=None)", _application("ResNet50")),
+        (
+            "mobilenet_v3_small",
+            "MobileNetV3-Small (keras.applications, weights=None)",
+            _application("MobileNetV3Small"),
+        ),
+        ("efficientnet_b0", "EfficientNet-B0 (keras.applications, weights=None)", _application("EfficientNetB0")),
+        ("bert_encoder", "a BERT-style encoder: 4 blocks of 8-head attention, 512 wide, 128 tokens", _bert_encoder),
+        ("lstm_text", "an LSTM text classifier: embedding 128, LSTM 128", _lstm_text),
+    ):
+        MODELS.register(name, ModelSpec(name, summary, build, default=False, recipe_epochs=1))
+
+
+_register_architectures()

@@ -170,5 +170,6 @@ PRESETS.register(
 
 
 def chosen(models: tuple[str, ...]) -> tuple[str, ...]:
-    """A preset's models as the run takes them: ALL_MODELS is every model registered by now."""
-    return models or tuple(MODELS)
+    """A preset's models as the run takes them: ALL_MODELS is every model registered by now,
+    but those left out of the presets (ModelSpec.default False: the real architectures)."""
+    return models or tuple(name for name in MODELS if MODELS[name].default)
