@@ -408,6 +408,10 @@ def roofline(runs: Sequence[Run]) -> list[Plot]:
             seen.add(label)
         ax.set_xscale("log")
         _style(ax, f"{key[0]} {key[1]}: roofline", "FLOPs per byte", "FLOP/s", ylog=True)
+        from matplotlib.ticker import NullFormatter
+
+        ax.yaxis.set_minor_formatter(NullFormatter())  # decades apart: a label per decade reads
+        ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.0, 1.0))  # beside: points fill the panel
     return [
         Plot(
             "roofline",
