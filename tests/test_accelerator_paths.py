@@ -13,9 +13,13 @@ from accelbench.axes import backends
 from accelbench.axes.backends import BACKENDS, Neutral
 from accelbench.environments import Environment
 from accelbench.processes import distributed, job_main
-from accelbench.processes.protocol import Job
+from accelbench.processes.protocol import Job, RunFields
 from accelbench.processes.workers import Workers
 from accelbench.work import memory
+
+# what a worker gets of a run: digits, the zoo's options, TensorFlow's threads
+DIGITS = RunFields("digits", None, None, deep_layers=5, seed=0, intra_op_threads=0, round_seconds=0.2,
+                   predict_round_seconds=0.2)  # fmt: skip
 
 HERE = str(Path(__file__).parent)
 
@@ -96,10 +100,10 @@ class Strategy:
 
 
 def test_the_replica_count_and_global_batch_come_from_the_strategy():
-    asked = Job("replicas", "mlp", "digits", None, 32, replicas=2, device="gpu")
+    asked = Job("replicas", "mlp", 32, replicas=2, run=DIGITS, device="gpu")
     ran = job_main.replicated(asked, Strategy(4))  # a host with four GPUs
     assert ran.replicas == 4 and ran.global_batch == 128
-    single = Job("single", "mlp", "digits", None, 32, replicas=2)
+    single = Job("single", "mlp", 32, replicas=2, run=DIGITS)
     assert job_main.replicated(single, Strategy(1)) == single
 
 
@@ -108,9 +112,7 @@ def test_three_logical_cpu_devices_train_to_the_loss_of_one_device(heavy_imports
     """Three replicas, not the suite's two: a count taken from anywhere but the strategy shows.
     The one-device reference runs here, in this process (the same job_main code a "single" job's
     process runs), so the test starts one TensorFlow process, not two."""
-    small = dict(
-        model="mlp", dataset="digits", data_dir=None, per_replica_batch=32, check_steps=3, rounds=1, steps_per_round=2
-    )
+    small = dict(model="mlp", run=DIGITS, per_replica_batch=32, check_steps=3, rounds=1, steps_per_round=2)
     reference = job_main.run_in_process(Job("single", replicas=3, **small))
     spread = distributed.run_job(Job("replicas", replicas=3, **small), 120.0)
     assert spread.replicas_in_sync == 3 and len(spread.devices) == 3

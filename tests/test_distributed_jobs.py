@@ -10,6 +10,11 @@ import pytest
 
 from accelbench.processes import distributed
 from accelbench.processes.distributed import Job, JobFailed, WorkerGroup
+from accelbench.processes.protocol import RunFields
+
+# what a worker gets of a run: digits, the zoo's options, TensorFlow's threads
+DIGITS = RunFields("digits", None, None, deep_layers=5, seed=0, intra_op_threads=0, round_seconds=0.2,
+                   predict_round_seconds=0.2)  # fmt: skip
 
 
 def alive(pid):
@@ -50,14 +55,12 @@ def test_a_transient_grpc_failure_is_retried_once_and_then_reported(monkeypatch)
 
     monkeypatch.setattr(distributed, "_run_once", failing)
     with pytest.raises(JobFailed, match="UNAVAILABLE"):
-        distributed.run_job(Job("workers", "mlp", "digits", None, 32, 2), 10.0)
+        distributed.run_job(Job("workers", "mlp", 32, 2, run=DIGITS), 10.0)
     assert len(calls) == 2
 
 
 # Two replicas and two workers against one process: test_plugin's multi-worker and multi-device cells.
-SMALL = dict(
-    model="mlp", dataset="digits", data_dir=None, per_replica_batch=32, check_steps=5, rounds=2, steps_per_round=5
-)
+SMALL = dict(model="mlp", run=DIGITS, per_replica_batch=32, check_steps=5, rounds=2, steps_per_round=5)
 
 
 @pytest.mark.xfail(

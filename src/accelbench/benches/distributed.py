@@ -24,23 +24,19 @@ class ProcessBench(Bench):
     """A cell whose work runs in fresh processes (distributed.py owns them): TensorFlow fixes
     its threads, devices and cluster when it starts."""
 
-    def job(self, mode: str, replicas: int = 1, **fields: Any) -> distributed.Job:
-        run = self.session.run
-        return distributed.Job(
+    def job(self, mode: str, replicas: int = 1, threads: int | None = None, **fields: Any) -> distributed.Job:
+        """The cell's job, the run's fields as every worker gets them (RunConfig.worker_fields);
+        `threads`: intra-op threads other than the run's."""
+        job = distributed.Job(
             mode=mode,
             model=self.cell.model,
-            dataset=run.dataset,
-            data_dir=str(run.data_dir) if run.data_dir else None,
             per_replica_batch=self.cell.batch_size,
             replicas=replicas,
-            max_train_samples=self.preset.max_train_samples,
-            seed=run.model_options.seed,
-            deep_layers=run.model_options.deep_layers,
+            run=self.session.run.worker_fields(),
             device=kind_of(self.cell.device),
-            modules=run.modules,
-            module_roots=run.module_roots,
-            **{"threads": run.intra_op_threads, **fields},
+            **fields,
         )
+        return job if threads is None else job.with_threads(threads)
 
     def run_job(self, job: distributed.Job) -> distributed.Result:
         return distributed.run_job(job, PROCESS_TIMEOUT_S, self.watch)

@@ -33,7 +33,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 
 from accelbench.axes.devices import is_accelerator
@@ -149,7 +149,7 @@ def _run_once(job: Job, timeout_s: float, on_start) -> Result:
                 env = {"TF_CONFIG": tf_config(ports, index)} if job.mode == "workers" else {}
                 if not is_accelerator(job.device):
                     env["CUDA_VISIBLE_DEVICES"] = "-1"  # a CPU job: a GPU host's cards stay out of it
-                results.append(group.start(replace(job, threads=job.threads or threads), index, env))
+                results.append(group.start(job.with_threads(job.run.intra_op_threads or threads), index, env))
             if on_start:
                 on_start(group.pids)
             group.wait(time.monotonic() + timeout_s)

@@ -86,7 +86,7 @@ def _train(
     model = build_model(
         MODELS[job.model],
         dataset.input_shape,
-        ModelOptions(deep_layers=job.deep_layers, seed=job.seed),
+        ModelOptions(deep_layers=job.run.deep_layers, seed=job.run.seed),
         strategy.scope(),
         train=True,
         outputs=dataset.outputs,
@@ -132,7 +132,7 @@ def _fit(job: Job, strategy: Any, dataset: Any, tf: Any) -> None:
     model = build_model(
         MODELS[job.model],
         dataset.input_shape,
-        ModelOptions(deep_layers=job.deep_layers, seed=job.seed),
+        ModelOptions(deep_layers=job.run.deep_layers, seed=job.run.seed),
         strategy.scope(),
         train=True,
         outputs=dataset.outputs,
@@ -156,13 +156,15 @@ def run_in_process(job: Job) -> Result:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import tensorflow as tf
 
-    if job.threads:
-        tf.config.threading.set_intra_op_parallelism_threads(job.threads)
+    if job.run.intra_op_threads:
+        tf.config.threading.set_intra_op_parallelism_threads(job.run.intra_op_threads)
     strategy = _strategy(job, tf)
     job = replicated(job, strategy)
     from accelbench.axes import data
 
-    dataset = data.load(job.dataset, Path(job.data_dir) if job.data_dir else None).head(job.max_train_samples)
+    dataset = data.load(job.run.dataset, Path(job.run.data_dir) if job.run.data_dir else None).head(
+        job.run.max_train_samples
+    )
     if job.use_fit:
         _fit(job, strategy, dataset, tf)
         return Result([], [], 0, strategy.num_replicas_in_sync)
@@ -186,10 +188,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """`python -m accelbench.processes.job_main JOB_JSON RESULT_JSON`: run one job, write its result."""
     job_path, result_path = argv if argv is not None else sys.argv[1:]
     fields = json.loads(Path(job_path).read_text())
-    job = Job(
-        **{**fields, "modules": tuple(fields.get("modules", ())), "module_roots": tuple(fields.get("module_roots", ()))}
-    )
-    user_modules.import_modules(job.modules, job.module_roots)  # the user's models, as the pytest process has them
+    job = Job.from_json(fields)
+    # the user's models, as the pytest process has them
+    user_modules.import_modules(job.run.modules, job.run.module_roots)
     result = run_in_process(job)
     Path(result_path).write_text(json.dumps(asdict(result)))
     return 0

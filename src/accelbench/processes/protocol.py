@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 import statistics
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from accelbench.axes.precisions import REFERENCE_PRECISION
@@ -161,25 +161,30 @@ class Job:
 
     mode: str  # single, replicas, workers
     model: str
-    dataset: str
-    data_dir: str | None
     per_replica_batch: int
     replicas: int  # devices (replicas) or processes (workers); 1 for single
+    # what every worker of the run gets: the data, the model options, the intra-op threads
+    # (0: TensorFlow's choice) and the user's modules, imported before the model is built
+    run: RunFields
     check_steps: int = 5  # steps whose losses are compared
     rounds: int = 5
     steps_per_round: int = 10
-    max_train_samples: int | None = None
-    seed: int = 0
-    deep_layers: int = 5
     device: str = "cpu"  # replicas: cpu (logical CPU devices) or gpu (the GPUs)
-    threads: int = 0  # intra-op threads; 0: TensorFlow's choice
     use_fit: bool = False  # train with Keras fit() instead of the custom loop (the xfail check)
-    modules: tuple[str, ...] = ()  # the user's modules (--modules), imported before the model is built
-    module_roots: tuple[str, ...] = ()
 
     @property
     def global_batch(self) -> int:
         return self.per_replica_batch * self.replicas
+
+    def with_threads(self, threads: int) -> Job:
+        return replace(self, run=replace(self.run, intra_op_threads=threads))
+
+    @classmethod
+    def from_json(cls, saved: dict[str, Any]) -> Job:
+        """As asdict wrote it: the run's fields nested, its tuples as lists."""
+        run = saved["run"]
+        run = RunFields(**{**run, "modules": tuple(run["modules"]), "module_roots": tuple(run["module_roots"])})
+        return cls(**{**saved, "run": run})
 
 
 @dataclass
