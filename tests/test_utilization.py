@@ -47,32 +47,35 @@ class Placed:
     device = "/CPU:0"
 
 
-def test_roofs_are_kept_per_machine_and_measured_again_when_a_cell_beats_them(tmp_path, monkeypatch):
-    measured = []
+def test_roofs_are_kept_per_machine_checked_each_run_and_measured_again_when_a_cell_beats_them(tmp_path, monkeypatch):
+    rates = iter([1e11, 2e11, 1.5e11, 2.5e11, 3e11, 0.5e11])
+    asked = []
 
-    def measure(device, dtype):
-        measured.append((device, dtype))
-        return Roof(device, dtype, 1e11 * len(measured), 2e10, 2048, 1.0)
+    def measure(device, dtype, sizes=peak.MATMUL_SIZES, repeats=peak.REPEATS):
+        asked.append(sizes)
+        return Roof(device, dtype, next(rates), 2e10, 2048, 1.0)
 
     monkeypatch.setattr(peak, "measure", measure)
     monkeypatch.delenv("ACCELBENCH_ROOFS_DIR", raising=False)
-    roofs = Roofs(lambda: "cpu=EPYC; cpus=2", lambda text: None)
-    roofs.use_cache(FolderCache(tmp_path))
-    assert roofs.of(Placed(), "float32").flops_per_s == 1e11
-    assert roofs.of(Placed(), "float32").flops_per_s == 1e11 and len(measured) == 1  # once a run
-    assert roofs.of(Placed(), "float32", again=True).flops_per_s == 2e11  # the better of two
-    assert roofs.of(Placed(), "float32", again=True).flops_per_s == 2e11 and len(measured) == 2  # again: once
-    later = Roofs(lambda: "cpu=EPYC; cpus=2", lambda text: None)
-    later.use_cache(FolderCache(tmp_path))
-    assert later.of(Placed(), "float32").flops_per_s == 2e11 and len(measured) == 2  # the next run reads it
-    other = Roofs(lambda: "cpu=Xeon; cpus=64", lambda text: None)
-    other.use_cache(FolderCache(tmp_path))
-    assert other.of(Placed(), "float32").flops_per_s == 3e11  # another machine measures its own
+
+    def run(machine="cpu=EPYC; cpus=2"):
+        roofs = Roofs(lambda: machine, lambda text: None)
+        roofs.use_cache(FolderCache(tmp_path))
+        return roofs
+
+    first = run()
+    assert first.of(Placed(), "float32").flops_per_s == 1e11 and asked == [peak.MATMUL_SIZES]  # every size
+    assert first.of(Placed(), "float32").flops_per_s == 1e11 and len(asked) == 1  # once a run
+    assert first.of(Placed(), "float32", again=True).flops_per_s == 2e11  # a cell beat it: the better of two
+    assert first.of(Placed(), "float32", again=True).flops_per_s == 2e11 and len(asked) == 2  # again: once
+    assert run().of(Placed(), "float32").flops_per_s == 2e11  # the next run checks it: a busy check lowers nothing
+    assert asked[-1] == (2048, 4096)  # at the size that gave it, and the next
+    assert run().of(Placed(), "float32").flops_per_s == 2.5e11  # and a quieter one raises it
+    assert run("cpu=Xeon; cpus=64").of(Placed(), "float32").flops_per_s == 3e11  # another machine: its own
     for kept in tmp_path.glob("*.json"):
         kept.write_text("{not json")
-    corrupt = Roofs(lambda: "cpu=EPYC; cpus=2", lambda text: None)
-    corrupt.use_cache(FolderCache(tmp_path))
-    assert corrupt.of(Placed(), "float32").flops_per_s == 4e11  # a corrupt entry is measured anew
+    assert run().of(Placed(), "float32").flops_per_s == 0.5e11  # a corrupt entry is measured anew
+    assert asked[-1] == peak.MATMUL_SIZES
 
 
 def test_the_roofs_of_this_cpu_are_measured_and_below_its_physical_limit(heavy_imports):

@@ -182,7 +182,15 @@ class Roof:
 
     @classmethod
     def from_json(cls, saved: Mapping[str, Any]) -> Roof:
-        return cls(**{f.name: saved[f.name] for f in dataclasses.fields(cls)})
+        roof = cls(**{f.name: saved[f.name] for f in dataclasses.fields(cls)})
+        return dataclasses.replace(roof, matmul_size=int(roof.matmul_size))  # JSON keeps numbers as floats
+
+    def best_of(self, other: Roof) -> Roof:
+        """Each roof at the higher of two measurements: noise only ever lowers a rate."""
+        compute = self if self.flops_per_s >= other.flops_per_s else other
+        return dataclasses.replace(
+            compute, bytes_per_s=max(self.bytes_per_s, other.bytes_per_s), seconds=self.seconds + other.seconds
+        )
 
     @property
     def ridge_intensity(self) -> float:

@@ -1,5 +1,7 @@
 """The devices' roofs a run's cells are held to: measured once per device and dtype
-(work/peak.py), kept between runs per machine fingerprint, measured again when a cell beats one.
+(work/peak.py), kept between runs per machine fingerprint, checked at the start of each run (at
+the matmul size that gave them and the next: a roof kept from a busy moment rises to the better
+of the two, run by run), measured again when a cell beats one.
 
 Kept in pytest's cache (`.pytest_cache`; `pytest --cache-clear` measures again), or in the folder
 ACCELBENCH_ROOFS_DIR names (a CI cache that outlives the checkout; runs made with
@@ -20,6 +22,7 @@ from accelbench.measured import Roof
 from accelbench.work import peak
 
 ROOFS_DIR = "ACCELBENCH_ROOFS_DIR"
+CHECK_REPEATS = 2  # a kept roof's check: its matmul size, the next, and the triad, each best of 2
 
 
 class FolderCache:
@@ -65,24 +68,27 @@ class Roofs:
         once more this run (a busy moment while they were measured lowers them), the better kept."""
         key = (placement.device, dtype)
         if key not in self.by_device:
-            saved = self.cache.get(self._key(placement, dtype), None) if self.cache is not None else None
-            try:
-                self.by_device[key] = Roof.from_json(saved) if saved else self._measure(placement, dtype)
-            except (KeyError, TypeError):  # kept by another version: measured anew
-                self.by_device[key] = self._measure(placement, dtype)
+            saved = self._saved(placement, dtype)
+            if saved is None:
+                self.progress(f"measuring the {dtype} roofs of {placement.device} (once per machine)")
+                self._keep(placement, dtype, peak.measure(placement.device, dtype))
+            else:  # checked at the size that gave it and the next: a roof kept from a busy moment rises
+                self.progress(f"checking the kept {dtype} roofs of {placement.device}")
+                sizes = tuple(size for size in peak.MATMUL_SIZES if saved.matmul_size <= size <= 2 * saved.matmul_size)
+                checked = peak.measure(placement.device, dtype, sizes=sizes, repeats=CHECK_REPEATS)
+                self._keep(placement, dtype, saved.best_of(checked))
         if again and key not in self.measured_again:
             self.measured_again.add(key)
             self.progress(f"a cell ran above the {dtype} roof of {placement.device}: measuring it again")
-            better = peak.measure(placement.device, dtype)
-            if better.flops_per_s > self.by_device[key].flops_per_s:
-                self._keep(placement, dtype, better)
+            self._keep(placement, dtype, self.by_device[key].best_of(peak.measure(placement.device, dtype)))
         return self.by_device[key]
 
-    def _measure(self, placement: Placement, dtype: str) -> Roof:
-        self.progress(f"measuring the {dtype} roofs of {placement.device} (once per machine)")
-        roof = peak.measure(placement.device, dtype)
-        self._keep(placement, dtype, roof)
-        return roof
+    def _saved(self, placement: Placement, dtype: str) -> Roof | None:
+        saved = self.cache.get(self._key(placement, dtype), None) if self.cache is not None else None
+        try:
+            return Roof.from_json(saved) if saved else None
+        except (KeyError, TypeError):  # kept by another version: measured anew
+            return None
 
     def _keep(self, placement: Placement, dtype: str, roof: Roof) -> None:
         self.by_device[(placement.device, dtype)] = roof

@@ -35,20 +35,21 @@ def _best_seconds(run: Callable[[], object], repeats: int = REPEATS) -> float:
     return best
 
 
-def measure(device: str, dtype: str) -> Roof:
-    """The roofs of one TensorFlow device (e.g. /CPU:0) in one compute dtype."""
+def measure(device: str, dtype: str, sizes: tuple[int, ...] = MATMUL_SIZES, repeats: int = REPEATS) -> Roof:
+    """The roofs of one TensorFlow device (e.g. /CPU:0) in one compute dtype; `sizes` and
+    `repeats` fewer to check a kept roof in a second."""
     import tensorflow as tf
 
     started = time.perf_counter()
     multiply = tf.function(lambda a, b: tf.matmul(a, b)[0, 0])
     with tf.device(device):
         rate, size = 0.0, 0
-        for n in MATMUL_SIZES:
+        for n in sizes:
             a = tf.cast(tf.random.normal((n, n)), dtype)
             b = tf.cast(tf.random.normal((n, n)), dtype)
             # in a graph, as Keras' compiled steps run (oneDNN's rewrites apply on a CPU); reading
             # one element back waits for the multiply to finish on an accelerator
-            seconds = _best_seconds(lambda a=a, b=b: multiply(a, b).numpy(), REPEATS if n <= 2048 else 3)
+            seconds = _best_seconds(lambda a=a, b=b: multiply(a, b).numpy(), repeats if n <= 2048 else min(repeats, 3))
             if 2.0 * n**3 / seconds > rate:
                 rate, size = 2.0 * n**3 / seconds, n
             if seconds * 8 > MAX_MATMUL_SECONDS:  # the next size would take 8x as long
@@ -56,7 +57,7 @@ def measure(device: str, dtype: str) -> Roof:
         b = tf.random.normal((TRIAD_ELEMENTS,))
         c = tf.random.normal((TRIAD_ELEMENTS,))
         triad = tf.function(lambda b, c: b + 3.0 * c, jit_compile=True)
-        triad_seconds = _best_seconds(lambda: triad(b, c)[0].numpy())
+        triad_seconds = _best_seconds(lambda: triad(b, c)[0].numpy(), repeats)
     return Roof(
         device=device,
         dtype=dtype,
