@@ -142,6 +142,12 @@ def test_a_users_layer_counted_honestly_gets_mfu_and_one_counted_far_too_high_fa
     assert 0 < used.mfu <= 1.05 and used.arithmetic_intensity > 0
     (roof,) = document["accelbench"][ROOFS_KEY]
     assert roof["dtype"] == "float32" and used.peak_flops == roof["flops_per_s"]
+    from accelbench.results.report import markdown, plots
+    from accelbench.results.report.runs import load_runs
+
+    runs = load_runs([saved])  # the pull request's comment says what the utilization is taken against
+    assert "### Roofs, measured" in markdown.render(runs) and "roofs of " in markdown.render(runs)
+    assert [plot.kind for plot in plots.all_plots(runs) if plot.kind == "roofline"] == ["roofline"]
 
     pytester.makepyfile(my_models=USER_MODEL.format(counted=10**9))
     result = smoke(pytester, *cells)

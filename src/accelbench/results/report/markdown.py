@@ -45,6 +45,9 @@ def _parts(runs: Sequence[Run]) -> list[tuple[str, str]]:
         )
     for table in summary.tables(tagged_cells(runs), sections_of(runs)):
         parts.append((table.title, f"\n### {table.title}\n\n{_table(table.header, table.rows)}"))
+    roofs = [f"- **{run.tag}**: {summary.roof_line(roof)}\n" for run in runs for roof in run.roofs]
+    if roofs:  # what every utilization above is taken against
+        parts.append(("roofs", "\n### Roofs, measured\n\n" + "".join(roofs)))
     projections = content.projection_rows(runs)
     if projections:
         parts.append(("projections", f"\n### Projections\n\n{_table(content.PROJECTION_HEADER, projections)}"))
