@@ -809,6 +809,10 @@ cellwork.one_round = faulty
 """
 
 
+# timing: the run going on is judged by its next cells' A/A verdicts, ratios other tests' load
+# bends (twice, under pytest-xdist beside the suite, the cell after B's restart read B/A 1.86
+# and 1.54 and failed)
+@pytest.mark.timing
 @pytest.mark.slow(55)
 def test_a_crash_and_a_hang_in_b_fail_their_cells_in_one_line_and_the_run_goes_on(suite):
     import os

@@ -41,7 +41,8 @@ def measure(device: str, dtype: str, sizes: tuple[int, ...] = MATMUL_SIZES, repe
     import tensorflow as tf
 
     started = time.perf_counter()
-    multiply = tf.function(lambda a, b: tf.matmul(a, b)[0, 0])
+    # one trace for every size (TensorFlow warns of a retrace per size otherwise)
+    multiply = tf.function(lambda a, b: tf.matmul(a, b)[0, 0], reduce_retracing=True)
     with tf.device(device):
         rate, size = 0.0, 0
         for n in sizes:
