@@ -207,6 +207,10 @@ def test_a_layer_with_weights_and_no_counter_makes_the_count_unknown_naming_it(h
     assert flops.forward_flops_per_sample(model).startswith("unknown: no FLOP counter for my_scale (Scale)")
     table = {layer.kind: layer for layer in counted.layers}
     assert table["Scale"].forward_flops is None and table["Dense"].forward_flops == 2 * 8 * 4
+    # a layer without weights whose size is unknown (a sequence of any length) is not a 0 either
+    steps = keras.Input((None, 8))
+    pooled = keras.Model(steps, keras.layers.Dense(4)(keras.layers.MaxPooling1D(2)(steps)))
+    assert flops.count(pooled).forward is None and "max_pooling1d" in flops.forward_flops_per_sample(pooled)
 
 
 def test_nested_models_are_walked_and_a_users_counter_is_used(heavy_imports):

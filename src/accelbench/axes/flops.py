@@ -61,7 +61,9 @@ class LayerFlops:
 
     @property
     def counted(self) -> bool:
-        return self.forward_flops is not None or not self.params
+        """A layer with no counter and no weights is 0 (forward_flops 0.0); None is a layer not
+        counted, weights or not (a pooling over a sequence of unknown length): never a partial sum."""
+        return self.forward_flops is not None
 
 
 @dataclass(frozen=True)
