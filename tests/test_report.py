@@ -152,6 +152,33 @@ def run_document(machine_class="x86_64-2cpu", speed=1.0, tensorflow="2.21.0", mo
                 ladder_peak_bytes=[4.02e7, 4.03e7, 4.06e7],
             )
         )
+        untimed.append(
+            cell(
+                f"test_serving[cpu-{model}-server]",
+                "serving_bench",
+                "cpu",
+                model,
+                "Server",
+                scenario="Server",
+                loadgen_valid=True,
+                serving_rate=30000.0 * speed,
+                serving_latency_ms=3.0,
+                latency_bound_ms=10.0,
+                best_batching="max 32, 1 ms",
+                loadgen_logs=".benchmarks/loadgen/x/test_serving-cpu-mlp-server",
+                server_runs=[
+                    {
+                        "batching": "max 32, 1 ms",
+                        "qps": qps,
+                        "valid": qps <= 30000,
+                        "p50_ms": 1.0,
+                        "p90_ms": 2.0,
+                        "p99_ms": 3.0 if qps <= 30000 else 50.0,
+                    }
+                    for qps in (15000.0, 30000.0, 60000.0, 45000.0)
+                ],
+            )
+        )
     sizes = [100, 200, 400, 800]
     benchmarks.append(
         timed(
@@ -233,7 +260,7 @@ def test_report_of_one_run_has_every_cell_and_a_plot_of_each_kind(tmp_path, two_
     kinds = re.findall(
         r"<figure data-kind='([a-z ]+)'><h3>[^<]*</h3><img alt='[^']*' src='data:image/png;base64,", page
     )
-    assert {"throughput", "speedup", "memory", "data size", "accuracy"} <= set(kinds)
+    assert {"throughput", "speedup", "memory", "data size", "accuracy", "serving"} <= set(kinds)
     assert not re.search(r"(src|href)=['\"]https?:", page)  # opens with no network
     assert "speedup regression in x of mlp" in page and "Some CPU, 2 logical cores" in page
     assert "flags" not in page and "sse, sse" not in page and "'sse'" not in page  # the CPU's flags: no description

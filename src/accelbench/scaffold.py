@@ -28,6 +28,8 @@ FILE_DOCS = {
     "pytest-memray measures these; they are not timings, so pytest-benchmark does not time them.\n",
     "test_speedup.py": "Speedups of a larger batch and of an accelerator, and accuracy parity across devices.",
     "test_svm.py": "The RBF SVM study: fit time and accuracy on n-image subsets, grayscale vs binarized.",
+    "test_serving.py": "Serving under load: MLPerf LoadGen's scenarios, dynamic batching, the peak QPS under a "
+    "latency bound.\n\nLoadGen times these; pytest-benchmark does not.\n",
     "test_data_scaling.py": "Time and memory as the data grows, fitted and projected to sizes far beyond the data.",
     "test_distributed.py": "Beyond one device and one process: tf.distribute over several replicas and several workers.",
 }

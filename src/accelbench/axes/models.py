@@ -52,6 +52,15 @@ class ModelSpec:
     # In the presets' model lists (every registered model); False: run only when named by
     # --models (the real architectures below: minutes a cell on a CPU).
     default: bool = True
+    # Server's latency bound, milliseconds: the highest QPS whose 99th-percentile latency stays
+    # under it is the model's peak (benches/serving.py; --latency-bound overrides). MLPerf's
+    # bounds are per model too: 15 ms for ResNet-50, 130 ms for BERT-large (docs/serving.md).
+    latency_bound_ms: float = 10.0
+
+    @property
+    def built_in(self) -> bool:
+        """One of the zoo's, not declared by a user's module (accelbench.register_model)."""
+        return self.build.__module__.split(".")[0] == "accelbench"
 
 
 MODELS: Registry[ModelSpec] = Registry("model")

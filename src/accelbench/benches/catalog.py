@@ -7,13 +7,13 @@ user's module may register more (accelbench.register_benchmark)."""
 
 from __future__ import annotations
 
-from accelbench.benches import accuracy, data_scaling, distributed, memory, speedup, throughput
+from accelbench.benches import accuracy, data_scaling, distributed, memory, serving, speedup, throughput
 from accelbench.benches.base import Benchmark
 from accelbench.registry import Registry
 from accelbench.results.summary import Section
 
 BENCHMARKS: Registry[Benchmark] = Registry("benchmark fixture")
-for module in (throughput, speedup, accuracy, memory, distributed, data_scaling):
+for module in (throughput, speedup, accuracy, memory, serving, distributed, data_scaling):
     for name, kind in module.KINDS.items():
         BENCHMARKS.register(name, kind)
 

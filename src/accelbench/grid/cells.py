@@ -147,6 +147,7 @@ class Grid:
     # up to the largest batch that fits); None: batch_sizes everywhere.
     sweep: Callable[[str, str], tuple[int, ...]] | None = None
     data_scaling_models: tuple[str, ...] = ()  # the models the preset measures as the data grows
+    serving_models: tuple[str, ...] = ()  # the models served under LoadGen (benches/serving.py)
     replicas: int = 0  # replicas / workers of the distributed cells; 0: the preset leaves them out
     thread_processes: int = 0  # 1 intra-op thread against all, per model: processes a side
     left_out: Mapping[str, str] = field(default_factory=dict)  # benchmark fixture -> why the preset leaves it out

@@ -125,6 +125,34 @@ GATES.register(
         fingerprints=1,
     ),
 )
+# Serving (benches/serving.py): each scenario's headline under LoadGen. A rate (Server's peak
+# QPS under the latency bound, Offline's samples/s) may not drop; a latency (SingleStream's
+# p90, MultiStream's p99, Server's p99 at the fixed QPS the baseline was recorded at, stored
+# beside it as FIXED_QPS) may not rise. Both depend on the hardware and on the libraries (a
+# TensorFlow release moves the per-call overhead a served batch pays), like memory.
+SERVING_RATE, SERVING_LATENCY, FIXED_QPS = "serving_rate", "serving_latency_ms", "serving_fixed_qps"
+GATES.register(
+    SERVING_RATE,
+    GateSpec(
+        SERVING_RATE,
+        "serving.json",
+        lambda s: (s.hardware, s.software, s.dataset.name),
+        lambda tolerances: RelativeDrop(tolerances["serving"]),
+        timed=True,
+        fingerprints=2,
+    ),
+)
+GATES.register(
+    SERVING_LATENCY,
+    GateSpec(
+        SERVING_LATENCY,
+        "serving.json",
+        lambda s: (s.hardware, s.software, s.dataset.name),
+        lambda tolerances: RelativeRise(tolerances["serving_latency"]),
+        timed=True,
+        fingerprints=2,
+    ),
+)
 for _metric in ("peak_memory_bytes", "device_peak_memory_bytes"):
     GATES.register(
         _metric,

@@ -13,7 +13,9 @@ and an outcome:
 - unknown: an A/B comparison that did not decide within its pairs (comparison.py); a quality
   past its twin's tolerance that too few test images show (analysis.paired);
 - reported: shown beside a verdict, never failing: an A/B run's host peak and compile seconds,
-  one measurement a side, which the A/B rule's error rates do not cover.
+  one measurement a side, which the A/B rule's error rates do not cover;
+- invalid: MLPerf LoadGen found a serving result INVALID (its reason), or no rate met the
+  latency bound: never a number passed as valid; it fails under --serving-rules mlperf.
 
 --require-baselines turns new and ungated into failures, --ab-strict unknown. The terminal's
 block is results/verdict_block.py's; baselines are staged here, and written only when asked
@@ -42,8 +44,9 @@ from accelbench.measured import Throughput, Timed
 from accelbench.units import format_seconds, format_small
 
 PASS, FAIL, NEW, UNGATED, SKIPPED, UNKNOWN = "pass", "fail", "new", "ungated", "skipped", "unknown"
-REPORTED = "reported"
-OUTCOMES = (FAIL, UNKNOWN, UNGATED, NEW, SKIPPED, REPORTED, PASS)  # the order the terminal shows them in: worst first
+REPORTED, INVALID = "reported", "invalid"
+# the order the terminal shows them in: worst first
+OUTCOMES = (FAIL, INVALID, UNKNOWN, UNGATED, NEW, SKIPPED, REPORTED, PASS)
 # Metrics judged outside a bench's own code: against a compared run, and by pytest-memray.
 TIMING = "seconds_per_sample"
 AB_TIME = "ab_round_seconds"  # B's round time over A's, interleaved in one run
@@ -340,6 +343,11 @@ class Verdicts:
                 message=failure or "",
             )
         )
+
+    def invalid(self, cell: str, metric: str, message: str, fails: bool) -> Verdict:
+        """A LoadGen result that is not a result (INVALID, or no rate under the bound): named, with
+        LoadGen's reason; a failure where the run holds to MLPerf's rules (fails)."""
+        return self.add(Verdict(cell=cell, metric=metric, outcome=FAIL if fails else INVALID, message=message))
 
     def skipped(self, cell: str, metrics: Sequence[str], reason: str) -> None:
         for metric in metrics:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ from accelbench.run.config import RunConfig
 from accelbench.run.presets import PRESETS
 from accelbench.units import parse_bytes
 from accelbench.work import memory
+from accelbench.work.loadgen import RULES as SERVING_RULES
 
 
 def _usage(parse: Callable[[str], Any]) -> Callable[[str], Any]:
@@ -301,6 +303,38 @@ OPTIONS = (
         "0.25",
     ),
     Option(
+        "--latency-bound",
+        positive_number,
+        "MS",
+        "Server's latency bound in milliseconds for every served model: the peak QPS is the highest whose "
+        "99th-percentile latency stays under it. Default: each model's own (ModelSpec.latency_bound_ms, 10 ms).",
+        None,
+    ),
+    Option(
+        "--serving-rules",
+        _name_in(SERVING_RULES),
+        "NAME",
+        "How long each LoadGen run of the serving cells lasts: preset (its few seconds; the terminal says which "
+        "percentile the query count supports) or mlperf (MLPerf's minimum durations and query counts: 600 s a run).",
+        "preset",
+    ),
+    Option(
+        "--serving-tolerance",
+        fraction,
+        "FRACTION",
+        "Relative drop allowed below a baseline for a serving rate (Server's peak QPS under the bound, "
+        "Offline's samples/s).",
+        "0.35",
+    ),
+    Option(
+        "--serving-latency-tolerance",
+        positive_number,
+        "FRACTION",
+        "Relative rise allowed above a baseline for a serving latency (SingleStream's p90, MultiStream's "
+        "p99, Server's p99 at the fixed QPS).",
+        "0.6",
+    ),
+    Option(
         "--parity-digits",
         parity_digits,
         "N",
@@ -545,6 +579,8 @@ def run_config(config: Any) -> RunConfig:
         memory_budget=given["--memory-budget"] or (memory.physical_memory_bytes() or 2**33) // 2,
         memray_tracking=bool(config.getoption("memray", default=False)),
         user_batch_sizes=given["--batch-sizes"] is not None,
+        user_models=given["--models"] is not None,
+        serving_log_dir=Path(config.rootpath, ".benchmarks", "loadgen", time.strftime("%Y%m%dT%H%M%S")),
         model_options=ModelOptions(deep_layers=given["--deep-layers"]),
         intra_op_threads=given["--intra-op-threads"],
         target_sizes=given["--target-sizes"],
@@ -563,6 +599,10 @@ def run_config(config: Any) -> RunConfig:
         ),
         backends=given["--backends"],
         precisions=given["--precisions"],
+        latency_bound_ms=given["--latency-bound"],
+        serving_rules=given["--serving-rules"],
+        serving_tolerance=given["--serving-tolerance"],
+        serving_latency_tolerance=given["--serving-latency-tolerance"],
         worker_deadline_s=given["--worker-deadline"],
         modules=modules,
         module_roots=user_modules.roots_of(modules),

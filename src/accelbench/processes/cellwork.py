@@ -191,3 +191,13 @@ def describe() -> Described:
         versions=fingerprint.versions((*fingerprint.LIBRARIES, *backend.packages)),
         fingerprint=fingerprint.hardware(()).key,
     )
+
+
+def serve(spec: dict[str, Any], scenario: str, plan: dict[str, Any]) -> dict[str, Any]:
+    """A serving cell measured here under LoadGen (work.serving.serve), as the pytest process
+    serves its own: its Served, as JSON."""
+    from accelbench.work.serving import ServingPlan
+    from accelbench.work.serving import serve as serve_cell
+
+    _, site = _site(spec)
+    return serve_cell(site, scenario, ServingPlan.from_json(plan)).as_json()

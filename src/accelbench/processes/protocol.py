@@ -33,6 +33,7 @@ class Cellwork(enum.Enum):
     STEP_MEMORY = "step_memory"  # (spec, steps_measured, repeats) -> host and device peaks of a step
     TRACE_STEPS = "trace_steps"  # (spec, directory, cell_name) -> where the step trace went
     DESCRIBE = "describe"  # () -> the worker's backend, versions and fingerprint
+    SERVE = "serve"  # (spec, scenario, plan) -> a serving cell's work.serving.Served, as JSON
 
     @property
     def target(self) -> str:

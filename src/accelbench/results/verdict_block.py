@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from accelbench.judge.verdicts import (
     FAIL,
+    INVALID,
     NEW,
     OUTCOMES,
     RECORD_HERE,
@@ -25,7 +26,7 @@ def lines(verdicts: Verdicts) -> list[str]:
     """Failures first, then what was not judged and why, then counts of the rest."""
     judged = verdicts.all()
     lines = [f"{FAIL.upper():8} {v.message}" for v in judged if v.outcome == FAIL]  # a failure names its cell
-    for outcome in (UNKNOWN,) if verdicts.update else (UNKNOWN, UNGATED, NEW):
+    for outcome in (INVALID, UNKNOWN) if verdicts.update else (INVALID, UNKNOWN, UNGATED, NEW):
         lines += _grouped(outcome, [v for v in judged if v.outcome == outcome])
     unjudged = sum(v.outcome in (UNGATED, NEW) for v in judged)
     if verdicts.update:
@@ -46,7 +47,7 @@ def lines(verdicts: Verdicts) -> list[str]:
         reasons[verdict.message] = reasons.get(verdict.message, 0) + 1
     lines += [f"skipped  {count} verdict(s): {reason}" for reason, count in reasons.items()]
     counts = {o: sum(v.outcome == o for v in judged) for o in OUTCOMES}
-    shown = [o for o in OUTCOMES if o not in (UNKNOWN, REPORTED) or counts[o]]  # these come only from A/B runs
+    shown = [o for o in OUTCOMES if o not in (UNKNOWN, REPORTED, INVALID) or counts[o]]  # from A/B and serving runs
     lines.append("verdicts: " + ", ".join(f"{counts[o]} {o}" for o in shown))
     return lines
 

@@ -40,9 +40,15 @@ class RunConfig:
     device_prices: dict[str, float]  # dollars per device-hour
     trace_dir: Path | None = None  # --trace-dir: where step traces go; None traces nothing
     user_batch_sizes: bool = False  # --batch-sizes given: no sweep to the largest batch
+    user_models: bool = False  # --models given: every one is served, not the preset's serving models
+    serving_log_dir: Path | None = None  # this run's LoadGen logs, a folder per serving cell
     ab_setup: ab.Setup | None = None  # --ab-python / --ab-env: environment B; None for a plain run
     backends: tuple[str, ...] = (PROCESS_BACKEND,)  # Keras backends of the training and inference cells
     precisions: tuple[str, ...] = (REFERENCE_PRECISION,)  # their Keras dtype policies
+    latency_bound_ms: float | None = None  # --latency-bound: Server's bound for every model; None: each model's
+    serving_rules: str = "preset"  # --serving-rules: a work.loadgen.RULES name
+    serving_tolerance: float = 0.35  # --serving-tolerance: a serving rate's drop allowed
+    serving_latency_tolerance: float = 0.6  # --serving-latency-tolerance: a serving latency's rise allowed
     worker_deadline_s: float = 300.0  # of one call to a worker
     modules: tuple[str, ...] = ()  # --modules: the user's modules, imported in every process
     module_roots: tuple[str, ...] = ()  # the folders they were found in, for another interpreter's path

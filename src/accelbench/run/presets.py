@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from accelbench.axes.models import MODELS
 from accelbench.registry import Registry
+from accelbench.work.serving import Batching
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,21 @@ class DataScaling:
 
 
 @dataclass(frozen=True)
+class Serving:
+    """How the serving cells run LoadGen (work/serving.py): each run lasts at least
+    min_duration_ms and min_query_count queries (--serving-rules mlperf: MLPerf's own); Server's
+    peak search tries every batching setting, stopping at qps_precision or max_search_runs."""
+
+    models: tuple[str, ...]  # ALL_MODELS (): every model the run has; and every model a user's module declared
+    min_duration_ms: int
+    min_query_count: int
+    batchings: tuple[Batching, ...]  # the first is the streams' and Offline's maximum batch
+    qps_precision: float
+    max_search_runs: int
+    attempts: int = 2  # LoadGen runs per result (the best VALID one), per rate of the search (work/serving.py)
+
+
+@dataclass(frozen=True)
 class Preset:
     name: str
     about: str  # what it is for, in a few words (--preset's help lists every preset's)
@@ -56,6 +72,7 @@ class Preset:
     interleaved_pairs: int  # A/B rounds behind every ratio (speedups, harness overhead)
     memory: Memory
     data_scaling: DataScaling
+    serving: Serving
     # Multi-device and multi-worker cells: replicas (or worker processes) each; 0 leaves them
     # out (each starts fresh TensorFlow processes: 20-40 s a cell on 2 cores).
     replicas: int = 0
@@ -81,6 +98,16 @@ QUICK_LEAVES_OUT = {
     "memory_scaling": "the memory ladder (fixed + per-sample bytes, largest batch) is reported, not gated, and "
     "takes 20 s: run it with --preset full",
 }
+# Quick serves the MLP alone, each LoadGen run half a second: about 10 s for its four
+# scenarios on a 2-core CPU (docs/serving.md says how to serve other models).
+QUICK_SERVING = Serving(
+    models=("mlp",),
+    min_duration_ms=500,
+    min_query_count=64,
+    batchings=(Batching(32, 1.0),),
+    qps_precision=0.1,
+    max_search_runs=8,
+)
 # The quick and smoke presets' memory cells: the ladder's first three rungs, a short leak watch.
 SHORT_MEMORY = Memory(ladder=(256, 512, 1024), leak_predictions=20, sweep_to_largest=False)
 PRESETS.register(
@@ -105,6 +132,7 @@ PRESETS.register(
             memory_repeats=1,
             slowest_seconds=10.0,
         ),
+        serving=QUICK_SERVING,
         left_out=QUICK_LEAVES_OUT,
     ),
 )
@@ -134,6 +162,16 @@ PRESETS.register(
             memory_repeats=3,
             slowest_seconds=300.0,
         ),
+        # Three maximum batch sizes x two batching timeouts (Triton's max_queue_delay), each
+        # searched for its peak QPS under the bound.
+        serving=Serving(
+            models=ALL_MODELS,
+            min_duration_ms=2000,
+            min_query_count=256,
+            batchings=tuple(Batching(size, timeout) for size in (16, 64, 256) for timeout in (1.0, 4.0)),
+            qps_precision=0.05,
+            max_search_runs=12,
+        ),
         replicas=2,
         thread_processes=2,
     ),
@@ -161,6 +199,15 @@ PRESETS.register(
             rounds=1,
             memory_repeats=1,
             slowest_seconds=10.0,
+        ),
+        serving=Serving(
+            models=("mlp",),
+            min_duration_ms=200,
+            min_query_count=64,
+            batchings=(Batching(16, 1.0),),
+            qps_precision=0.25,
+            max_search_runs=6,
+            attempts=1,
         ),
         replicas=2,
         thread_processes=1,

@@ -13,6 +13,7 @@ from typing import Any
 from accelbench import progress
 from accelbench.axes import data
 from accelbench.axes.devices import Inventory, Placement
+from accelbench.axes.models import MODELS
 from accelbench.grid.cells import Grid
 from accelbench.judge import fingerprint
 from accelbench.judge.gates import Gates, Scope
@@ -74,6 +75,13 @@ class Session:
             inventory=self.inventory,
             sweep=self.sizing.sweep if sweeps else None,
             data_scaling_models=presets.chosen(self.run.preset.data_scaling.models),
+            serving_models=self.run.models
+            if self.run.user_models
+            else tuple(
+                m
+                for m in self.run.models
+                if m in presets.chosen(self.run.preset.serving.models) or not MODELS[m].built_in
+            ),
             replicas=self.run.preset.replicas,
             thread_processes=self.run.preset.thread_processes,
             left_out=self.run.preset.left_out,
@@ -93,6 +101,8 @@ class Session:
             "error": self.run.error_tolerance,
             "speedup": self.run.speedup_tolerance,
             "memory": self.run.memory_tolerance,
+            "serving": self.run.serving_tolerance,
+            "serving_latency": self.run.serving_latency_tolerance,
         }
         return Gates.load(self.run.baselines, scope, tolerances)
 

@@ -22,6 +22,7 @@ from accelbench.measured import (
     MemoryScaling,
     Projected,
     Recipe,
+    Serving,
     Speedup,
     StepMemory,
     Throughput,
@@ -422,6 +423,40 @@ def roofline(runs: Sequence[Run]) -> list[Plot]:
     ]
 
 
+def serving(runs: Sequence[Run]) -> list[Plot]:
+    """Per served model, LoadGen's p50/p90/p99 against the offered Server QPS of every rate the
+    peak search tried (under the first batching setting; a hollow marker: INVALID), the latency
+    bound as a line, the peak QPS marked, the best batching setting named in the title."""
+    cells = [cell for run in runs for cell in run.cells_of("serving_bench") if Serving.of(cell.info).server_runs]
+    if not cells:
+        return []
+    figure, axes = _panels(len(cells))
+    for ax, cell in zip(axes, cells):
+        served = Serving.of(cell.info)
+        first = served.server_runs[0]["batching"]
+        runs_tried = sorted((r for r in served.server_runs if r["batching"] == first), key=lambda r: r["qps"])
+        for index, percentile in enumerate(("p50_ms", "p90_ms", "p99_ms")):
+            shown = [r for r in runs_tried if r.get(percentile) is not None]
+            ax.plot([r["qps"] for r in shown], [r[percentile] for r in shown], color=f"C{index}", label=percentile[:3])
+            for r in shown:
+                fill = "full" if r["valid"] else "none"
+                ax.plot(r["qps"], r[percentile], marker="o", color=f"C{index}", fillstyle=fill)
+        ax.axhline(served.latency_bound_ms, color="black", linestyle="--", linewidth=1, label="bound (p99)")
+        if served.serving_rate:
+            ax.axvline(served.serving_rate, color="grey", linestyle=":", linewidth=1, label="peak QPS")
+        _style(ax, f"{cell.device} {cell.model}: best {served.best_batching or 'none'}", "offered QPS", "ms", ylog=True)
+        ax.legend(fontsize="x-small")
+    return [
+        Plot(
+            "serving",
+            "Serving under load: LoadGen's latency percentiles against offered QPS (Server)",
+            _encode(figure),
+            f"Each point is one LoadGen Server run of the peak search (hollow: INVALID, p99 over the bound), "
+            f"under the first batching setting; the logs of every run are in {served.loadgen_logs or 'the run'}.",
+        )
+    ]
+
+
 # The report's plots by the name a benchmark kind gives in its registration (Benchmark.plots).
 # They are drawn here, not in the kinds' modules: the report reads saved runs and imports no kind.
 PLOTS: dict[str, Callable[[Sequence[Run]], list[Plot]]] = {
@@ -431,6 +466,7 @@ PLOTS: dict[str, Callable[[Sequence[Run]], list[Plot]]] = {
     "data_size": data_size,
     "accuracy": accuracy,
     "roofline": roofline,
+    "serving": serving,
 }
 
 

@@ -1,0 +1,344 @@
+"""Serving under load: every served model under MLPerf LoadGen's four scenarios (SingleStream,
+MultiStream, Server, Offline), against a dynamic batcher feeding the model's compiled predict
+step (work/serving.py). LoadGen's own result is what is reported: VALID or INVALID with its
+reason, its percentiles and rates, its logs kept per cell. Server searches for the highest QPS
+whose p99 stays under the model's latency bound, for every batching setting of the preset."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from accelbench.axes.backends import PROCESS_BACKEND
+from accelbench.axes.models import MODELS
+from accelbench.axes.precisions import PRECISIONS, REFERENCE_PRECISION
+from accelbench.benches.base import Bench, Benchmark
+from accelbench.grid.cells import Cell, Grid, backend_missing, device_absent, device_unsupported, params, placeholder
+from accelbench.judge.gates import FIXED_QPS, SERVING_LATENCY, SERVING_RATE
+from accelbench.measured import Place, Serving
+from accelbench.processes.protocol import CellSpec, Cellwork
+from accelbench.processes.workers import WorkerFailed
+from accelbench.results.summary import Section
+from accelbench.work.loadgen import RULES, SCENARIOS, Durations, LoadgenResult
+from accelbench.work.serving import Served, ServingPlan, serve
+
+AB_ORDER = ("A", "B", "B", "A")  # an A/B run's turns: drift over the cell cancels out
+AB_PREFIX = "ab_"  # an A/B verdict's metric: B's median against A's, by the gate's rule
+
+# Under --update-baselines a serving cell is measured this many times and its baseline is the
+# median: one run of a few seconds is as likely to be a lucky one as any (an unchanged MLP's
+# peak QPS moved 23.9k-38.4k over ten runs, docs/measurements.md).
+BASELINE_REPEATS = 3
+
+
+@dataclass(frozen=True)
+class ServingCell:
+    """A model served on a device under one LoadGen scenario: `cpu-mlp-server`."""
+
+    device: str
+    model: str
+    scenario: str  # a work.loadgen.SCENARIOS name
+    backend: str = PROCESS_BACKEND
+    precision: str = REFERENCE_PRECISION
+    batch_size: int = 1  # the batcher's first maximum (the worker's CellSpec needs a batch size)
+    tagged: tuple[bool, bool] = field(default=(False, False), compare=False)
+
+    @property
+    def id(self) -> str:
+        backend, precision = self.tagged
+        plain = f"{self.device}-{self.model}-{self.scenario.lower()}"
+        plain = f"{self.backend}-{plain}" if backend else plain
+        return f"{plain}-{PRECISIONS[self.precision].short}" if precision else plain
+
+    def fields(self) -> dict:
+        """A model's row (named with its backend and precision where the run has several), a
+        column per scenario: the training and inference cells' fields, the scenario as the column."""
+        fields = Cell(self.device, self.batch_size, self.model, self.backend, self.precision, self.tagged).fields()
+        fields.pop(Place.keys.batch_size)
+        fields[Place.keys.column] = self.scenario
+        return fields
+
+
+class ServingBench(Bench):
+    """One model under one LoadGen scenario; Server's peak QPS and every scenario's headline
+    number gated against this machine's baselines."""
+
+    cell: ServingCell
+
+    def plan(self) -> ServingPlan:
+        settings, run = self.preset.serving, self.session.run
+        fixed = None
+        if self.cell.scenario == "Server":
+            gate = self.gates[SERVING_LATENCY]
+            fixed = gate.store.get(gate.scope, self.baseline_key, FIXED_QPS) if not self.verdicts.update else None
+        folder = re.sub(r"[^A-Za-z0-9_.-]+", "-", self.name).strip("-")
+        return ServingPlan(
+            durations=Durations(settings.min_duration_ms, settings.min_query_count, run.serving_rules),
+            bound_ms=run.latency_bound_ms or MODELS[self.cell.model].latency_bound_ms,
+            batchings=settings.batchings,
+            qps_precision=settings.qps_precision,
+            max_search_runs=settings.max_search_runs,
+            log_dir=str(Path(run.serving_log_dir or ".benchmarks/loadgen") / folder),
+            fixed_qps=fixed,
+            attempts=1 if RULES[run.serving_rules] else settings.attempts,  # MLPerf's runs: 600 s each
+        )
+
+    def __call__(self) -> None:
+        plan = self.plan()
+        repeats = BASELINE_REPEATS if self.verdicts.update else 1
+        heads = []
+        for _ in range(repeats):
+            served = self.served(plan)
+            self.record(_part(served, plan))
+            if served.error:
+                pytest.fail(
+                    f"{self.name}: the served model raised: {served.error} (LoadGen was ended: every query after it "
+                    f"was completed empty; logs: {plan.log_dir})",
+                    pytrace=False,
+                )
+            heads.append(HEADLINES[self.cell.scenario](self.name, served, plan))
+            if served.fixed is not None:  # every repeat measures p99 at the first one's rate
+                plan = dataclasses.replace(plan, fixed_qps=served.fixed.target_qps)
+        fails = RULES[self.session.run.serving_rules]
+        for metric in dict.fromkeys(metric for head in heads for metric in (*head.numbers, *head.invalid)):
+            values = [head.numbers[metric] for head in heads if metric in head.numbers]
+            if values:
+                self.verdicts.against_baseline(
+                    self.name, self.gates[metric], statistics.median(values), key=self.baseline_key
+                )
+            else:
+                self.verdicts.invalid(self.name, metric, heads[-1].invalid[metric], fails=fails)
+        if self.verdicts.update and plan.fixed_qps is not None:
+            gate = self.gates[SERVING_LATENCY]
+            gate.store.stage(gate.scope, self.baseline_key, FIXED_QPS, plan.fixed_qps)
+        self.against_b(dataclasses.replace(plan, expected=served.expected))
+
+    def against_b(self, plan: ServingPlan) -> None:
+        """In an A/B run: the cell served in worker A and worker B, in the order A B B A, each
+        from the same schedule (A's expected latency and throughput, the same fixed QPS: with
+        LoadGen's fixed seeds, the same queries), B's median held to the gates' rules against
+        A's. A worker that fails fails the cell's A/B verdict in one line."""
+        ab_run = self.session.ab_run
+        if ab_run is None:
+            return
+        spec = CellSpec.of("serve", self.cell, ab_run.run_fields).to_wire()
+        heads: dict[str, list[Headline]] = {"A": [], "B": []}
+        try:
+            for turn, side in enumerate(AB_ORDER):
+                self.say(f"A/B: serving in {side}")
+                wire = ab_run.call(
+                    side,
+                    Cellwork.SERVE,
+                    spec=spec,
+                    scenario=self.cell.scenario,
+                    plan=dataclasses.replace(plan, log_dir=f"{plan.log_dir}/ab-{turn}-{side}").as_json(),
+                )
+                served = Served.from_json(wire)
+                if served.error:
+                    raise WorkerFailed(f"the served model raised in {side}: {served.error}")
+                heads[side].append(HEADLINES[self.cell.scenario](self.name, served, plan))
+                if served.fixed is not None and plan.fixed_qps is None:  # every turn at the first one's rate
+                    plan = dataclasses.replace(plan, fixed_qps=served.fixed.target_qps)
+        except WorkerFailed as error:
+            self.verdicts.failed(self.name, AB_PREFIX + SERVING_RATE, f"{self.name}: A/B: {error}")
+            return
+        environment = ab_run.setup.b.describe()
+        for metric in dict.fromkeys(m for side in heads.values() for head in side for m in head.numbers):
+            a = [head.numbers[metric] for head in heads["A"] if metric in head.numbers]
+            b = [head.numbers[metric] for head in heads["B"] if metric in head.numbers]
+            if not a or not b:
+                continue
+            rule = self.gates[metric].rule
+            base = dict(
+                cell=self.name, metric=AB_PREFIX + metric, measured=statistics.median(b), tolerance=rule.describe()
+            )
+            against = f"environment A, served A B B A ({environment} is B)"
+            self.verdicts.judge(base, statistics.median(a), against, rule, ())
+
+    def served(self, plan: ServingPlan) -> Served:
+        """The cell served here, or in its backend's worker (the same work.serving.serve)."""
+        if not self.on_other_backend():
+            return serve(self.session.built.site(self.cell), self.cell.scenario, plan, self.say)
+        workers = self.session.backends
+        self.say(f"serving in the {self.cell.backend} worker")
+        try:
+            wire = workers.call(
+                self.cell.backend,
+                Cellwork.SERVE,
+                spec=workers.spec("serve", self.cell),
+                scenario=self.cell.scenario,
+                plan=plan.as_json(),
+            )
+        except WorkerFailed as error:
+            pytest.fail(f"{self.name}: {error}", pytrace=False)
+        return Served.from_json(wire)
+
+
+@dataclass(frozen=True)
+class Headline:
+    """A serving cell's gated numbers (gate metric -> value), and for each it could not give,
+    why (LoadGen found the run INVALID, or no rate met the bound)."""
+
+    numbers: dict[str, float]
+    invalid: dict[str, str]
+
+
+def _invalid(name: str, result: LoadgenResult, what: str) -> str:
+    why = "; ".join(result.why_invalid) or "no reason given in its summary"
+    return f"{name}: LoadGen found {what} INVALID: {why} (logs: {result.log_dir})"
+
+
+def stream_headline(name: str, served: Served, plan: ServingPlan) -> Headline:
+    """A stream's headline: its scenario's percentile (SingleStream p90, MultiStream p99)."""
+    result = served.result
+    if not result.valid:
+        return Headline({}, {SERVING_LATENCY: _invalid(name, result, f"the {result.scenario} run")})
+    return Headline(
+        {SERVING_LATENCY: result.at(result.reported_percentile or SCENARIOS[result.scenario].percentile)}, {}
+    )
+
+
+def offline_headline(name: str, served: Served, plan: ServingPlan) -> Headline:
+    result = served.result
+    if not result.valid:
+        return Headline({}, {SERVING_RATE: _invalid(name, result, "the Offline run")})
+    return Headline({SERVING_RATE: result.samples_per_s}, {})
+
+
+def server_headline(name: str, served: Served, plan: ServingPlan) -> Headline:
+    """The peak QPS under the bound, and p99 at the fixed QPS (the baseline's rate)."""
+    numbers, invalid = {}, {}
+    first = served.swept[0]
+    if first.peak is None:
+        lowest = min(first.runs, key=lambda run: run.target_qps or 0.0)
+        invalid[SERVING_RATE] = (
+            f"{name}: no rate tried kept p99 under the {plan.bound_ms:g} ms bound: the lowest, "
+            f"{lowest.target_qps:,.0f} QPS, had p99 {lowest.at('99.00') or float('nan'):.2f} ms "
+            f"({'; '.join(lowest.why_invalid)}); set a bound with --latency-bound MS or ModelSpec.latency_bound_ms"
+        )
+    else:
+        numbers[SERVING_RATE] = first.peak.target_qps
+    if served.fixed is not None:
+        numbers[SERVING_LATENCY] = served.fixed.at("99.00")
+    return Headline(numbers, invalid)
+
+
+HEADLINES = {
+    "SingleStream": stream_headline,
+    "MultiStream": stream_headline,
+    "Offline": offline_headline,
+    "Server": server_headline,
+}
+
+
+def _part(served: Served, plan: ServingPlan) -> Serving:
+    """The cell's result part: LoadGen's numbers, as its summary log gave them."""
+    result = served.fixed if served.scenario == "Server" and served.fixed else served.result
+    headline = served.result
+    best = served.best()
+    runs = [
+        {
+            "batching": swept.batching.label,
+            "qps": run.target_qps,
+            "valid": run.valid,
+            **{f"p{p.split('.')[0]}_ms": run.at(p) for p in ("50.00", "90.00", "99.00")},
+        }
+        for swept in served.swept
+        for run in swept.runs
+    ]
+    rate = latency = percentile = None
+    if served.scenario == "Server":
+        rate = served.swept[0].peak.target_qps if served.swept and served.swept[0].peak else None
+        latency, percentile = (served.fixed.at("99.00"), "p99") if served.fixed else (None, None)
+    elif headline is not None and headline.valid and served.scenario == "Offline":
+        rate = headline.samples_per_s  # its latency is the whole query's: no serving latency
+    elif headline is not None and headline.valid:
+        reported = headline.reported_percentile or SCENARIOS[served.scenario].percentile
+        latency, percentile = headline.at(reported), f"p{float(reported):g}"
+    return Serving(
+        scenario=served.scenario,
+        loadgen_valid=headline.valid if headline else False,
+        loadgen_why_invalid="; ".join(headline.why_invalid) if headline else "no rate met the bound",
+        early_stopping="; ".join(headline.early_stopping) if headline else None,
+        serving_latency_ms=latency,
+        serving_percentile=percentile,
+        serving_rate=rate,
+        serving_p50_ms=result.at("50.00") if result else None,
+        serving_p90_ms=result.at("90.00") if result else None,
+        serving_p99_ms=result.at("99.00") if result else None,
+        latency_bound_ms=plan.bound_ms,
+        peak_qps_precision=served.swept[0].precision if served.swept and served.swept[0].peak else None,
+        best_batching=best.batching.label if best else None,
+        fixed_qps=served.fixed.target_qps if served.fixed else None,
+        expected_latency_ms=served.expected.latency_s * 1e3,
+        expected_batch_samples_per_s=served.expected.batch_samples_per_s,
+        server_runs=runs or None,
+        loadgen_logs=plan.log_dir,
+    )
+
+
+# Its cells: every served model on every device, backend and precision, under each scenario.
+def not_served(grid: Grid, cell: ServingCell) -> str | None:
+    if cell.backend != PROCESS_BACKEND and MODELS[cell.model].framework != "keras":
+        return f"{cell.model} is not a Keras model: it is served on {PROCESS_BACKEND}'s process alone"
+    return None
+
+
+def serving_cells(grid: Grid) -> list:
+    if not grid.serving_models:
+        return placeholder("no-served-model", "none of --models is among this preset's served models")
+    tagged = grid.tags()
+    cells = [
+        ServingCell(device, model, scenario, backend, precision, tagged=tagged)
+        for device in grid.devices
+        for model in grid.serving_models
+        for backend in grid.backends
+        for precision in grid.precisions
+        for scenario in SCENARIOS
+        if MODELS[model].framework == "keras" or (backend == PROCESS_BACKEND and precision == REFERENCE_PRECISION)
+    ]
+    return params(grid, cells, (device_absent, device_unsupported, backend_missing, not_served))
+
+
+# This module's benchmark kind, by fixture name (benches/catalog.py registers it).
+KINDS: dict[str, Benchmark] = {
+    "serving_bench": Benchmark(
+        serving_cells,
+        ServingBench,
+        "test_serving",
+        (SERVING_RATE, SERVING_LATENCY),
+        timed=False,
+        file="test_serving.py",
+        about="A model served under MLPerf LoadGen's scenarios, dynamic batching, peak QPS under a bound "
+        "(benches/serving.py).",
+        sections=(
+            Section(
+                "serving latency (LoadGen): SingleStream p90, MultiStream p99 (the presets' seconds: p90), "
+                "Server p99 at the fixed QPS",
+                {"serving_bench": "{column}"},
+                Serving.keys.serving_latency_ms,
+                "milliseconds",
+                (SERVING_LATENCY,),
+            ),
+            Section(
+                "serving throughput (LoadGen): Server's peak QPS with p99 under the bound, Offline samples/s",
+                {"serving_bench": "{column}"},
+                Serving.keys.serving_rate,
+                "rate",
+                (SERVING_RATE,),
+            ),
+            Section(
+                "Server's best batching setting (highest peak QPS under the bound)",
+                {"serving_bench": "{column}"},
+                Serving.keys.best_batching,
+                "plain",
+            ),
+        ),
+        plots=("serving",),
+    ),
+}
