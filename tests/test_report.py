@@ -165,7 +165,7 @@ def run_document(machine_class="x86_64-2cpu", speed=1.0, tensorflow="2.21.0", mo
                 serving_latency_ms=3.0,
                 latency_bound_ms=10.0,
                 best_batching="max 32, 1 ms",
-                loadgen_logs=".benchmarks/loadgen/x/test_serving-cpu-mlp-server",
+                loadgen_logs=f".benchmarks/loadgen/x/test_serving-cpu-{model}-server",
                 server_runs=[
                     {
                         "batching": "max 32, 1 ms",
@@ -261,6 +261,7 @@ def test_report_of_one_run_has_every_cell_and_a_plot_of_each_kind(tmp_path, two_
         r"<figure data-kind='([a-z ]+)'><h3>[^<]*</h3><img alt='[^']*' src='data:image/png;base64,", page
     )
     assert {"throughput", "speedup", "memory", "data size", "accuracy", "serving"} <= set(kinds)
+    assert "Its logs: <a href='file:///" in page and "test_serving-cpu-mlp-server" not in page  # the run's folder
     assert not re.search(r"(src|href)=['\"]https?:", page)  # opens with no network
     assert "speedup regression in x of mlp" in page and "Some CPU, 2 logical cores" in page
     assert "flags" not in page and "sse, sse" not in page and "'sse'" not in page  # the CPU's flags: no description

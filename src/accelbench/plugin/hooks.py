@@ -310,7 +310,37 @@ def pytest_sessionfinish(session: pytest.Session):
     _run_deferred(state)
     _save_baselines(session, state)
     _no_autosave_after_user_code_failed(session.config, state)
-    return (yield)
+    result = yield
+    _save_untimed_alone(session.config, state)
+    return result
+
+
+def _save_untimed_alone(config: pytest.Config, state: Session) -> None:
+    """A run of cells pytest-benchmark does not time (serving, memory) alone, saved as it saves
+    a run (--benchmark-json, --benchmark-autosave/--benchmark-save): its handle_saving() saves
+    nothing when it timed nothing, and such a run would be lost to the report and the history.
+    The same hooks (this plugin's pytest_benchmark_update_json adds the cells) and storage."""
+    bench = getattr(config, "_benchmarksession", None)
+    if bench is None or bench.benchmarks or not state.cells or bench.disabled:
+        return
+    save = bench.save or bench.autosave
+    if not (save or bench.json):
+        return
+    machine_info = bench.get_machine_info()
+    commit_info = config.hook.pytest_benchmark_generate_commit_info(config=config)
+    config.hook.pytest_benchmark_update_commit_info(config=config, commit_info=commit_info)
+
+    def made() -> dict:
+        output = config.hook.pytest_benchmark_generate_json(
+            config=config, benchmarks=[], include_data=True, machine_info=machine_info, commit_info=commit_info
+        )
+        config.hook.pytest_benchmark_update_json(config=config, benchmarks=[], output_json=output)
+        return output
+
+    if bench.json:
+        bench.save_json(made())
+    if save:
+        bench.storage.save(made(), save)
 
 
 def _no_autosave_after_user_code_failed(config: pytest.Config, state: Session) -> None:

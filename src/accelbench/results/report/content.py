@@ -147,7 +147,7 @@ def cell_rows(runs: Sequence[Run]) -> list[tuple[str, ...]]:
                     format_number(stats.get("rounds")),
                 )
                 if stats
-                else ("not timed: measured memory", "", "", "")
+                else ("not timed by pytest-benchmark (memory, LoadGen, ...)", "", "", "")
             )
             rows.append((run.tag, cell.name, cell.benchmark, *timing))
     return rows

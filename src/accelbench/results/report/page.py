@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
+from pathlib import Path
 
 from accelbench.results import summary
 from accelbench.results.report import content
@@ -73,6 +74,9 @@ def figures(plots: Sequence[Plot]) -> str:
     parts = []
     for plot in plots:
         note = f"<p class='note'>{html.escape(plot.note)}</p>" if plot.note else ""
+        if plot.folder:  # a local folder: a file link, which opens with no network
+            uri = html.escape(Path(plot.folder).absolute().as_uri(), quote=True)
+            note += f"<p class='note'>Its logs: <a href='{uri}'>{html.escape(plot.folder)}</a></p>"
         parts.append(
             f"<figure data-kind='{html.escape(plot.kind)}'><h3>{html.escape(plot.title)}</h3>"
             f"<img alt='{html.escape(plot.title)}' src='{plot.data_uri}'>{note}</figure>"

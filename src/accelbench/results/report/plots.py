@@ -44,6 +44,7 @@ class Plot:
     title: str
     png: str  # base64
     note: str = ""  # what the picture says that a reader might miss
+    folder: str = ""  # a local folder the plot's numbers came from (LoadGen's logs), linked under it
 
     @property
     def data_uri(self) -> str:
@@ -423,6 +424,14 @@ def roofline(runs: Sequence[Run]) -> list[Plot]:
     ]
 
 
+def _logs_folder(cells: Sequence[CellRecord]) -> str:
+    """Where the cells' LoadGen logs are: their common folder (a folder per cell below it)."""
+    import os
+
+    folders = [Serving.of(cell.info).loadgen_logs for cell in cells if Serving.of(cell.info).loadgen_logs]
+    return os.path.commonpath(folders) if folders else ""
+
+
 def serving(runs: Sequence[Run]) -> list[Plot]:
     """Per served model, LoadGen's p50/p90/p99 against the offered Server QPS of every rate the
     peak search tried (under the first batching setting; a hollow marker: INVALID), the latency
@@ -445,14 +454,18 @@ def serving(runs: Sequence[Run]) -> list[Plot]:
         if served.serving_rate:
             ax.axvline(served.serving_rate, color="grey", linestyle=":", linewidth=1, label="peak QPS")
         _style(ax, f"{cell.device} {cell.model}: best {served.best_batching or 'none'}", "offered QPS", "ms", ylog=True)
+        from matplotlib.ticker import NullFormatter
+
+        ax.yaxis.set_minor_formatter(NullFormatter())  # decades apart: a label per decade reads
         ax.legend(fontsize="x-small")
     return [
         Plot(
             "serving",
             "Serving under load: LoadGen's latency percentiles against offered QPS (Server)",
             _encode(figure),
-            f"Each point is one LoadGen Server run of the peak search (hollow: INVALID, p99 over the bound), "
-            f"under the first batching setting; the logs of every run are in {served.loadgen_logs or 'the run'}.",
+            "Each point is one LoadGen Server run of the peak search (hollow: INVALID, p99 over the bound), "
+            "under the first batching setting.",
+            folder=_logs_folder(cells),
         )
     ]
 
