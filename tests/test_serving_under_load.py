@@ -318,3 +318,21 @@ def test_an_ab_run_serves_both_sides_and_fails_a_b_with_a_twice_slower_predict_s
     for scenario in ("singlestream", "server"):
         assert f"regression in test_serving[cpu-served-{scenario}]: measured" in text
     assert "environment A, served A B B A" in text
+
+
+@pytest.mark.slow(15)
+def test_a_bound_no_rate_meets_is_an_invalid_verdict_naming_the_lowest_rate_and_its_p99(pytester):
+    suite_files(pytester, "test_serving.py")
+    baselines = pytester.path / "baselines"
+    baselines.mkdir()
+    result = pytester.runpytest_subprocess(
+        "-p", "accelbench.plugin", "-p", "no:cacheprovider", "--preset", "smoke", "--baselines", str(baselines),
+        "test_serving.py", "--models", "mlp", "-k", "server", "--latency-bound", "0.001",
+    )  # fmt: skip
+    result.assert_outcomes(passed=1)  # a finding, not a crash; it fails under --serving-rules mlperf
+    result.stdout.fnmatch_lines(
+        [
+            "INVALID  test_serving[[]cpu-mlp-server[]] serving_rate: test_serving[[]cpu-mlp-server[]]: no rate tried "
+            "kept p99 under the 0.001 ms bound: the lowest, * QPS, had p99 * ms (*); set a bound with --latency-bound*"
+        ]
+    )
