@@ -16,9 +16,18 @@ import pytest
 
 from accelbench.axes.backends import PROCESS_BACKEND
 from accelbench.axes.models import MODELS
-from accelbench.axes.precisions import PRECISIONS, REFERENCE_PRECISION
+from accelbench.axes.precisions import REFERENCE_PRECISION
 from accelbench.benches.base import Bench, Benchmark
-from accelbench.grid.cells import Cell, Grid, backend_missing, device_absent, device_unsupported, params, placeholder
+from accelbench.grid.cells import (
+    Cell,
+    Grid,
+    backend_missing,
+    device_absent,
+    device_unsupported,
+    params,
+    placeholder,
+    tagged_id,
+)
 from accelbench.judge.gates import FIXED_QPS, SERVING_LATENCY, SERVING_RATE
 from accelbench.measured import Place, Serving
 from accelbench.processes.protocol import CellSpec, Cellwork
@@ -52,10 +61,7 @@ class ServingCell:
 
     @property
     def id(self) -> str:
-        backend, precision = self.tagged
-        plain = f"{self.device}-{self.model}-{self.scenario.lower()}"
-        plain = f"{self.backend}-{plain}" if backend else plain
-        return f"{plain}-{PRECISIONS[self.precision].short}" if precision else plain
+        return tagged_id(f"{self.device}-{self.model}-{self.scenario.lower()}", self)
 
     def fields(self) -> dict:
         """A model's row (named with its backend and precision where the run has several), a

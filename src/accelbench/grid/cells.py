@@ -31,10 +31,7 @@ class Cell:
 
     @property
     def id(self) -> str:
-        backend, precision = self.tagged
-        plain = f"{self.device}-bs{self.batch_size}-{self.model}"
-        plain = f"{self.backend}-{plain}" if backend else plain
-        return f"{plain}-{PRECISIONS[self.precision].short}" if precision else plain
+        return tagged_id(f"{self.device}-bs{self.batch_size}-{self.model}", self)
 
     def fields(self) -> dict:
         """Where a summary table puts the cell: row device x model (x backend x precision, where
@@ -50,6 +47,14 @@ class Cell:
             "backend": self.backend,
             "precision": self.precision,
         }
+
+
+def tagged_id(plain: str, cell) -> str:
+    """A cell's id, led by its backend and ended by its precision where the run names them
+    (cell.tagged): `jax-cpu-bs256-mlp-bf16`."""
+    backend, precision = cell.tagged
+    plain = f"{cell.backend}-{plain}" if backend else plain
+    return f"{plain}-{PRECISIONS[cell.precision].short}" if precision else plain
 
 
 @dataclass(frozen=True)

@@ -131,28 +131,21 @@ GATES.register(
 # beside it as FIXED_QPS) may not rise. Both depend on the hardware and on the libraries (a
 # TensorFlow release moves the per-call overhead a served batch pays), like memory.
 SERVING_RATE, SERVING_LATENCY, FIXED_QPS = "serving_rate", "serving_latency_ms", "serving_fixed_qps"
-GATES.register(
-    SERVING_RATE,
-    GateSpec(
-        SERVING_RATE,
-        "serving.json",
-        lambda s: (s.hardware, s.software, s.dataset.name),
-        lambda tolerances: RelativeDrop(tolerances["serving"]),
-        timed=True,
-        fingerprints=2,
-    ),
-)
-GATES.register(
-    SERVING_LATENCY,
-    GateSpec(
-        SERVING_LATENCY,
-        "serving.json",
-        lambda s: (s.hardware, s.software, s.dataset.name),
-        lambda tolerances: RelativeRise(tolerances["serving_latency"]),
-        timed=True,
-        fingerprints=2,
-    ),
-)
+for _metric, _rule in (
+    (SERVING_RATE, lambda tolerances: RelativeDrop(tolerances["serving"])),
+    (SERVING_LATENCY, lambda tolerances: RelativeRise(tolerances["serving_latency"])),
+):
+    GATES.register(
+        _metric,
+        GateSpec(
+            _metric,
+            "serving.json",
+            lambda s: (s.hardware, s.software, s.dataset.name),
+            _rule,
+            timed=True,
+            fingerprints=2,
+        ),
+    )
 for _metric in ("peak_memory_bytes", "device_peak_memory_bytes"):
     GATES.register(
         _metric,

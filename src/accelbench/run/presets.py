@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -98,8 +99,8 @@ QUICK_LEAVES_OUT = {
     "memory_scaling": "the memory ladder (fixed + per-sample bytes, largest batch) is reported, not gated, and "
     "takes 20 s: run it with --preset full",
 }
-# Quick serves the MLP alone, each LoadGen run half a second: about 10 s for its four
-# scenarios on a 2-core CPU (docs/serving.md says how to serve other models).
+# Quick serves the MLP (and a user's models) alone, each LoadGen run half a second: 14-17 s
+# for its four scenarios on a 2-core CPU, TensorFlow's start included (docs/measurements.md).
 QUICK_SERVING = Serving(
     models=("mlp",),
     min_duration_ms=500,
@@ -200,10 +201,9 @@ PRESETS.register(
             memory_repeats=1,
             slowest_seconds=10.0,
         ),
-        serving=Serving(
-            models=("mlp",),
+        serving=dataclasses.replace(
+            QUICK_SERVING,
             min_duration_ms=200,
-            min_query_count=64,
             batchings=(Batching(16, 1.0),),
             qps_precision=0.25,
             max_search_runs=6,
