@@ -65,6 +65,19 @@ def test_each_scenario_runs_under_loadgen_and_its_summary_is_read(tmp_path, scen
         assert max(sizes) == 8  # everything at once: full batches
 
 
+def test_a_result_crosses_from_a_worker_whole(tmp_path):
+    """What a backend's worker or an A/B side sends back reads as the pytest process's own."""
+    from accelbench.work.serving import Served
+
+    step = PredictStep(doubled, allowed_batch_sizes(8))
+    settings = plan(tmp_path)
+    result = run_scenario(step, INPUTS, "MultiStream", Batching(8, 0.0), expected(), settings, tmp_path)
+    assert result.reported_percentile == "90.00"  # the presets' MultiStream
+    served = Served("MultiStream", expected(), result)
+    assert Served.from_json(json.loads(json.dumps(served.as_json()))) == served
+    assert ServingPlan.from_json(json.loads(json.dumps(settings.as_json()))) == settings
+
+
 def test_an_offline_run_shorter_than_its_min_duration_is_invalid_with_loadgens_reason(tmp_path):
     step = PredictStep(doubled, allowed_batch_sizes(8))
     slow_guess = Expected(latency_s=1e-4, batch_samples_per_s=10.0, multi_stream_latency_s=1e-4)  # far too low

@@ -6,6 +6,7 @@ here re-implements it. Child-safe: a backend's worker runs it too."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -153,18 +154,8 @@ class LoadgenResult:
         return self.latency_ms.get(percentile)
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "scenario": self.scenario,
-            "valid": self.valid,
-            "why_invalid": list(self.why_invalid),
-            "latency_ms": dict(self.latency_ms),
-            "samples_per_s": self.samples_per_s,
-            "scheduled_qps": self.scheduled_qps,
-            "early_stopping": list(self.early_stopping),
-            "log_dir": self.log_dir,
-            "target_qps": self.target_qps,
-            "error": self.error,
-        }
+        """Every field (a worker's reply, read back by from_json): tuples as lists."""
+        return dataclasses.asdict(self)
 
     @classmethod
     def from_json(cls, saved: dict[str, Any]) -> LoadgenResult:
