@@ -349,3 +349,21 @@ def test_a_bound_no_rate_meets_is_an_invalid_verdict_naming_the_lowest_rate_and_
             "kept p99 under the 0.001 ms bound: the lowest, * QPS, had p99 * ms (*); set a bound with --latency-bound*"
         ]
     )
+
+
+@pytest.mark.slow(18)
+def test_quick_serves_the_mlp_and_every_model_a_users_module_declares_and_any_model_named(pytester):
+    suite_files(pytester, "test_serving.py")
+    pytester.makeini("[pytest]\naccelbench_modules = served_model\n")
+    pytester.makepyfile(served_model=PLANTED)
+    baselines = pytester.path / "baselines"
+    baselines.mkdir()
+    plugin = ("-p", "accelbench.plugin", "-p", "no:cacheprovider", "--baselines", str(baselines), "--collect-only")
+
+    def served(*args):
+        result = pytester.runpytest_subprocess(*plugin, "-q", "test_serving.py", *args)
+        return {line.split("[")[1].split("-")[1] for line in result.stdout.lines if "test_serving[" in line}
+
+    assert served() == {"mlp", "served"}  # not the zoo's other models: seconds each
+    assert served("--models", "cnn") == {"cnn"}
+    assert served("--preset", "full") >= {"mlp", "mlp_wide", "cnn", "served"}

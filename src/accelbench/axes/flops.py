@@ -47,6 +47,9 @@ COUNTERS: Registry[Counter] = Registry("layer FLOP counter")
 NOT_COUNTED_WITHOUT_WEIGHTS = "moves or reshapes data, or is elementwise: not counted"
 
 
+NO_COUNTER = "has weights and no counter"  # a layer's why, where a counter would make it counted
+
+
 @dataclass(frozen=True)
 class LayerFlops:
     """One layer's line of a model's FLOP table."""
@@ -108,13 +111,19 @@ class FlopCount:
 
     @property
     def unknown_reason(self) -> str:
-        """'unknown: ...' naming the layers not counted (empty where the count is whole)."""
+        """'unknown: ...' naming the layers not counted and why each is not (it has no counter, or
+        its counter met a size known only at run time); empty where the count is whole."""
         missing = self.uncounted
         if not missing:
             return ""
-        named = ", ".join(f"{layer.path} ({layer.kind})" for layer in missing[:3])
-        more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
-        return f"unknown: no FLOP counter for {named}{more}; register one with accelbench.register_layer_flops"
+        named = "; ".join(f"{layer.path} ({layer.kind}): {layer.why}" for layer in missing[:3])
+        more = f"; and {len(missing) - 3} more" if len(missing) > 3 else ""
+        hint = (
+            "; register a counter with accelbench.register_layer_flops"
+            if any(layer.why == NO_COUNTER for layer in missing)
+            else ""
+        )
+        return f"unknown: FLOPs not counted for {named}{more}{hint}"
 
 
 def count(model: Any) -> FlopCount:
@@ -168,7 +177,7 @@ def _layer(layer: Any, path: str) -> LayerFlops:
     counter = COUNTERS.get(kind)
     if counter is None:
         if params:
-            return LayerFlops(path, kind, params, None, "has weights and no counter")
+            return LayerFlops(path, kind, params, None, NO_COUNTER)
         return LayerFlops(path, kind, 0, 0.0, NOT_COUNTED_WITHOUT_WEIGHTS)
     try:
         inputs, outputs = _shapes(layer.input), _shapes(layer.output)
