@@ -215,7 +215,8 @@ def test_a_layer_with_weights_and_no_counter_makes_the_count_unknown_naming_it(h
     pooled = keras.Model(steps, keras.layers.Dense(4)(keras.layers.MaxPooling1D(2)(steps)))
     assert flops.count(pooled).forward is None
     reason = flops.forward_flops_per_sample(pooled)  # why: its size, not a missing counter
-    assert reason.startswith("unknown: FLOPs not counted for max_pooling1d (MaxPooling1D): a dimension of unknown size")
+    assert reason.startswith("unknown: FLOPs not counted for max_pooling1d")  # Keras numbers the name in a busy process
+    assert "(MaxPooling1D): a dimension of unknown size" in reason
     assert "register" not in reason
 
 
