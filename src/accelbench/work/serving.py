@@ -167,16 +167,12 @@ def predict_step(site: Any, largest: int) -> PredictStep:
 
 
 def samples_of(site: Any) -> Any:
-    """The inputs LoadGen's sample indices point at: the test set's first PERFORMANCE_SAMPLES,
-    repeated where it has fewer than a batch needs."""
+    """The inputs LoadGen's sample indices point at: the test set's first PERFORMANCE_SAMPLES
+    (fewer where the test set is smaller: LoadGen draws its queries from as many as there are)."""
     import numpy as np
 
     inputs = site.dataset.x_test[:PERFORMANCE_SAMPLES]
     return np.ascontiguousarray(inputs)
-
-
-class SutFailed(Exception):
-    """The system under test raised: its one line."""
 
 
 @dataclass
@@ -409,8 +405,8 @@ def serve(site: Any, scenario: str, plan: ServingPlan, say: Callable[[str], None
     inputs = samples_of(site)
     root = Path(plan.log_dir)
     default = stream_batching(plan)
-    expected = plan.expected or measure_expected(step, inputs, default.max_batch_size)
     if scenario != "Server":
+        expected = plan.expected or measure_expected(step, inputs, default.max_batch_size)
         say(f"LoadGen {scenario}")
         result = best_of(
             plan.attempts,
@@ -438,7 +434,7 @@ def serve(site: Any, scenario: str, plan: ServingPlan, say: Callable[[str], None
         swept.append(SweptBatching(batching, measured, search.runs, search.peak, search.precision))
         failed = next((run.error for run in search.runs if run.error), None)
         if failed:
-            return Served(scenario, expected, search.runs[-1], tuple(swept), error=failed)
+            return Served(scenario, swept[0].expected, search.runs[-1], tuple(swept), error=failed)
     first = swept[0]
     fixed_qps = plan.fixed_qps or (first.peak.target_qps / 2 if first.peak else None)
     fixed = None
@@ -452,4 +448,4 @@ def serve(site: Any, scenario: str, plan: ServingPlan, say: Callable[[str], None
                 step, inputs, "Server", plan.batchings[0], first.expected, plan, where, fixed_qps
             ),
         )
-    return Served(scenario, expected, first.peak, tuple(swept), fixed, error=fixed.error if fixed else None)
+    return Served(scenario, first.expected, first.peak, tuple(swept), fixed, error=fixed.error if fixed else None)
