@@ -8,7 +8,8 @@ from accelbench.grid import cells
 
 def grid(devices=("cpu",), batch_sizes=(32, 256), models=("mlp", "svm"), labelled=True, present=("cpu",)):
     inventory = Inventory({name: Placement(name, f"/{name}:0", name) for name in present})
-    return cells.Grid(devices, batch_sizes, models, (500,), labelled, inventory)
+    unlabelled = frozenset() if labelled else frozenset(models)
+    return cells.Grid(devices, batch_sizes, models, (500,), inventory, unlabelled=unlabelled)
 
 
 def ids_and_skips(params):
@@ -56,7 +57,7 @@ def test_batch_speedup_needs_two_sizes():
 def test_a_sweep_gives_each_model_its_own_batch_sizes():
     sweep = {"mlp": (32, 64, 128), "cnn": (32, 64)}
     swept = cells.Grid(
-        ("cpu",), (32,), ("mlp", "cnn"), (500,), True, grid().inventory, sweep=lambda device, model: sweep[model]
+        ("cpu",), (32,), ("mlp", "cnn"), (500,), grid().inventory, sweep=lambda device, model: sweep[model]
     )
     assert list(ids_and_skips(throughput.train_cells(swept))) == [
         "cpu-bs32-mlp",
@@ -84,9 +85,7 @@ def test_one_backend_keeps_the_plain_ids():
 
 def test_several_backends_name_theirs_side_by_side_and_the_svm_runs_once_under_its_plain_id(monkeypatch):
     monkeypatch.setattr(backends, "importable", lambda module: True)
-    several = cells.Grid(
-        ("cpu",), (32,), ("mlp", "svm"), (500,), True, grid().inventory, backends=("tensorflow", "jax")
-    )
+    several = cells.Grid(("cpu",), (32,), ("mlp", "svm"), (500,), grid().inventory, backends=("tensorflow", "jax"))
     result = ids_and_skips(throughput.inference_cells(several))
     assert list(result) == ["tensorflow-cpu-bs32-mlp", "jax-cpu-bs32-mlp", "cpu-bs32-svm"]
     assert set(result.values()) == {None}
@@ -94,7 +93,7 @@ def test_several_backends_name_theirs_side_by_side_and_the_svm_runs_once_under_i
 
 def test_a_backend_that_is_not_installed_skips_saying_how_to_get_it(monkeypatch):
     monkeypatch.setattr(backends.base, "importable", lambda module: module != "torch")  # where Backend looks
-    several = cells.Grid(("cpu",), (32,), ("mlp",), (500,), True, grid().inventory, backends=("tensorflow", "torch"))
+    several = cells.Grid(("cpu",), (32,), ("mlp",), (500,), grid().inventory, backends=("tensorflow", "torch"))
     result = ids_and_skips(throughput.train_cells(several))
     assert result["tensorflow-cpu-bs32-mlp"] is None
     assert result["torch-cpu-bs32-mlp"].startswith(
@@ -110,7 +109,7 @@ def test_a_cell_named_with_its_backend_is_the_same_cell():
 
 def test_several_precisions_end_the_id_with_theirs_and_the_svm_runs_once():
     several = cells.Grid(
-        ("cpu",), (32,), ("mlp", "svm"), (500,), True, grid().inventory, precisions=("float32", "mixed_bfloat16")
+        ("cpu",), (32,), ("mlp", "svm"), (500,), grid().inventory, precisions=("float32", "mixed_bfloat16")
     )
     result = ids_and_skips(throughput.train_cells(several))
     assert list(result) == ["cpu-bs32-mlp-fp32", "cpu-bs32-mlp-bf16", "cpu-bs32-svm"]
@@ -119,7 +118,6 @@ def test_several_precisions_end_the_id_with_theirs_and_the_svm_runs_once():
         (32,),
         ("mlp",),
         (500,),
-        True,
         grid().inventory,
         backends=("tensorflow", "jax"),
         precisions=("float32", "mixed_float16"),
@@ -138,7 +136,7 @@ def test_one_backend_or_precision_other_than_the_default_is_named_in_the_id(monk
     def ids(**axes):
         return list(
             ids_and_skips(
-                throughput.train_cells(cells.Grid(("cpu",), (32,), ("mlp",), (500,), True, grid().inventory, **axes))
+                throughput.train_cells(cells.Grid(("cpu",), (32,), ("mlp",), (500,), grid().inventory, **axes))
             )
         )
 
@@ -149,9 +147,7 @@ def test_one_backend_or_precision_other_than_the_default_is_named_in_the_id(monk
 
 def test_memory_and_latency_cells_run_on_every_backend_asked_for(monkeypatch):
     monkeypatch.setattr(backends, "importable", lambda module: True)
-    several = cells.Grid(
-        ("cpu",), (32,), ("mlp", "svm"), (500,), True, grid().inventory, backends=("tensorflow", "jax")
-    )
+    several = cells.Grid(("cpu",), (32,), ("mlp", "svm"), (500,), grid().inventory, backends=("tensorflow", "jax"))
     for cells_of in (memory.train_memory_cells, memory.inference_memory_cells):
         result = ids_and_skips(cells_of(several))
         assert result["tensorflow-cpu-bs32-mlp"] is None and result["jax-cpu-bs32-mlp"] is None

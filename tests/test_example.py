@@ -84,3 +84,34 @@ def test_the_regression_holds_its_error_baseline_and_fails_a_lowered_one(example
             r"\d+\.\d{4}, baseline \d+\.\d{4}, tolerance 5% relative \(must be <= \d+\.\d{4}\)"
         ]
     )
+
+
+@pytest.mark.slow(6)
+def test_one_run_holds_the_classifier_and_the_regression_each_on_its_own_data(example):
+    """No --dataset: each model runs on the dataset its ModelSpec names and is judged against
+    that data's baselines, both in one command (the ini names both models)."""
+    result = example.runpytest(
+        "benchmarks/test_training.py::test_time_to_accuracy", "-p", "no:cacheprovider", "--benchmark-json=run.json"
+    )
+    result.assert_outcomes(passed=2)
+    result.stdout.re_match_lines(
+        [r"test accuracy after the model's recipe.*", r"cpu +wine_mlp +\d+\.\d+% ok"], consecutive=False
+    )
+    result.stdout.re_match_lines(
+        [r"test mean absolute error after the recipe.*", r"cpu +diabetes_mlp +\d+\.?\d* ok"], consecutive=False
+    )
+    saved = json.loads((example.path / "run.json").read_text())
+    cells = {cell["name"]: cell["extra_info"]["accelbench_cell"] for cell in saved["benchmarks"]}
+    assert {name: cell["dataset"] for name, cell in cells.items()} == {
+        "test_time_to_accuracy[cpu-bs16-wine_mlp]": "wine",
+        "test_time_to_accuracy[cpu-bs32-diabetes_mlp]": "diabetes",
+    }
+    # a model naming a dataset nobody declared is one line, before anything runs
+    (example.path / "conftest.py").write_text(
+        "import dataclasses, accelbench\n"
+        "lost = dataclasses.replace(accelbench.MODELS['wine_mlp'], name='lost', dataset='nowhere')\n"
+        "accelbench.register_model(lost)\n"
+    )
+    lost = example.runpytest("benchmarks/test_training.py", "-p", "no:cacheprovider", "--models", "lost")
+    assert lost.ret == pytest.ExitCode.USAGE_ERROR
+    lost.stderr.re_match_lines([r".*model lost's ModelSpec.dataset: unknown dataset 'nowhere'; choose from: .*wine.*"])

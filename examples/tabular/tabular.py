@@ -98,6 +98,7 @@ accelbench.register_model(
         recipe_batch_size=16,
         recipe_epochs=30,
         recipe_target=0.95,
+        dataset="wine",
     )
 )
 accelbench.register_model(
@@ -109,5 +110,6 @@ accelbench.register_model(
         recipe_batch_size=32,
         recipe_epochs=60,
         recipe_target=50.0,
+        dataset="diabetes",
     )
 )

@@ -73,7 +73,11 @@ def parser() -> argparse.ArgumentParser:
         "built as the suite builds it on the dataset's input: a line per layer, nested models walked.",
     )
     table.add_argument("model", metavar="MODEL", help="a registered model: mlp, cnn, or one of your own")
-    table.add_argument("--dataset", default="digits", help="the dataset whose input it is built on (default: digits)")
+    table.add_argument(
+        "--dataset",
+        default=None,
+        help="the dataset whose input it is built on (default: the model's own, else digits)",
+    )
     table.add_argument("--data-dir", type=Path, default=None, metavar="DIR", help="where the dataset's files are")
     table.add_argument("--precision", default="float32", help="the dtype policy (default: float32)")
     table.add_argument(

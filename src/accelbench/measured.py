@@ -113,6 +113,7 @@ class Place(Part):
     backend: str | None = None
     precision: str | None = None
     model_name: str | None = None
+    dataset: str | None = None  # the data the cell's model ran on (its own, or the run's --dataset)
 
     @classmethod
     def read(cls, info: Mapping[str, Any]) -> Place | None:

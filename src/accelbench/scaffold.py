@@ -61,6 +61,8 @@ def build(input_shape, outputs, options):
 
 
 accelbench.register_model(accelbench.ModelSpec("my_mlp", "my MLP 784-128-10 (Adam)", build, recipe_epochs=5))
+# Your own data: accelbench.register_dataset("my_data", loader), and ModelSpec(..., dataset="my_data")
+# runs the model on it, beside the others on theirs ("Benchmark your own model" in the docs).
 '''
 
 WORKFLOW = """name: accelbench

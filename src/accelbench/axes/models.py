@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from accelbench.axes.data import DEFAULT_DATASET, SMALLER
 from accelbench.axes.devices import DEVICE_KINDS, REFERENCE_DEVICE
 from accelbench.axes.flops import COUNTERS
 from accelbench.registry import Registry
@@ -56,6 +57,19 @@ class ModelSpec:
     # under it is the model's peak (benches/serving.py; --latency-bound overrides). MLPerf's
     # bounds are per model too: 15 ms for ResNet-50, 130 ms for BERT-large (docs/serving.md).
     latency_bound_ms: float = 10.0
+    # The dataset it runs on (a DATASETS name, a user's module's included) unless --dataset
+    # names one for the whole run: one run then holds models on different data, each judged
+    # against its own data's baselines. None: the default dataset (digits).
+    dataset: str | None = None
+
+    def dataset_in(self, chosen: str | None, full_size_inputs: bool) -> str:
+        """The dataset this model runs on in a run: the run's --dataset where it names one, else
+        its own (at the smaller input a preset keeping inputs small asks for), else the default."""
+        if chosen:
+            return chosen
+        if self.dataset is None:
+            return DEFAULT_DATASET
+        return self.dataset if full_size_inputs else SMALLER.get(self.dataset, self.dataset)
 
     @property
     def built_in(self) -> bool:
@@ -179,11 +193,11 @@ MODELS.register(
 # --- real architectures beside the studies' zoo ----------------------------------------------
 # Three image networks from keras.applications (weights=None: built offline, nothing
 # downloaded) and two text classifiers from Keras layers, each on synthetic data of its
-# realistic shape (axes/data.py SHAPED: images_224, images_96, tokens_128). Left out of the
-# presets' model lists (default=False): one ResNet-50 training step on 224 x 224 images is
-# 23 GFLOPs a sample, minutes of a 2-core CPU's quick suite. Selected by name:
-# --models resnet50,mobilenet_v3_small,efficientnet_b0 --dataset images_96 (or images_224), and
-# --models bert_encoder,lstm_text --dataset tokens_128.
+# realistic shape (axes/data.py SHAPED), named by each model (ModelSpec.dataset): 224 x 224 images
+# and 128-token sequences; presets that keep inputs small (quick, smoke) run the images at
+# 96 x 96. Left out of the presets' model lists (default=False): one ResNet-50 training step on
+# 224 x 224 images is 23 GFLOPs a sample, minutes of a 2-core CPU's quick suite. Selected by
+# name, each on its own data beside the MNIST zoo's: --models mlp,resnet50,bert_encoder.
 
 VOCABULARY = 30522  # BERT's WordPiece vocabulary
 # A BERT-style encoder the size of BERT-small (Turc et al. 2019: 4 layers, 512 wide, 8 heads):
@@ -245,18 +259,29 @@ def _register_architectures() -> None:
     # the position embedding adds a learned vector: elementwise beside the products, 0 FLOPs by
     # the convention (keras_hub's PositionEmbedding, a lookup and an add, likewise)
     COUNTERS.register("PositionEmbedding", lambda layer, inputs, outputs: 0.0)
-    for name, summary, build in (
-        ("resnet50", "ResNet-50 (keras.applications, weights=None)", _application("ResNet50")),
+    for name, summary, build, dataset in (
+        ("resnet50", "ResNet-50 (keras.applications, weights=None)", _application("ResNet50"), "images_224"),
         (
             "mobilenet_v3_small",
             "MobileNetV3-Small (keras.applications, weights=None)",
             _application("MobileNetV3Small"),
+            "images_224",
         ),
-        ("efficientnet_b0", "EfficientNet-B0 (keras.applications, weights=None)", _application("EfficientNetB0")),
-        ("bert_encoder", "a BERT-style encoder: 4 blocks of 8-head attention, 512 wide, 128 tokens", _bert_encoder),
-        ("lstm_text", "an LSTM text classifier: embedding 128, LSTM 128", _lstm_text),
+        (
+            "efficientnet_b0",
+            "EfficientNet-B0 (keras.applications, weights=None)",
+            _application("EfficientNetB0"),
+            "images_224",
+        ),
+        (
+            "bert_encoder",
+            "a BERT-style encoder: 4 blocks of 8-head attention, 512 wide, 128 tokens",
+            _bert_encoder,
+            "tokens_128",
+        ),
+        ("lstm_text", "an LSTM text classifier: embedding 128, LSTM 128", _lstm_text, "tokens_128"),
     ):
-        MODELS.register(name, ModelSpec(name, summary, build, default=False, recipe_epochs=1))
+        MODELS.register(name, ModelSpec(name, summary, build, default=False, recipe_epochs=1, dataset=dataset))
 
 
 _register_architectures()

@@ -53,7 +53,7 @@ def hold_to_twin(bench: Bench, run: Any, reference: Any, gap_metric: str, twin: 
     another device's): an accuracy within the accuracy tolerance either way (absolute, verdict
     `gap_metric`), failed only where the same test images show the two differ (McNemar); an
     error at most the error tolerance above the twin's (relative)."""
-    quality, config = bench.session.dataset.scored_by, bench.session.run
+    quality, config = bench.dataset.scored_by, bench.session.run
     if quality.higher_is_better:
         rule, gap = WithinGap(config.accuracy_tolerance), run.quality - reference.quality
         scores = paired_scores(reference, run)
@@ -91,7 +91,7 @@ class AccuracyBench(Bench):
             run = benchmark.pedantic(self.session.built.recipe_run, args=(self.cell,), rounds=1, iterations=1)
         except WorkerFailed as error:
             pytest.fail(f"{self.name}: {error}", pytrace=False)
-        quality = self.session.dataset.scored_by
+        quality = self.dataset.scored_by
         metric = quality.name
         self.record(
             Recipe(
@@ -106,7 +106,7 @@ class AccuracyBench(Bench):
                 target=run.target,
                 epochs_to_target=run.epochs_to_target,
                 seconds_to_target=run.seconds_to_target,
-                published_accuracy=MODELS[self.cell.model].published_accuracy.get(self.session.dataset.name),
+                published_accuracy=MODELS[self.cell.model].published_accuracy.get(self.dataset.name),
                 per_epoch=run.history,
                 cumulative_train_seconds=run.clock,
                 loss_per_epoch=run.losses,
@@ -180,7 +180,7 @@ class ParityBench(Bench):
         runs = benchmark.pedantic(
             lambda: [self.session.built.recipe_run(c) for c in self.cell.cells], rounds=1, iterations=1
         )
-        quality = self.session.dataset.scored_by
+        quality = self.dataset.scored_by
         reference, candidate = (run.quality for run in runs)
         reference_loss, candidate_loss = (run.losses[-1] for run in runs)
         metric = quality.name  # an accuracy cell's keys are those it always had

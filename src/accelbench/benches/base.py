@@ -53,7 +53,12 @@ class Bench:
 
     @property
     def gates(self):
-        return self.session.gates
+        return self.session.gates(self.cell.model)
+
+    @property
+    def dataset(self):
+        """The data the cell's model runs on (its own, or the run's --dataset)."""
+        return self.session.data(self.cell.model)
 
     def placement(self, device: str | None = None):
         return self.session.placement(device or self.cell.device)

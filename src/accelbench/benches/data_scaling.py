@@ -35,7 +35,7 @@ class DataScalingBench(Bench):
         return growth.PHASES[self.phase].slot
 
     def setup(self, node: pytest.Item) -> None:
-        dataset, spec, phase = self.session.dataset, MODELS[self.cell.model], growth.PHASES[self.phase]
+        dataset, spec, phase = self.dataset, MODELS[self.cell.model], growth.PHASES[self.phase]
         self.work = phase.works[spec.framework](
             self.name, spec, dataset, self.placement(), self.session.run.model_options
         )
@@ -103,7 +103,7 @@ class DataScalingBench(Bench):
         return reasons + growth.regime_reasons(
             MODELS[self.cell.model],
             self.phase,
-            self.session.dataset.input_shape,
+            self.dataset.input_shape,
             time.target,
             peak.value,
             self.session.sizing.machine_memory,

@@ -116,7 +116,7 @@ class SvmBench(Bench):
     cell: SvmCell
 
     def __call__(self, benchmark: Any) -> None:
-        dataset = self.session.dataset
+        dataset = self.dataset
         if self.cell.subset > len(dataset.x_train):
             pytest.skip(
                 f"{dataset.key} has only {len(dataset.x_train)} training images, "

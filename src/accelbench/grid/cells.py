@@ -146,7 +146,6 @@ class Grid:
     batch_sizes: tuple[int, ...]
     models: tuple[str, ...]
     svm_subsets: tuple[int, ...]
-    labelled: bool
     inventory: Inventory
     # Batch sizes for one device and model, where they depend on them (the full preset sweeps
     # up to the largest batch that fits); None: batch_sizes everywhere.
@@ -158,6 +157,7 @@ class Grid:
     left_out: Mapping[str, str] = field(default_factory=dict)  # benchmark fixture -> why the preset leaves it out
     backends: tuple[str, ...] = (PROCESS_BACKEND,)  # Keras backends of the training and inference cells
     precisions: tuple[str, ...] = (REFERENCE_PRECISION,)  # their Keras dtype policies
+    unlabelled: frozenset[str] = frozenset()  # models whose data's labels carry no signal (synthetic)
 
     def tags(self) -> tuple[bool, bool]:
         """Whether cell ids name their backend and their precision: where the run has several,
@@ -205,7 +205,9 @@ def not_batch_trained(grid: Grid, cell) -> str | None:
 
 
 def unlabelled(grid: Grid, cell) -> str | None:
-    return None if grid.labelled else "synthetic data has random labels: no accuracy to measure"
+    if cell.model not in grid.unlabelled:
+        return None
+    return "synthetic data has random labels: no accuracy to measure"
 
 
 @dataclass(frozen=True)

@@ -167,8 +167,12 @@ class Gates:
     by_metric: dict[str, Gate]
 
     @classmethod
-    def load(cls, directory: Path, scope: Scope, tolerances: dict[str, float]) -> Gates:
-        stores: dict[str, BaselineFile] = {}
+    def load(
+        cls, directory: Path, scope: Scope, tolerances: dict[str, float], stores: dict[str, BaselineFile] | None = None
+    ) -> Gates:
+        """The gates of one scope; `stores` holds the files loaded so far by name, shared with the
+        run's other scopes (another dataset's) so that one file is loaded and written once."""
+        stores = {} if stores is None else stores
         gates = {}
         for spec in GATES.values():
             keys = spec.keys(scope)
@@ -192,12 +196,12 @@ class Gates:
     def all(self) -> list[Gate]:
         return list(self.by_metric.values())
 
-    def write_staged(self) -> list[str]:
-        """Write the baselines staged in this run's files, all or nothing (atomically); what was
-        written."""
-        stores = [store for store in {id(gate.store): gate.store for gate in self.all()}.values() if store.staged]
-        save_all(stores)
-        return [f"{store.path} ({store.staged} values)" for store in stores]
+
+def write_staged(stores: dict[str, BaselineFile]) -> list[str]:
+    """Write the baselines staged in a run's files, all or nothing (atomically); what was written."""
+    staged = [store for store in stores.values() if store.staged]
+    save_all(staged)
+    return [f"{store.path} ({store.staged} values)" for store in staged]
 
 
 def _fingerprint(keys: tuple[str, ...]) -> fingerprint.Fingerprint:

@@ -19,7 +19,7 @@ and an outcome:
 
 --require-baselines turns new and ungated into failures, --ab-strict unknown. The terminal's
 block is results/verdict_block.py's; baselines are staged here, and written only when asked
-(gates.Gates.write_staged).
+(gates.write_staged).
 """
 
 from __future__ import annotations

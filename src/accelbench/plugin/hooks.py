@@ -293,7 +293,9 @@ def _keep_extra_info(item: pytest.Item) -> None:
         return
     state = session_of(item.config)
     bench.extra_info[VERDICTS_KEY] = [v.as_json() for v in state.verdicts.by_cell.get(item.name, [])]
-    bench.extra_info[CELL_KEY] = {"benchmark": benchmark_of(item), **bench.cell.fields()}
+    model = getattr(bench.cell, "model", None)
+    data = {"dataset": state.run.dataset_of(model)} if model else {}  # a kind's cell may have no model
+    bench.extra_info[CELL_KEY] = {"benchmark": benchmark_of(item), **bench.cell.fields(), **data}
     benchmark = getattr(item, "funcargs", {}).get("benchmark")
     if benchmark is not None and getattr(benchmark, "stats", None):
         benchmark.extra_info.update(bench.extra_info)

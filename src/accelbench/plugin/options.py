@@ -18,7 +18,7 @@ import pytest
 
 from accelbench import user_modules
 from accelbench.axes.backends import BACKENDS
-from accelbench.axes.data import DATASETS
+from accelbench.axes.data import DATASETS, DEFAULT_DATASET
 from accelbench.axes.devices import DEVICE_KINDS, parse_devices
 from accelbench.axes.models import MODELS, ModelOptions
 from accelbench.axes.precisions import PRECISIONS
@@ -261,7 +261,14 @@ OPTIONS = (
         f"{', '.join(PRECISIONS)}; with several, cell ids end with the precision (fp32, bf16, fp16).",
         "float32",
     ),
-    Option("--dataset", _name, "NAME", f"One of: {', '.join(DATASETS)}, or one your --modules declare.", "digits"),
+    Option(
+        "--dataset",
+        _name,
+        "NAME",
+        f"The data every model runs on: one of {', '.join(DATASETS)}, or one your --modules declare. "
+        f"Default: each model's own (ModelSpec.dataset), else {DEFAULT_DATASET}.",
+        None,
+    ),
     Option(
         "--modules",
         module_names,
@@ -550,20 +557,23 @@ def run_config(config: Any) -> RunConfig:
     except user_modules.UserModuleError as error:
         raise pytest.UsageError(str(error)) from None
     _check_names("--models", MODELS, given["--models"] or ())  # now that the user's modules declared theirs
-    _check_names("--dataset", DATASETS, (given["--dataset"],))
+    _check_names("--dataset", DATASETS, (given["--dataset"],) if given["--dataset"] else ())
     if given["--ab-ref"] is not None:  # a ref that names no commit is one line now, not when A starts
         try:
             Worktree.resolve(given["--ab-ref"], Path(config.rootpath))
         except WorktreeError as error:
             raise pytest.UsageError(str(error)) from None
     preset = PRESETS[given["--preset"]]
+    models = given["--models"] or presets.chosen(preset.models)
+    for name in () if given["--dataset"] else models:  # a model's own dataset no module declares: one line
+        _check_names(f"model {name}'s ModelSpec.dataset", DATASETS, (MODELS[name].dataset_in(None, True),))
     baselines = given["--baselines"]
     baselines = baselines if baselines.is_absolute() else Path(config.rootpath, baselines)
     check_baselines_dir(config, baselines)
     return RunConfig(
         devices=given["--devices"],
         batch_sizes=given["--batch-sizes"] or preset.batch_sizes,
-        models=given["--models"] or presets.chosen(preset.models),
+        models=models,
         dataset=given["--dataset"],
         data_dir=given["--data-dir"],
         preset=preset,

@@ -59,10 +59,10 @@ def _import_user_modules(names: tuple[str, ...], roots: tuple[str, ...]) -> None
 
 
 @functools.cache
-def _dataset(run: RunFields) -> Any:
+def _dataset(name: str, run: RunFields) -> Any:
     from accelbench.axes import data
 
-    return data.load(run.dataset, Path(run.data_dir) if run.data_dir else None).head(run.max_train_samples)
+    return data.load(name, Path(run.data_dir) if run.data_dir else None).head(run.max_train_samples)
 
 
 def _site(wire: dict[str, Any]) -> tuple[CellSpec, Any]:
@@ -77,7 +77,7 @@ def _site(wire: dict[str, Any]) -> tuple[CellSpec, Any]:
     return spec, Site(
         spec.cell_id,
         MODELS[spec.model],
-        _dataset(spec.run),
+        _dataset(spec.run.dataset_of(spec.model), spec.run),
         _placement(spec.device, spec.run.intra_op_threads),
         spec.batch_size,
         options,

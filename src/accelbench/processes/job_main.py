@@ -162,7 +162,7 @@ def run_in_process(job: Job) -> Result:
     job = replicated(job, strategy)
     from accelbench.axes import data
 
-    dataset = data.load(job.run.dataset, Path(job.run.data_dir) if job.run.data_dir else None).head(
+    dataset = data.load(job.run.dataset_of(job.model), Path(job.run.data_dir) if job.run.data_dir else None).head(
         job.run.max_train_samples
     )
     if job.use_fit:

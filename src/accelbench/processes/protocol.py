@@ -96,7 +96,7 @@ REPLIES: dict[Cellwork, type] = {
 class RunFields:
     """What a worker needs of the run to build a cell as the pytest process does."""
 
-    dataset: str
+    dataset: str | None  # --dataset: every model's data; None: each model's own (dataset_of)
     data_dir: str | None
     max_train_samples: int | None
     deep_layers: int
@@ -106,6 +106,14 @@ class RunFields:
     predict_round_seconds: float
     modules: tuple[str, ...] = ()  # the user's modules (--modules), imported before a cell is built
     module_roots: tuple[str, ...] = ()  # where the pytest process found them
+    full_size_inputs: bool = False  # the preset's: a model's data at its full input size
+
+    def dataset_of(self, model: str) -> str:
+        """The dataset `model` runs on, as the pytest process chose it (its user's modules
+        imported first: a model of theirs names a dataset of theirs)."""
+        from accelbench.axes.models import MODELS
+
+        return MODELS[model].dataset_in(self.dataset, self.full_size_inputs)
 
 
 @dataclass(frozen=True)

@@ -30,11 +30,11 @@ class RunContext(Protocol):
     """What the built work needs of the run (run/session.py's Session is one)."""
 
     run: RunConfig
-    dataset: Dataset
     verdicts: Verdicts
     backends: BackendWorkers
 
     def progress(self, text: str) -> None: ...
+    def data(self, model: str) -> Dataset: ...
     def placement(self, name: str) -> Placement: ...
 
 
@@ -60,7 +60,7 @@ class BuiltWork:
         return Site(
             cell.id,
             MODELS[cell.model],
-            self.session.dataset,
+            self.session.data(cell.model),
             self.session.placement(cell.device),
             cell.batch_size,
             self.model_options(cell),
@@ -102,11 +102,10 @@ class BuiltWork:
         spec = MODELS[model]
         if spec.recipe_target is not None:
             return spec.recipe_target
-        if self.session.dataset.scored_by.regression:
+        dataset = self.session.data(model)
+        if dataset.scored_by.regression:
             return None
-        return spec.published_accuracy.get(
-            self.session.dataset.name, TARGET_ACCURACY.get(self.session.dataset.name, 0.9)
-        )
+        return spec.published_accuracy.get(dataset.name, TARGET_ACCURACY.get(dataset.name, 0.9))
 
     def recipe_run(self, cell: Cell) -> RecipeRun:
         """The recipe once per cell; on another backend, in that backend's worker."""

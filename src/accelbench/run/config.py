@@ -19,7 +19,7 @@ class RunConfig:
     devices: tuple[str, ...]  # () means every device present
     batch_sizes: tuple[int, ...]
     models: tuple[str, ...]
-    dataset: str
+    dataset: str | None  # --dataset: every model's data; None: each model's own (dataset_of)
     data_dir: Path | None
     preset: Preset
     baselines: Path
@@ -53,6 +53,10 @@ class RunConfig:
     modules: tuple[str, ...] = ()  # --modules: the user's modules, imported in every process
     module_roots: tuple[str, ...] = ()  # the folders they were found in, for another interpreter's path
 
+    def dataset_of(self, model: str) -> str:
+        """The dataset `model` runs on in this run (axes.models.ModelSpec.dataset_in)."""
+        return self.worker_fields().dataset_of(model)
+
     def worker_fields(self) -> RunFields:
         """What a worker needs to build a cell as this run does (processes.protocol.CellSpec)."""
         return RunFields(
@@ -66,4 +70,5 @@ class RunConfig:
             predict_round_seconds=self.preset.predict_round_seconds,
             modules=self.modules,
             module_roots=self.module_roots,
+            full_size_inputs=self.preset.full_size_inputs,
         )

@@ -16,7 +16,8 @@ from accelbench.axes.devices import Inventory, Placement
 from accelbench.axes.models import MODELS
 from accelbench.grid.cells import Grid
 from accelbench.judge import fingerprint
-from accelbench.judge.gates import Gates, Scope
+from accelbench.judge.baselines import BaselineFile
+from accelbench.judge.gates import Gates, Scope, write_staged
 from accelbench.judge.verdicts import Verdicts
 from accelbench.processes import ab, workers
 from accelbench.results.costs import Projected
@@ -43,7 +44,7 @@ class Session:
             run,
             lambda cell: self.built.step("train", cell).built,
             lambda device: self.inventory.get(device) is not None,
-            lambda: len(self.dataset.x_train),
+            lambda model: len(self.data(model).x_train),
         )
         self.verdicts = Verdicts(
             update=run.update_baselines,
@@ -54,6 +55,10 @@ class Session:
         )
         self.process_results: dict[Any, Any] = {}  # a distributed.Job -> its Result, for cells that share a job
         # the devices' measured roofs; kept between runs in pytest's cache, which the plugin sets
+        self._datasets: dict[str, data.Dataset] = {}  # by name: models on the same data share it
+        self.models_by_dataset: dict[str, list[str]] = {}  # what the terminal says each ran on
+        self._gates: dict[str, Gates] = {}  # by dataset name
+        self._baseline_files: dict[str, BaselineFile] = {}  # by file: every dataset's gates share it
         self.roofs = Roofs(lambda: self.inventory.fingerprint().key, lambda text: self.progress(text))
 
     # --- lazily found: TensorFlow starts only when a benchmark is collected -------------------
@@ -71,7 +76,7 @@ class Session:
             batch_sizes=self.run.batch_sizes,
             models=self.run.models,
             svm_subsets=self.run.preset.svm_subsets,
-            labelled=self.run.dataset not in data.UNLABELLED,
+            unlabelled=frozenset(m for m in self.run.models if self.run.dataset_of(m) in data.UNLABELLED),
             inventory=self.inventory,
             sweep=self.sizing.sweep if sweeps else None,
             data_scaling_models=presets.chosen(self.run.preset.data_scaling.models),
@@ -89,14 +94,27 @@ class Session:
             precisions=self.run.precisions,
         )
 
-    @functools.cached_property
-    def dataset(self) -> data.Dataset:
-        return data.load(self.run.dataset, self.run.data_dir).head(self.run.preset.max_train_samples)
+    def data(self, model: str) -> data.Dataset:
+        """The dataset `model` runs on (its own, or the run's --dataset), loaded once per name."""
+        name = self.run.dataset_of(model)
+        if name not in self._datasets:
+            self._datasets[name] = data.load(name, self.run.data_dir).head(self.run.preset.max_train_samples)
+        models = self.models_by_dataset.setdefault(name, [])
+        if model not in models:
+            models.append(model)
+        return self._datasets[name]
 
-    @functools.cached_property
-    def gates(self) -> Gates:
-        scope = Scope(self.inventory.fingerprint().key, fingerprint.software().key, self.dataset)
-        tolerances = {
+    def gates(self, model: str) -> Gates:
+        """The gates of `model`'s cells: its data's baselines on this machine (each file loaded
+        once for every dataset of the run, and written once)."""
+        name = self.run.dataset_of(model)
+        if name not in self._gates:
+            scope = Scope(self.inventory.fingerprint().key, fingerprint.software().key, self.data(model))
+            self._gates[name] = Gates.load(self.run.baselines, scope, self._tolerances(), self._baseline_files)
+        return self._gates[name]
+
+    def _tolerances(self) -> dict[str, float]:
+        return {
             "accuracy": self.run.accuracy_tolerance,
             "error": self.run.error_tolerance,
             "speedup": self.run.speedup_tolerance,
@@ -104,7 +122,6 @@ class Session:
             "serving": self.run.serving_tolerance,
             "serving_latency": self.run.serving_latency_tolerance,
         }
-        return Gates.load(self.run.baselines, scope, tolerances)
 
     @functools.cached_property
     def ab_run(self) -> ab.ABRun | None:
@@ -120,7 +137,8 @@ class Session:
 
     def prepare(self) -> None:
         """Load what every benchmark needs, so bad data or baselines stop the run up front."""
-        _ = self.dataset, self.gates  # each loads on its first access
+        for model in self.run.models:  # each loads on its first access
+            self.gates(model)
 
     # --- building blocks shared between benchmarks -------------------------------------------
     def placement(self, name: str) -> Placement:
@@ -130,4 +148,4 @@ class Session:
         return placement
 
     def save_baselines(self) -> list[str]:
-        return self.gates.write_staged()
+        return write_staged(self._baseline_files)

@@ -38,7 +38,7 @@ class Sizing:
         run: RunConfig,
         one_step: Callable[[Cell], OneStep],
         present: Callable[[str], bool],
-        training_samples: Callable[[], int],
+        training_samples: Callable[[str], int],  # of a model's data
     ) -> None:
         self.run = run
         self.one_step = one_step
@@ -96,7 +96,7 @@ class Sizing:
         start = min(run.batch_sizes)
         if not spec.batch_trained or not self.present(device) or kind_of(device) not in spec.device_kinds:
             return run.batch_sizes
-        ceiling = min(self.scaling(device, model).largest_batch or 0, self.training_samples())
+        ceiling = min(self.scaling(device, model).largest_batch or 0, self.training_samples(model))
         sizes = []
         while start <= ceiling:
             sizes.append(start)

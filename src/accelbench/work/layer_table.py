@@ -12,10 +12,13 @@ from accelbench.axes.models import MODELS, ModelOptions
 from accelbench.units import flops as format_flops
 
 
-def lines(model_name: str, dataset: str, data_dir=None, precision: str = "float32") -> list[str]:
+def lines(model_name: str, dataset: str | None = None, data_dir=None, precision: str = "float32") -> list[str]:
+    """The table of `model_name` built on `dataset`'s input; None: the model's own dataset at its
+    full input size (ModelSpec.dataset), as --preset full runs it."""
     from accelbench.work.build import build_model
 
     spec = MODELS[model_name]
+    dataset = spec.dataset_in(dataset, full_size_inputs=True)
     if spec.framework != "keras":
         return [f"{model_name}: {spec.summary}: not a Keras model; its FLOPs are not counted per layer"]
     loaded = data.load(dataset, data_dir)
@@ -61,7 +64,7 @@ def _why(text: str) -> str:
     return f"  ({text})" if text and text != flops.NOT_COUNTED_WITHOUT_WEIGHTS else ""
 
 
-def main(model: str, dataset: str, data_dir, precision: str, modules: Sequence[str]) -> int:
+def main(model: str, dataset: str | None, data_dir, precision: str, modules: Sequence[str]) -> int:
     from accelbench.user_modules import import_modules
 
     import_modules(modules, ["."])
