@@ -678,6 +678,7 @@ def test_summary_is_a_table_and_pytest_benchmark_groups_like_with_like(suite):
         "model_name": "mlp",
         "backend": "tensorflow",
         "precision": "float32",
+        "dataset": "digits",
     }
     assert not any("chrome_trace" in b["extra_info"] for b in benchmarks)  # no --trace-dir: no trace
 
