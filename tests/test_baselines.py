@@ -138,3 +138,29 @@ def test_several_files_are_written_all_or_nothing_with_an_ordinary_mode(tmp_path
     for store in stores:
         assert json.loads(store.path.read_text())["digits-n1347"]["test_new"] == {"accuracy": 0.5}
         assert stat.S_IMODE(store.path.stat().st_mode) == 0o666 & ~umask
+
+
+def test_two_datasets_gates_share_each_file_and_write_both_in_one_go(tmp_path):
+    """A run whose models run on different data (ModelSpec.dataset) judges each against its own
+    data's baselines; what both stage lands in one write of each file, neither lost."""
+    from types import SimpleNamespace
+
+    from accelbench.judge.gates import Gates, Scope, write_staged
+
+    stores = {}
+    tolerances = dict.fromkeys(("accuracy", "error", "speedup", "memory", "serving", "serving_latency"), 0.1)
+    gates = {
+        name: Gates.load(tmp_path, Scope("hw", "sw", SimpleNamespace(name=name, key=f"{name}-n10")), tolerances, stores)
+        for name in ("digits", "tokens_128")
+    }
+    assert gates["digits"]["accuracy"].store is gates["tokens_128"]["accuracy"].store
+    for name, gate in gates.items():
+        gate["accuracy"].store.stage(gate["accuracy"].scope, f"test_time_to_accuracy[{name}]", "accuracy", 0.9)
+        gate["peak_memory_bytes"].store.stage(
+            gate["peak_memory_bytes"].scope, f"test_train_memory[{name}]", "peak", 1.0
+        )
+    written = write_staged(stores)
+    assert sorted(line.split(" (")[0].rsplit("/", 1)[1] for line in written) == ["accuracy.json", "memory.json"]
+    accuracy = json.loads((tmp_path / "accuracy.json").read_text())
+    assert set(accuracy) == {"digits-n10", "tokens_128-n10"}
+    assert set(json.loads((tmp_path / "memory.json").read_text())["hw"]["sw"]) == {"digits", "tokens_128"}
