@@ -70,3 +70,10 @@ def test_the_zoo_and_a_real_image_and_text_architecture_run_in_one_run_each_on_i
         used = Utilization.of(cell["extra_info"])
         assert 0 < used.mfu and 0 < used.hfu <= 1.05 and used.arithmetic_intensity > 0, cell["name"]
     assert ran_on == {"mlp": "digits", "mobilenet_v3_small": "images_96", "lstm_text": "tokens_128"}
+    # the pull request's comment says so too
+    from accelbench.results.report import markdown
+    from accelbench.results.report.runs import load_runs
+
+    assert "  - data: digits (mlp); images_96 (mobilenet_v3_small); tokens_128 (lstm_text)\n" in markdown.render(
+        load_runs([saved])
+    )

@@ -23,10 +23,9 @@ def write_summary(terminalreporter: Any, state: Session) -> None:
         terminalreporter.write_line(summary.LEGEND)
     for roof in state.roofs.measured():
         terminalreporter.write_line(summary.roof_line(roof))
-    if len(state.models_by_dataset) > 1:  # models on data of their own (ModelSpec.dataset)
-        terminalreporter.write_line(
-            "data: " + "; ".join(f"{name} ({', '.join(models)})" for name, models in state.models_by_dataset.items())
-        )
+    ran_on = summary.data_line([record for record in records if record])
+    if ran_on:
+        terminalreporter.write_line(ran_on)
     if state.ab_run is not None:
         terminalreporter.section("accelbench A/B")
         environments = state.ab_run.environments

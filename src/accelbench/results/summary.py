@@ -432,6 +432,20 @@ def ab_lines(
     return lines
 
 
+def data_line(records: Sequence[CellRecord]) -> str | None:
+    """Which data each model ran on, where a run's models ran on more than one dataset (each
+    model's own: ModelSpec.dataset); None where they shared one (a run saved before cells named
+    their data shares its one)."""
+    models_by_dataset: dict[str, list[str]] = {}
+    for record in records:
+        dataset = record.place.dataset
+        if dataset and record.model not in models_by_dataset.setdefault(dataset, []):
+            models_by_dataset[dataset].append(record.model)
+    if len(models_by_dataset) < 2:
+        return None
+    return "data: " + "; ".join(f"{name} ({', '.join(models)})" for name, models in models_by_dataset.items())
+
+
 def roof_line(roof: Roof) -> str:
     """A device's measured roofs in words: what every utilization in the tables is taken against."""
     return (

@@ -54,11 +54,10 @@ class Session:
             ab_strict=bool(run.ab_setup and run.ab_setup.strict),
         )
         self.process_results: dict[Any, Any] = {}  # a distributed.Job -> its Result, for cells that share a job
-        # the devices' measured roofs; kept between runs in pytest's cache, which the plugin sets
         self._datasets: dict[str, data.Dataset] = {}  # by name: models on the same data share it
-        self.models_by_dataset: dict[str, list[str]] = {}  # what the terminal says each ran on
         self._gates: dict[str, Gates] = {}  # by dataset name
         self._baseline_files: dict[str, BaselineFile] = {}  # by file: every dataset's gates share it
+        # the devices' measured roofs; kept between runs in pytest's cache, which the plugin sets
         self.roofs = Roofs(lambda: self.inventory.fingerprint().key, lambda text: self.progress(text))
 
     # --- lazily found: TensorFlow starts only when a benchmark is collected -------------------
@@ -99,9 +98,6 @@ class Session:
         name = self.run.dataset_of(model)
         if name not in self._datasets:
             self._datasets[name] = data.load(name, self.run.data_dir).head(self.run.preset.max_train_samples)
-        models = self.models_by_dataset.setdefault(name, [])
-        if model not in models:
-            models.append(model)
         return self._datasets[name]
 
     def gates(self, model: str) -> Gates:

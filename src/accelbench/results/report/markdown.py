@@ -30,6 +30,7 @@ def _parts(runs: Sequence[Run]) -> list[tuple[str, str]]:
     """(name, text) in the order they matter to a reviewer."""
     runs_text = "".join(
         f"- **{run.tag}**: {run.machine_label} (`{run.fingerprint}`) · {run.label} — {content.verdict_counts(run)}\n"
+        + (f"  - {ran_on}\n" if (ran_on := summary.data_line(run.cells)) else "")
         for run in runs
     )
     attention = content.verdict_rows(runs, content.ATTENTION)
