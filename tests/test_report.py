@@ -496,3 +496,15 @@ def test_a_run_of_a_newer_schema_is_one_line_and_an_older_one_loads(tmp_path, ca
     assert cli.main(["report", str(newer), "-o", str(tmp_path / "r.html")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "schema 99" in err and "upgrade accelbench" in err
+
+
+def test_a_recipe_that_misses_its_target_is_a_dash_in_the_epochs_table_not_a_missing_row():
+    reached = cell("test_time_to_accuracy[cpu-bs100-mlp]", "accuracy_bench", "cpu", "mlp", "recipe",
+                   accuracy=0.97, target_accuracy=0.95, epochs_to_target=3, seconds_to_target=1.5)  # fmt: skip
+    missed = cell("test_time_to_accuracy[cpu-bs128-my_mlp]", "accuracy_bench", "cpu", "my_mlp", "recipe",
+                  accuracy=0.87, target_accuracy=0.95)  # fmt: skip
+    records = [summary.CellRecord.from_extra_info(e["name"], e["extra_info"]) for e in (reached, missed)]
+    tables = {t.title: t for t in summary.tables([("", records)], catalog.sections())}
+    epochs = tables["recipe: epochs to its target quality ('-': not reached, or no target)"]
+    assert epochs.rows == (("cpu", "mlp", "3"), ("cpu", "my_mlp", "-"))
+    assert tables["recipe: training seconds to its target quality"].rows[1] == ("cpu", "my_mlp", "-")

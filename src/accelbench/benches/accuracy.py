@@ -245,12 +245,14 @@ KINDS: dict[str, Benchmark] = {
                 {"accuracy_bench": "recipe"},
                 Recipe.keys.epochs_to_target,
                 "count",
+                every_cell=True,
             ),
             Section(
                 "recipe: training seconds to its target quality",
                 {"accuracy_bench": "recipe"},
                 Recipe.keys.seconds_to_target,
                 "seconds",
+                every_cell=True,
             ),
             Section(
                 "test mean absolute error after the recipe (lower is better; marked by its baseline, "

@@ -135,6 +135,9 @@ class Section:
     judged_by: tuple[str, ...] = ()
     stderr: str | None = None  # the extra_info key of the number's standard error, shown as ±
     interval: str | None = None  # the extra_info key of the number's [low, high] interval
+    # A row for every cell of its benchmarks, '-' where the cell has no number: a recipe that
+    # did not reach its target is a finding, not a model missing from the table.
+    every_cell: bool = False
 
     def __post_init__(self) -> None:
         if self.show not in FORMATS:
@@ -200,7 +203,9 @@ def _table(section: Section, runs: Sequence[tuple[str, Sequence[CellRecord]]]) -
     columns: list[str] = []
     for tag, records in runs:
         for record in records:
-            if record.benchmark not in section.benchmarks or section.metric not in record.info:
+            if record.benchmark not in section.benchmarks:
+                continue
+            if section.metric not in record.info and not section.every_cell:
                 continue
             column = section.column(record)
             if column not in columns:
