@@ -443,9 +443,10 @@ def data_line(records: Sequence[CellRecord]) -> str | None:
     their data shares its one)."""
     models_by_dataset: dict[str, list[str]] = {}
     for record in records:
-        dataset = record.place.dataset
-        if dataset and record.model not in models_by_dataset.setdefault(dataset, []):
-            models_by_dataset[dataset].append(record.model)
+        where = record.place
+        model = where.model_name or record.model  # the row's label may carry a backend and precision
+        if where.dataset and model not in models_by_dataset.setdefault(where.dataset, []):
+            models_by_dataset[where.dataset].append(model)
     if len(models_by_dataset) < 2:
         return None
     return "data: " + "; ".join(f"{name} ({', '.join(models)})" for name, models in models_by_dataset.items())

@@ -45,7 +45,10 @@ def _runs(runs: Sequence[Run]) -> str:
         f"<td>{html.escape(str(run.path))}</td></tr>"
         for run in runs
     )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    ran_on = "".join(  # where a run's models ran on data of their own
+        f"<p>{html.escape(run.tag)}: {html.escape(line)}</p>" for run in runs if (line := summary.data_line(run.cells))
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{ran_on}"
 
 
 def _verdicts(runs: Sequence[Run]) -> str:
