@@ -508,3 +508,11 @@ def test_a_recipe_that_misses_its_target_is_a_dash_in_the_epochs_table_not_a_mis
     epochs = tables["recipe: epochs to its target quality ('-': not reached, or no target)"]
     assert epochs.rows == (("cpu", "mlp", "3"), ("cpu", "my_mlp", "-"))
     assert tables["recipe: training seconds to its target quality"].rows[1] == ("cpu", "my_mlp", "-")
+
+
+def test_a_run_outside_a_git_checkout_is_named_no_commit_not_a_cut_word(tmp_path):
+    document = run_document()
+    document["commit_info"], document["datetime"] = {"id": "unversioned", "dirty": False}, "2026-11-25T09:14:00+00:00"
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document))
+    assert load_runs([path])[0].tag == "no commit 11-25 09:14"  # pytest-benchmark's id there: "unversioned"

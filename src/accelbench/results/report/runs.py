@@ -67,7 +67,9 @@ class Run:
     @property
     def commit_date(self) -> str:
         """The commit (+ where the tree had uncommitted changes) and the run's date to the minute."""
-        commit = str(self.commit.get("id") or "")[:7] or "no commit"
+        given = str(self.commit.get("id") or "")
+        # pytest-benchmark saves id "unversioned" outside a git or hg checkout: not a hash to shorten
+        commit = "no commit" if given in ("", "unversioned") else given[:7]
         return f"{commit}{'+' if self.commit.get('dirty') else ''} {self.datetime[5:16].replace('T', ' ')}".strip()
 
     @property
