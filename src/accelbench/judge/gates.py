@@ -168,11 +168,10 @@ class Gates:
 
     @classmethod
     def load(
-        cls, directory: Path, scope: Scope, tolerances: dict[str, float], stores: dict[str, BaselineFile] | None = None
+        cls, directory: Path, scope: Scope, tolerances: dict[str, float], stores: dict[str, BaselineFile]
     ) -> Gates:
         """The gates of one scope; `stores` holds the files loaded so far by name, shared with the
         run's other scopes (another dataset's) so that one file is loaded and written once."""
-        stores = {} if stores is None else stores
         gates = {}
         for spec in GATES.values():
             keys = spec.keys(scope)
