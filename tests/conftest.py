@@ -24,19 +24,42 @@ HEAVY_MODULES = (
 )
 
 
+# The tiers: `pytest tests` (tox -e tests) runs the fast tests, a few minutes' work for a
+# developer's loop and a pull request's first answer; --runslow adds the tests marked slow or
+# timing (whole benchmark suites run through pytester, worker processes, tf.distribute jobs, the
+# conformance matrix: about 25 CPU-minutes), which tox -e slow-tests and .ci/run run. pytest's
+# own recipe for slow tests ("Control skipping of tests according to command line option"),
+# with the tier deselected rather than skipped: a skip would read as something missing here.
+SLOW_MARKERS = ("slow", "timing")
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--runslow",
+        action="store_true",
+        help="also run the tests marked slow or timing (whole benchmark runs, worker processes; tox -e slow-tests)",
+    )
+
+
+def pytest_report_header(config):
+    if not config.getoption("runslow"):
+        return "the tests marked slow or timing are deselected: --runslow runs them (tox -e slow-tests)"
+    return None
+
+
 def pytest_configure(config):
     share_one_xla_cache(config)
     share_one_roofs_folder(config)
     config.addinivalue_line(
         "markers",
         "timing: asserts on measured times or ratios; run alone, after the "
-        "parallel tests (tox -e tests), as other tests' load would bend them",
+        "parallel tests (tox -e slow-tests), as other tests' load would bend them",
     )
     config.addinivalue_line(
         "markers",
         "slow(seconds): takes over 5 s (worker processes, a recipe, tf.distribute "
-        "jobs); dealt out first, longest first, so that pytest-xdist's workers "
-        "finish together",
+        "jobs); run with --runslow (tox -e slow-tests), dealt out first, longest "
+        "first, so that pytest-xdist's workers finish together",
     )
 
 
@@ -79,7 +102,20 @@ def pytest_xdist_auto_num_workers(config):
     return (os.cpu_count() or 1) + 1
 
 
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
+    if not config.getoption("runslow"):
+        leave_out_the_slow_tier(config, items)
+    deal_out_the_slow_first(items)
+
+
+def leave_out_the_slow_tier(config, items):
+    slow = {item for item in items if any(item.get_closest_marker(name) for name in SLOW_MARKERS)}
+    if slow:
+        config.hook.pytest_deselected(items=[item for item in items if item in slow])
+        items[:] = [item for item in items if item not in slow]
+
+
+def deal_out_the_slow_first(items):
     """Under pytest-xdist's work stealing, which hands each worker one contiguous share of this
     order: the slow tests dealt out across the shares, longest first (a snake order), each share
     then filled with fast tests, so that no worker starts with all the long ones."""
