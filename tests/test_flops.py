@@ -290,3 +290,30 @@ def test_accelbench_layers_says_an_unknown_model_in_one_line(capsys):
     assert cli.main(["layers", "resnet"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "unknown model 'resnet'" in err
+
+
+def test_accelbench_layers_leaves_out_tensorflows_start_notices_and_keeps_other_stderr(tmp_path):
+    # A fresh process: TensorFlow's native start prints its notices once, at its first import.
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    done = subprocess.run(
+        [sys.executable, "-m", "accelbench.cli", "layers", "mlp"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "FLOPs per layer of mlp" in done.stdout
+    assert "absl::InitializeLog" not in done.stderr and "cpu_feature_guard" not in done.stderr
+    assert "I0000" not in done.stderr, done.stderr
+
+    script = (
+        "import os\n"
+        "from accelbench.axes.devices import start_notices_dropped\n"
+        "with start_notices_dropped():\n"
+        "    os.write(2, b'I0000 00:00:1795609444.446948   30315 port.cc:153] oneDNN custom operations are on.\\n')\n"
+        "    os.write(2, b'a line of the user\\n')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.stderr == "a line of the user\n"

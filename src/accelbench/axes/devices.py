@@ -7,11 +7,13 @@ by real steps), whether it hosts the multi-replica cells, and how TensorFlow fin
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import platform
 import re
 import sys
+import tempfile
 import threading
 import warnings
 from collections.abc import Callable
@@ -143,6 +145,37 @@ def host_allocator() -> str:
     return "system" if os.environ.get(SYSTEM_ALLOCATOR, "").lower() in ("1", "true") else "oneDNN pool"
 
 
+# What TensorFlow's native start writes to the process's stderr before absl's logging is set up,
+# whatever TF_CPP_MIN_LOG_LEVEL says (TF 2.21: six lines on every import, twice in `accelbench
+# layers`): the oneDNN and CUDA-stub notices, the CPU-feature advice and absl's own preamble.
+START_NOTICE = re.compile(
+    r"^(?:[IW]\d{4} [\d:. ]+\d+ \S+:\d+\] .*"
+    r"|WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR"
+    r"|To enable the following instructions: .*)$"
+)
+
+
+@contextlib.contextmanager
+def start_notices_dropped():
+    """File descriptor 2 into a temporary file while TensorFlow starts; then every line but its
+    start notices (START_NOTICE) goes on to stderr. Written by hand: the notices come from C++
+    before any Python logging or absl flag can reach them, and no library filters a descriptor."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile(mode="w+b") as caught:
+        os.dup2(caught.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            caught.seek(0)
+            lines = caught.read().decode(errors="replace").splitlines()
+            kept = [line for line in lines if not START_NOTICE.match(line)]
+            if kept:
+                print("\n".join(kept), file=sys.stderr)
+
+
 @functools.cache
 def init_tensorflow(intra_op_threads: int = 0) -> Any:
     """Import TensorFlow once, setting threads and GPU memory growth before its runtime starts."""
@@ -161,7 +194,8 @@ def init_tensorflow(intra_op_threads: int = 0) -> Any:
             stacklevel=2,
         )
     os.environ.setdefault(SYSTEM_ALLOCATOR, "1")
-    import tensorflow as tf
+    with start_notices_dropped():
+        import tensorflow as tf
 
     if intra_op_threads:
         tf.config.threading.set_intra_op_parallelism_threads(intra_op_threads)

@@ -8,6 +8,7 @@ import contextlib
 from collections.abc import Sequence
 
 from accelbench.axes import data, flops
+from accelbench.axes.devices import start_notices_dropped
 from accelbench.axes.models import MODELS, ModelOptions
 from accelbench.units import flops as format_flops
 
@@ -15,14 +16,19 @@ from accelbench.units import flops as format_flops
 def lines(model_name: str, dataset: str | None = None, data_dir=None, precision: str = "float32") -> list[str]:
     """The table of `model_name` built on `dataset`'s input; None: the model's own dataset at its
     full input size (ModelSpec.dataset), as --preset full runs it."""
-    from accelbench.work.build import build_model
-
     spec = MODELS[model_name]
     dataset = spec.dataset_in(dataset, full_size_inputs=True)
     if spec.framework != "keras":
         return [f"{model_name}: {spec.summary}: not a Keras model; its FLOPs are not counted per layer"]
     loaded = data.load(dataset, data_dir)
-    model = build_model(
+    with start_notices_dropped():  # the framework starts here, at its import and its first tensor
+        return table(flops.count(built(spec, loaded, precision)), f"{model_name} on {dataset} {loaded.input_shape}")
+
+
+def built(spec, loaded, precision: str):
+    from accelbench.work.build import build_model
+
+    return build_model(
         spec,
         loaded.input_shape,
         ModelOptions(precision=precision),
@@ -32,7 +38,6 @@ def lines(model_name: str, dataset: str | None = None, data_dir=None, precision:
         quality=loaded.quality,
         input_dtype=str(loaded.x_train.dtype),
     )
-    return table(flops.count(model), f"{model_name} on {dataset} {loaded.input_shape}")
 
 
 def table(counted: flops.FlopCount, title: str) -> list[str]:
