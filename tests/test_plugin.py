@@ -190,6 +190,38 @@ def test_accuracy_gate(suite):
     )
 
 
+FROZEN = """
+import accelbench
+
+
+def frozen(input_shape, outputs, options):
+    import keras
+
+    # zeroes its input: every prediction is the bias's, every answer the same label
+    return keras.Sequential([keras.Input(input_shape), keras.layers.Flatten(), keras.layers.Lambda(lambda x: x * 0.0),
+                             keras.layers.Dense(outputs)])
+
+
+def still():
+    import keras
+
+    return keras.optimizers.SGD(learning_rate=0.0)
+
+
+accelbench.register_model(accelbench.ModelSpec("frozen", "learns nothing", frozen, still, recipe_epochs=2))
+"""
+
+
+def test_a_recipe_at_chance_level_is_said_at_the_end_of_the_run_and_a_learning_one_is_not(suite):
+    suite.makepyfile(frozen_models=FROZEN)
+    result = run(suite, "-k", "test_time_to_accuracy", "--models", "mlp,frozen", "--modules", "frozen_models")
+    result.assert_outcomes(passed=2)
+    said = [line for line in result.stdout.lines if "no better than always answering" in line]
+    assert len(said) == 1, result.stdout.str()
+    assert said[0].startswith("accelbench: test_time_to_accuracy[cpu-bs128-frozen]: test accuracy ")
+    assert "went from 2.3 to 2.3: it is not learning" in said[0]
+
+
 @pytest.mark.slow
 def test_speedup_and_memory_baselines_hold_on_their_own_fingerprint_only(suite):
     """Speedups and host peaks recorded here; a far higher speedup baseline fails;

@@ -120,3 +120,33 @@ def test_a_gap_the_test_set_cannot_show_is_unknown_and_one_it_shows_fails():
     many = analysis.paired([True] * 340 + [False] * 20, [True] * 300 + [False] * 60)
     failed = held_to.paired_quality(verdicts, "cell", "accuracy_gap", -40 / 360, 0.0, WithinGap(0.02), "parity", many)
     assert failed.outcome == FAIL and "40 right only on the reference side and 0 only here" in failed.message
+
+
+def _recipe(quality, losses):
+    from accelbench.work.training import RecipeRun
+
+    return RecipeRun(quality=quality, epochs=len(losses), train_seconds=1.0, target=None, losses=list(losses))
+
+
+def _labelled(y_test):
+    x = np.zeros((len(y_test), 2), np.float32)
+    return Dataset("ten", x, np.asarray(y_test), x, np.asarray(y_test), classes=10)
+
+
+def test_a_recipe_no_better_than_the_most_common_label_is_said_and_why_by_its_losses():
+    from accelbench.benches.accuracy import no_better_than_chance
+
+    data = _labelled([0] * 12 + list(range(10)) * 9)  # label 0 is 21 of 102 test items: 20.59%
+    assert no_better_than_chance("c", _recipe(0.25, [2.3, 1.0]), data) is None
+    fell = no_better_than_chance("c", _recipe(21 / 102, [2.14, 1.31]), data)
+    assert fell.startswith("c: test accuracy 20.59% after 2 epoch(s) is no better than always answering")
+    assert "the most common label (20.59% of the test set)" in fell
+    assert "fell from 2.14 to 1.31" in fell and "BatchNormalization" in fell
+    flat = no_better_than_chance("c", _recipe(0.1, [2.303, 2.302]), data)
+    assert "went from 2.3 to 2.3: it is not learning" in flat
+    one = no_better_than_chance("c", _recipe(0.1, [2.303]), data)
+    assert one.endswith("(20.59% of the test set)")
+    regression = Dataset(
+        "r", data.x_train, np.zeros(102, np.float32), data.x_test, np.zeros(102, np.float32), quality="mae"
+    )
+    assert no_better_than_chance("c", _recipe(0.0, [1.0, 1.0]), regression) is None
