@@ -153,12 +153,23 @@ START_NOTICE = re.compile(
     r"|WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR"
     r"|To enable the following instructions: .*)$"
 )
+# TensorFlow's Linux wheel tries CUDA at its first tensor and logs the failure as an error. On a
+# machine with no NVIDIA driver (no /dev/nvidiactl) that failure says only that there is no GPU,
+# which the run's device list says too; where a driver is present it is a real fault, and kept.
+NO_DRIVER_CUINIT = re.compile(r"^E\d{4} [\d:. ]+\d+ cuda_platform\.cc:\d+\] failed call to cuInit: .*$")
+NVIDIA_DRIVER = "/dev/nvidiactl"
+
+
+def is_start_notice(line: str) -> bool:
+    if START_NOTICE.match(line):
+        return True
+    return bool(NO_DRIVER_CUINIT.match(line)) and not os.path.exists(NVIDIA_DRIVER)
 
 
 @contextlib.contextmanager
 def start_notices_dropped():
     """File descriptor 2 into a temporary file while TensorFlow starts; then every line but its
-    start notices (START_NOTICE) goes on to stderr. Written by hand: the notices come from C++
+    start notices (is_start_notice) goes on to stderr. Written by hand: the notices come from C++
     before any Python logging or absl flag can reach them, and no library filters a descriptor."""
     sys.stderr.flush()
     saved = os.dup(2)
@@ -171,7 +182,7 @@ def start_notices_dropped():
             os.close(saved)
             caught.seek(0)
             lines = caught.read().decode(errors="replace").splitlines()
-            kept = [line for line in lines if not START_NOTICE.match(line)]
+            kept = [line for line in lines if not is_start_notice(line)]
             if kept:
                 print("\n".join(kept), file=sys.stderr)
 
