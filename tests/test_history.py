@@ -93,12 +93,16 @@ def test_messy_storage_is_read_as_far_as_it_goes_with_one_line_per_problem(tmp_p
         saved_run(tmp_path, number, {"mlp": 5e-6}, machine=OTHER_MACHINE)
     corrupt = tmp_path / "Linux-CPython-3.11-64bit" / "0099_corrupt.json"
     corrupt.write_text('{"benchmarks": [')
+    logs = tmp_path / "loadgen" / "20261125T124354" / "test_serving-cpu-mlp-offline" / "run-1"
+    logs.mkdir(parents=True)  # the serving cells' LoadGen logs: JSON files, not runs
+    (logs / "mlperf_log_accuracy.json").write_text("[\n]")
     assert cli.main(["history", str(tmp_path), str(tmp_path / "missing")]) == 0
     captured = capsys.readouterr()
     out = captured.out.splitlines()
     assert out[0] == "accelbench history: 13 saved run(s), 3 series on 2 machine(s)"
     assert any(line.startswith(f"unreadable  not read: {corrupt}: not JSON") for line in out)
     assert any(line.startswith(f"unreadable  {tmp_path / 'missing'}: no such file or folder") for line in out)
+    assert not any("loadgen" in line for line in out), out
     assert f"not enough history: 1 series with 3 run(s) ({changepoints.MIN_RUNS} needed), not searched" in out
     assert "2 of 2 searched series: no change of level" in out
 

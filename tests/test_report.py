@@ -329,6 +329,13 @@ def test_a_storage_folder_stands_for_its_runs(tmp_path, two_runs):
     for index, path in enumerate(two_runs, 1):
         (storage / f"000{index}_run.json").write_text(path.read_text())
     assert [run.path.name for run in load_runs([tmp_path / "storage"])] == ["0001_run.json", "0002_run.json"]
+    # the serving cells' LoadGen logs, kept beside the runs, hold JSON files that are not runs
+    logs = tmp_path / "storage" / "loadgen" / "20261125T124354" / "test_serving-cpu-mlp-offline" / "run-1"
+    logs.mkdir(parents=True)
+    (logs / "mlperf_log_accuracy.json").write_text("[\n]")
+    (logs / "mlperf_log_trace.json").write_text('{ "traceEvents": [] }')
+    assert [run.path.name for run in load_runs([tmp_path / "storage"])] == ["0001_run.json", "0002_run.json"]
+    assert [run.path.name for run in load_runs([storage])] == ["0001_run.json", "0002_run.json"]
     (tmp_path / "empty").mkdir()
     with pytest.raises(ReportError, match="a folder with no .json runs"):
         load_runs([tmp_path / "empty"])

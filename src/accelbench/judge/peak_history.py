@@ -15,6 +15,7 @@ from pathlib import Path
 
 from accelbench.judge import fingerprint
 from accelbench.judge.fingerprint import FINGERPRINT_KEY
+from accelbench.judge.storage import runs_in
 
 MEMORY_METRICS = ("peak_memory_bytes", "device_peak_memory_bytes")
 MOST_RUNS = 20  # the newest saved runs read: a spread of today's code, not of last year's
@@ -22,7 +23,7 @@ MOST_RUNS = 20  # the newest saved runs read: a spread of today's code, not of l
 
 def saved_files(storage: Path) -> list[Path]:
     """pytest-benchmark's saved runs under a storage folder (one subfolder a machine id), oldest first."""
-    return sorted(storage.glob("*/*.json"), key=lambda path: path.name)[-MOST_RUNS:] if storage.is_dir() else []
+    return sorted(runs_in(storage), key=lambda path: path.name)[-MOST_RUNS:] if storage.is_dir() else []
 
 
 def peaks(files: Iterable[Path], hardware: str, software: str) -> tuple[dict[tuple[str, str], list[float]], list[str]]:

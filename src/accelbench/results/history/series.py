@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from accelbench.judge import changepoints
+from accelbench.judge import storage as saved
 from accelbench.measured import Recipe, Speedup, StepMemory, Timed
 from accelbench.registry import Registry
 from accelbench.results.report.runs import ReportError, Run, load_run
@@ -149,7 +150,7 @@ def saved_files(storages: Sequence[Path]) -> tuple[list[Path], list[str]]:
         if storage.is_file():
             files.append(storage)
         elif storage.is_dir():
-            files.extend(sorted(storage.rglob("*.json")))
+            files.extend(saved.runs_in(storage))
         else:
             missing.append(f"{storage}: no such file or folder")
     return files, missing

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from accelbench.judge import storage
 from accelbench.judge.fingerprint import FINGERPRINT_KEY
 from accelbench.measured import CELL_KEY, ROOFS_KEY, SCHEMA_VERSION, Roof
 from accelbench.results.summary import CellRecord, Section
@@ -88,7 +89,7 @@ def run_files(paths: Sequence[str | Path]) -> list[Path]:
     files: list[Path] = []
     for path in map(Path, paths):
         if path.is_dir():
-            found = sorted(path.rglob("*.json"))
+            found = storage.runs_in(path)
             if not found:
                 raise ReportError(f"{path}: a folder with no .json runs in it")
             files.extend(found)
