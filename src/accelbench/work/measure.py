@@ -12,6 +12,7 @@ from accelbench.judge import comparison
 
 MAX_STEPS_PER_ROUND = 10_000
 CALIBRATION_STEPS = 5  # steps timed to size a round
+CALIBRATION_GROWTH = 8  # the most a calibrating call's steps grow by at once (calibrated_steps)
 
 
 def seconds(work: Callable[[], object]) -> float:
@@ -34,17 +35,27 @@ def steps_for(round_seconds: float, step_seconds: float) -> int:
 
 
 def calibrated_steps(run: Callable[[int], object], round_seconds: float) -> int:
-    """Steps that make a round of about round_seconds: double the steps given to run until one
+    """Steps that make a round of about round_seconds: grow the steps given to run until one
     call lasts a quarter of a round (best of two), then scale. A difference of two short calls
     was thrown by fit()'s cost per call (10-20 ms) and its slow rounds: quick's 0.2 s rounds
-    came out at 0.09 to 0.47 s. Per-call costs count as step time here, so a round comes out
-    a little short rather than long."""
-    steps = 1
+    came out at 0.09 to 0.47 s. So per-call costs count as step time in the scaling, and a
+    round comes out a little short rather than long; a difference only says how far to grow
+    next (between 2x and CALIBRATION_GROWTH), where doubling from one step took six sizes,
+    twelve calls, for a small model."""
+    target = round_seconds / 4
+    steps, last = 1, None
     while True:
         elapsed = best_of(lambda: run(steps), repeats=2)
-        if elapsed >= round_seconds / 4 or steps >= MAX_STEPS_PER_ROUND:
+        if elapsed >= target or steps >= MAX_STEPS_PER_ROUND:
             return steps_for(round_seconds, elapsed / steps)
-        steps *= 2
+        if last is None:  # one size: as if all of it were steps
+            needed = steps * target / elapsed if elapsed > 0 else steps * CALIBRATION_GROWTH
+        else:  # two sizes: their difference is the steps' part, the rest is the call's
+            per_step = (elapsed - last[1]) / (steps - last[0])
+            needed = steps + (target - elapsed) / per_step if per_step > 0 else steps * CALIBRATION_GROWTH
+        last = (steps, elapsed)
+        growth = min(CALIBRATION_GROWTH, max(2, math.ceil(needed / steps)))
+        steps = min(MAX_STEPS_PER_ROUND, steps * growth)
 
 
 def interleaved(first: Callable[[], float], second: Callable[[], float], pairs: int) -> tuple[list[float], list[float]]:
