@@ -11,6 +11,8 @@ from accelbench.axes.devices import parse_devices
 from accelbench.axes.models import MODELS
 from accelbench.plugin import options
 from accelbench.registry import Registry, UnknownName
+from accelbench.run import presets
+from accelbench.run.presets import PRESETS
 
 
 def test_register_rejects_duplicates():
@@ -254,3 +256,20 @@ def test_a_kind_registered_by_a_users_module_gets_its_fixture_and_its_table(pyte
     assert report.returncode == 0, report.stderr
     page = (pytester.path / "report.html").read_text()
     assert "time to a first prediction after load" in page and "12.5 ms" in page
+
+
+def test_an_ab_run_keeps_the_round_lengths_its_error_rates_were_measured_at(pytester):
+    """quick times 0.1 s training rounds; an A/B run of it times the 0.2 s (and 0.1 s prediction)
+    rounds whose pair noise the A/B rule's error rates were simulated from (test_comparison.py)."""
+    quick = PRESETS["quick"]
+    assert (quick.round_seconds, quick.predict_round_seconds) == (0.1, 0.05)
+    assert quick.ab_round_seconds == (0.2, 0.1)
+    pytester.makeini("[pytest]\naccelbench_baselines = baselines\n")
+    pytester.mkdir("baselines")
+    plain = options.run_config(pytester.parseconfigure("-p", "accelbench.plugin"))
+    assert (plain.preset.round_seconds, plain.preset.predict_round_seconds) == (0.1, 0.05)
+    ab = options.run_config(pytester.parseconfigure("-p", "accelbench.plugin", "--ab-env", "ACCELBENCH_AA=1"))
+    assert (ab.preset.round_seconds, ab.preset.predict_round_seconds) == (0.2, 0.1)
+    assert ab.worker_fields().round_seconds == 0.2
+    smoke = PRESETS["smoke"]
+    assert presets.for_ab_run(smoke) is smoke  # no A/B lengths of its own: the same preset

@@ -570,6 +570,18 @@ def run_config(config: Any) -> RunConfig:
     baselines = given["--baselines"]
     baselines = baselines if baselines.is_absolute() else Path(config.rootpath, baselines)
     check_baselines_dir(config, baselines)
+    ab_setup = ab.Setup.from_options(
+        given["--ab-python"],
+        given["--ab-env"],
+        given["--ab-min-effect"],
+        ab_strict(config),
+        given["--ab-seed"],
+        given["--worker-deadline"],
+        ref=given["--ab-ref"],
+        repository=str(config.rootpath),
+    )
+    if ab_setup is not None:  # the round lengths the A/B rule's error rates were measured at
+        preset = presets.for_ab_run(preset)
     return RunConfig(
         devices=given["--devices"],
         batch_sizes=given["--batch-sizes"] or preset.batch_sizes,
@@ -597,16 +609,7 @@ def run_config(config: Any) -> RunConfig:
         assumed_speedups=given["--assume-speedup"] or {},
         device_prices=given["--device-prices"] or {},
         trace_dir=given["--trace-dir"],
-        ab_setup=ab.Setup.from_options(
-            given["--ab-python"],
-            given["--ab-env"],
-            given["--ab-min-effect"],
-            ab_strict(config),
-            given["--ab-seed"],
-            given["--worker-deadline"],
-            ref=given["--ab-ref"],
-            repository=str(config.rootpath),
-        ),
+        ab_setup=ab_setup,
         backends=given["--backends"],
         precisions=given["--precisions"],
         latency_bound_ms=given["--latency-bound"],

@@ -61,9 +61,10 @@ class Preset:
     # Timed rounds per cell: a comparison with a saved run ranks the fast half of each, so
     # fewer than 8 rounds (4 a side, p >= 0.014) can hardly be significant.
     rounds: int
-    # Target length of one round. fit() costs a few milliseconds per call beyond its steps:
-    # at 0.15 s that was 5-10% of a round (the harness-overhead ratio fell to 0.88-0.94), at
-    # 0.2 s 2-5%, which quick accepts for its time budget; speedups compare rounds of equal length.
+    # Target length of one round. A round is one fit() call running its steps as one compiled
+    # execution; what fit() costs per call beyond its steps was 3 ms on a 2-core Xeon (4.5 ms
+    # for one step of 1.5 ms; docs/measurements.md), 3% of quick's 0.1 s rounds. Speedups
+    # compare rounds of equal length.
     round_seconds: float
     # A prediction round is one compiled loop with no per-call cost worth amortising: shorter.
     predict_round_seconds: float
@@ -88,6 +89,10 @@ class Preset:
     # machine's pair noise and a 3% one in none; with each cell's spread between processes
     # added, 93 of 100 cells fail at 10% (tests/test_comparison.py).
     ab_pairs: tuple[int, int, int] = (12, 12, 48)
+    # An A/B run's round lengths (training, prediction), where they differ from the above: the
+    # A/B rule's error rates were simulated from the pair noise of rounds of these lengths
+    # (tests/data/aa_log_ratios*.json, tests/test_comparison.py), so an A/B run keeps them.
+    ab_round_seconds: tuple[float, float] | None = None
     # Benchmark fixtures this preset leaves out, and why (shown as the skip reason).
     left_out: Mapping[str, str] = field(default_factory=dict)
 
@@ -102,11 +107,11 @@ QUICK_LEAVES_OUT = {
     "memory_scaling": "the memory ladder (fixed + per-sample bytes, largest batch) is reported, not gated, and "
     "takes 20 s: run it with --preset full",
 }
-# Quick serves the MLP (and a user's models) alone, each LoadGen run half a second: 14-17 s
-# for its four scenarios on a 2-core CPU, TensorFlow's start included (docs/measurements.md).
+# Quick serves the MLP (and a user's models) alone, each LoadGen run a quarter of a second:
+# about 7 s for its four scenarios on a 2-core CPU (docs/measurements.md).
 QUICK_SERVING = Serving(
     models=("mlp",),
-    min_duration_ms=500,
+    min_duration_ms=250,
     min_query_count=64,
     batchings=(Batching(32, 1.0),),
     qps_precision=0.1,
@@ -118,17 +123,18 @@ PRESETS.register(
     "quick",
     Preset(
         "quick",
-        "under two minutes on a 2-core CPU",
+        "under a minute on a 2-core CPU",
         batch_sizes=(32, 256),
         models=ALL_MODELS,
         rounds=8,
-        round_seconds=0.2,
-        predict_round_seconds=0.1,
+        round_seconds=0.1,
+        predict_round_seconds=0.05,
         max_train_samples=10_000,
         full_size_inputs=False,
         svm_subsets=(500, 1000),
         latency_rounds=100,
         interleaved_pairs=6,
+        ab_round_seconds=(0.2, 0.1),
         memory=SHORT_MEMORY,
         data_scaling=DataScaling(
             smallest=(100, 32),
@@ -220,6 +226,14 @@ PRESETS.register(
         ab_pairs=(6, 6, 12),
     ),
 )
+
+
+def for_ab_run(preset: Preset) -> Preset:
+    """The preset an A/B run (--ab-python, --ab-env, --ab-ref) measures with: its A/B round lengths."""
+    if preset.ab_round_seconds is None:
+        return preset
+    training, prediction = preset.ab_round_seconds
+    return dataclasses.replace(preset, round_seconds=training, predict_round_seconds=prediction)
 
 
 def chosen(models: tuple[str, ...]) -> tuple[str, ...]:
