@@ -123,7 +123,7 @@ PRESETS.register(
     "quick",
     Preset(
         "quick",
-        "under a minute on a 2-core CPU",
+        "about a minute on a 2-core CPU",
         batch_sizes=(32, 256),
         models=ALL_MODELS,
         rounds=8,
