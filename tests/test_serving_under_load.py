@@ -258,12 +258,15 @@ def test_a_planted_twice_slower_predict_step_fails_every_serving_cell(pytester, 
         assert f"regression in test_serving[cpu-served-{scenario}]" in text
 
 
-# Offline's samples/s against what the inference cell's batch time plus one call per batch
-# gives (0.98-1.09 in three runs on 2 cores, 2026-11-25), and SingleStream's p50 against the
-# latency cell's (0.71: the latency cell's call goes through its multi-batch loop's
-# tf.function, the server's through a concrete function of the batch's shape).
-OFFLINE_OVER_EXPECTED = (0.75, 1.33)
-SINGLE_OVER_LATENCY = (0.5, 1.3)
+# Offline's samples/s against what the inference cell's batch time plus one server call per batch
+# gives, the call's cost being SingleStream's p50 (a batch of 1 through the same queue, padding,
+# fetch and callbacks): 0.83-0.97 in ten runs on an Intel Xeon with 2 cores, 2026-11-25. Taking
+# the call's cost from the latency cell instead gave 0.98-1.09 on an AMD EPYC but 1.25-1.55 on
+# that Xeon: the latency cell's call goes through its multi-batch loop's tf.function, the
+# server's through a concrete function of the batch's shape. SingleStream's p50 against the
+# latency cell's, for that reason: 0.71 on the EPYC, 0.54-0.66 on the Xeon.
+OFFLINE_OVER_EXPECTED = (0.67, 1.33)
+SINGLE_OVER_LATENCY = (0.4, 1.3)
 
 
 def suite_files(pytester, *names: str) -> None:
@@ -313,8 +316,9 @@ def test_offline_agrees_with_batch_throughput_and_singlestream_with_batch_1_late
     single = Serving.of(cells["test_serving[cpu-mlp-singlestream]"])
     assert offline.loadgen_valid and single.loadgen_valid
     # The inference cell's compiled loop predicts many batches a call; the server calls once a
-    # batch: a batch of 32 costs the inference cell's time for it plus one call's.
-    expected_offline = 32 / (32 / inference + call)
+    # batch: a batch of 32 costs the inference cell's time for it plus one server call's.
+    server_call = single.serving_p50_ms / 1e3
+    expected_offline = 32 / (32 / inference + server_call)
     assert OFFLINE_OVER_EXPECTED[0] <= offline.serving_rate / expected_offline <= OFFLINE_OVER_EXPECTED[1]
     assert SINGLE_OVER_LATENCY[0] <= single.serving_p50_ms / (call * 1e3) <= SINGLE_OVER_LATENCY[1]
 
