@@ -260,11 +260,11 @@ def test_a_planted_twice_slower_predict_step_fails_every_serving_cell(pytester, 
 
 # Offline's samples/s against what the inference cell's batch time plus one server call per batch
 # gives, the call's cost being SingleStream's p50 (a batch of 1 through the same queue, padding,
-# fetch and callbacks): 0.83-0.97 in ten runs on an Intel Xeon with 2 cores, 2026-11-25. Taking
+# fetch and callbacks): 0.82-0.99 in twelve runs on an Intel Xeon with 2 cores, 2026-11-25. Taking
 # the call's cost from the latency cell instead gave 0.98-1.09 on an AMD EPYC but 1.25-1.55 on
 # that Xeon: the latency cell's call goes through its multi-batch loop's tf.function, the
 # server's through a concrete function of the batch's shape. SingleStream's p50 against the
-# latency cell's, for that reason: 0.71 on the EPYC, 0.54-0.66 on the Xeon.
+# latency cell's, for that reason: 0.71 on the EPYC, 0.50-0.67 on the Xeon (the same twelve runs).
 OFFLINE_OVER_EXPECTED = (0.67, 1.33)
 SINGLE_OVER_LATENCY = (0.4, 1.3)
 
