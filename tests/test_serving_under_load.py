@@ -265,8 +265,8 @@ def test_a_planted_twice_slower_predict_step_fails_every_serving_cell(pytester, 
 # that Xeon: the latency cell's call goes through its multi-batch loop's tf.function, the
 # server's through a concrete function of the batch's shape. SingleStream's p50 against the
 # latency cell's, for that reason: 0.71 on the EPYC, 0.50-0.67 on the Xeon (the same twelve runs).
-OFFLINE_OVER_EXPECTED = (0.67, 1.33)
-SINGLE_OVER_LATENCY = (0.4, 1.3)
+OFFLINE_OVER_EXPECTED = (0.75, 1.33)
+SINGLE_OVER_LATENCY = (0.5, 1.3)
 
 
 def suite_files(pytester, *names: str) -> None:

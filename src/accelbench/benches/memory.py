@@ -221,12 +221,7 @@ class LeakBench(Bench):
 
     def setup(self, node: pytest.Item) -> None:
         skip_without_memray(node)
-        self.one = self.session.built.step("inference", self.cell)
-        # One prediction before the watch: the step was built for this batch's memory cell, and
-        # every model built since seeded TensorFlow, which clears its kernel cache. The first
-        # prediction after re-instantiates the step's function: allocations that belong to no
-        # prediction, and under memray's native traces 0.14-0.23 s of the MLPs' 0.6-0.7 s cells.
-        self.one.run()
+        self.one = self.session.built.step("inference", self.cell)  # warm: built.step says why
         node.add_marker(pytest.mark.limit_leaks(f"{LEAK_LIMIT_PER_LOCATION} B"))
 
     def predict_repeatedly(self) -> None:

@@ -144,6 +144,17 @@ def right_answers(outputs: np.ndarray, dataset: Dataset) -> str | None:
     return None if correct is None else "".join("1" if c else "0" for c in correct(outputs, dataset.y_test))
 
 
+def one_execution_per_fit(model: Any) -> Any:
+    """The model, its fit() calls each run as one compiled execution where the backend has one
+    (else fit() loops over the steps in Python). Keras' compiled loop runs up to
+    steps_per_execution steps or until its input ends, and a trainer's round (a recipe's epoch)
+    ends its input: so the loop traced by the first call serves every later call. Set to a
+    round's steps, it had to be traced again after calibrating (0.5-1.3 s a cell here)."""
+    if BACKENDS[backends.current()].steps_per_call:
+        model.steps_per_execution = measure.MAX_STEPS_PER_ROUND
+    return model
+
+
 @dataclass
 class Trainer:
     """One cell's model trained by Keras fit() in steady state.
@@ -175,13 +186,7 @@ class Trainer:
         steps: int | None = None,
     ) -> Trainer:
         """steps: per round, as a compared run timed them; None calibrates them to round_seconds."""
-        model = build_compiled(spec, dataset, placement, options)
-        if BACKENDS[backends.current()].steps_per_call:  # else fit() loops over the steps in Python
-            # Keras' compiled loop runs up to steps_per_execution steps or until its input ends,
-            # and a round's input ends after the round's steps: so the loop traced by the first
-            # call serves calibration and every round. Set to the round's steps, it had to be
-            # traced again after calibrating (0.5-1.3 s a cell here).
-            model.steps_per_execution = measure.MAX_STEPS_PER_ROUND
+        model = one_execution_per_fit(build_compiled(spec, dataset, placement, options))
         trainer = cls(where, placement, model, training_input(dataset, batch_size, placement), batch_size)
         trainer.compile_seconds = measure.seconds(lambda: trainer._fit(1))  # first call traces
         trainer.steps = steps or measure.calibrated_steps(trainer._fit, round_seconds)
@@ -380,13 +385,10 @@ def train_recipe(
     say: Callable[[str], None] = progress.quiet,
 ) -> RecipeRun:
     """Train epoch by epoch, scoring the test set after each (outside the training clock)."""
-    model = build_compiled(spec, dataset, placement, options)
-    if BACKENDS[backends.current()].steps_per_call:
-        # An epoch as one compiled execution, as a Trainer's round (its input ends with the
-        # epoch): the same steps in the same order, so the same losses and accuracy (the four
-        # quick recipes matched to every digit shown), without Python's dispatch between steps,
-        # which took 7-11% of their training seconds on a 2-core Xeon.
-        model.steps_per_execution = measure.MAX_STEPS_PER_ROUND
+    # an epoch as one compiled execution, as a Trainer's round: the same steps in the same order,
+    # so the same losses and accuracy (the four quick recipes matched to every digit shown),
+    # without Python's dispatch between steps (7-11% of their training seconds on a 2-core Xeon)
+    model = one_execution_per_fit(build_compiled(spec, dataset, placement, options))
     epoch_input = recipe_input(dataset, batch_size, placement, options.seed)
     quality = dataset.scored_by
     run = RecipeRun(quality=0.0, epochs=0, train_seconds=0.0, target=target)
