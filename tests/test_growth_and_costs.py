@@ -1,5 +1,7 @@
 """Data-scaling sizes, what the target sizes would hold, and hours and dollars per device."""
 
+from pathlib import Path
+
 import pytest
 
 from accelbench import units
@@ -121,3 +123,46 @@ def test_option_values_for_targets_speedups_and_prices():
     ]:
         with pytest.raises(ValueError, match=message):
             device_numbers(bad)
+
+
+def test_an_svm_s_peaks_are_measured_in_a_worker_that_never_loads_tensorflow_by_the_same_functions(tmp_path):
+    """A scikit-learn model's data-scaling peaks (growth.MEASURED_APART) are measured in a worker
+    without TensorFlow, where memray's trackers are cheap: the same builder and peaks_at as in
+    the pytest process, the same typed result, peaks that agree; TensorFlow never mapped there."""
+    from dataclasses import asdict
+
+    from accelbench.axes import data
+    from accelbench.axes.models import ModelOptions
+    from accelbench.processes.protocol import Cellwork, RunFields
+    from accelbench.processes.workers import WorkerFailed, Workers
+    from accelbench.run.backend_workers import WITHOUT_TENSORFLOW
+
+    sizes = (100, 200, 400)
+    run = asdict(RunFields("digits", None, None, 5, 0, 0, 0.1, 0.05))
+    built = dict(
+        key="k", where="test_train_data_scaling[cpu-svm]", phase="train", run=run, options=asdict(ModelOptions())
+    )
+    pool = Workers(tmp_path)
+    try:
+        with pytest.raises(WorkerFailed, match="mlp is a keras model: its peaks are measured where TensorFlow is"):
+            pool.call(WITHOUT_TENSORFLOW, Cellwork.GROWTH_WORK.target, 60, **{**built, "model": "mlp"})
+        pool.call(WITHOUT_TENSORFLOW, Cellwork.GROWTH_WORK.target, 60, **built, model="svm")
+        apart = growth.measure_peaks(
+            lambda n: Cellwork.PEAKS_AT.reply(
+                pool.call(WITHOUT_TENSORFLOW, Cellwork.PEAKS_AT.target, 60, key="k", size=n, repeats=1)
+            ),
+            sizes,
+            10.0,
+        )
+        (pid,) = pool.pids
+        mapped = Path(f"/proc/{pid}/maps").read_text()
+    finally:
+        pool.end()
+    work = growth.PHASES["train"].works["sklearn"]("here", MODELS["svm"], data.load("digits"), None, ModelOptions())
+    here = growth.measure_peaks(lambda n: growth.peaks_at(work, n, 1), sizes, 10.0)
+    assert "libtensorflow" not in mapped and "memray" in mapped
+    assert type(apart) is type(here) and apart.sizes == here.sizes == sizes and apart.stopped is None
+    assert all(isinstance(peak, int) for peaks in apart.peaks for peak in peaks)
+    # The smallest size's peak moved by a fifth between processes (152,234 and 118,716 bytes);
+    # from 400 images up they agreed to the byte.
+    assert apart.peaks[-1][0] == pytest.approx(here.peaks[-1][0], rel=0.1)

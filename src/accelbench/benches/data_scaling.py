@@ -3,6 +3,7 @@ sizes."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from typing import Any
 
@@ -13,6 +14,7 @@ from accelbench.benches.base import Bench, Benchmark
 from accelbench.grid.cells import Grid, ModelOn, device_absent, device_unsupported, params
 from accelbench.judge import projection
 from accelbench.measured import MEMORY_PROJECTION, TIME_PROJECTION, DataScaling, Projected
+from accelbench.processes.protocol import Cellwork
 from accelbench.results import costs
 from accelbench.results.summary import Section
 from accelbench.work import growth
@@ -45,18 +47,40 @@ class DataScalingBench(Bench):
                 f"{dataset.key} gives {len(sizes)} sizes {list(sizes)} for {self.phase}; a fit "
                 f"needs {projection.MIN_SIZES} (more data, or a smaller preset start)"
             )
-        self.peaks = growth.measure_peaks(
-            self.work,
-            sizes,
-            self.preset.data_scaling.memory_repeats,
-            self.preset.data_scaling.slowest_seconds,
-            self.say,
-        )
+        self.peaks = self.measure_peaks(sizes)
         if len(self.peaks.sizes) < projection.MIN_SIZES:  # a busy machine can stop the ladder early
             pytest.skip(
                 f"{len(self.peaks.sizes)} sizes measured for {self.phase} ({self.peaks.stopped}); a fit "
                 f"needs {projection.MIN_SIZES}"
             )
+
+    def measure_peaks(self, sizes: tuple[int, ...]) -> growth.Peaks:
+        """Every size's host peaks: here, or for a model of growth.MEASURED_APART in a worker
+        that has not loaded TensorFlow, on the work its builder makes there as here."""
+        repeats, slowest = self.preset.data_scaling.memory_repeats, self.preset.data_scaling.slowest_seconds
+        if MODELS[self.cell.model].framework not in growth.MEASURED_APART:
+            return growth.measure_peaks(
+                lambda size: growth.peaks_at(self.work, size, repeats), sizes, slowest, self.say
+            )
+        workers, key = self.session.backends, f"growth:{self.name}"
+        workers.call_without_tensorflow(
+            Cellwork.GROWTH_WORK,
+            key=key,
+            where=self.name,
+            model=self.cell.model,
+            phase=self.phase,
+            run=dataclasses.asdict(self.session.run.worker_fields()),
+            options=dataclasses.asdict(self.session.run.model_options),
+        )
+        try:
+            return growth.measure_peaks(
+                lambda size: workers.call_without_tensorflow(Cellwork.PEAKS_AT, key=key, size=size, repeats=repeats),
+                sizes,
+                slowest,
+                self.say,
+            )
+        finally:
+            workers.call_without_tensorflow(Cellwork.FORGET, key=key)
 
     def __call__(self, benchmark: Any) -> None:
         sizes = self.peaks.sizes

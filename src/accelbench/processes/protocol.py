@@ -17,6 +17,7 @@ from typing import Any
 
 from accelbench.axes.precisions import REFERENCE_PRECISION
 from accelbench.measured import StepTrace
+from accelbench.work.growth import SizePeaks
 
 CELLWORK_MODULE = "accelbench.processes.cellwork"
 
@@ -34,6 +35,9 @@ class Cellwork(enum.Enum):
     TRACE_STEPS = "trace_steps"  # (spec, directory, cell_name) -> where the step trace went
     DESCRIBE = "describe"  # () -> the worker's backend, versions and fingerprint
     SERVE = "serve"  # (spec, scenario, plan) -> a serving cell's work.serving.Served, as JSON
+    # a data-scaling cell's work, in a worker without TensorFlow (work.growth.MEASURED_APART):
+    GROWTH_WORK = "growth_work"  # (key, where, model, phase, run, options) -> build it
+    PEAKS_AT = "peaks_at"  # (key, size, repeats) -> work.growth.SizePeaks of one size
 
     @property
     def target(self) -> str:
@@ -89,6 +93,7 @@ REPLIES: dict[Cellwork, type] = {
     Cellwork.STEP_MEMORY: StepMemory,
     Cellwork.DESCRIBE: Described,
     Cellwork.TRACE_STEPS: StepTrace,  # a result part (accelbench.measured): it crosses as itself
+    Cellwork.PEAKS_AT: SizePeaks,
 }
 
 
@@ -107,6 +112,13 @@ class RunFields:
     modules: tuple[str, ...] = ()  # the user's modules (--modules), imported before a cell is built
     module_roots: tuple[str, ...] = ()  # where the pytest process found them
     full_size_inputs: bool = False  # the preset's: a model's data at its full input size
+
+    @classmethod
+    def from_wire(cls, wire: dict[str, Any]) -> RunFields:
+        """As asdict wrote it: its tuples as lists."""
+        return cls(
+            **{**wire, "modules": tuple(wire.get("modules", ())), "module_roots": tuple(wire.get("module_roots", ()))}
+        )
 
     def dataset_of(self, model: str) -> str:
         """The dataset `model` runs on, as the pytest process chose it (its user's modules
@@ -149,19 +161,7 @@ class CellSpec:
 
     @classmethod
     def from_wire(cls, wire: dict[str, Any]) -> CellSpec:
-        run = wire["run"]
-        return cls(
-            **{
-                **wire,
-                "run": RunFields(
-                    **{
-                        **run,
-                        "modules": tuple(run.get("modules", ())),
-                        "module_roots": tuple(run.get("module_roots", ())),
-                    }
-                ),
-            }
-        )
+        return cls(**{**wire, "run": RunFields.from_wire(wire["run"])})
 
 
 @dataclass(frozen=True)
@@ -191,9 +191,7 @@ class Job:
     @classmethod
     def from_json(cls, saved: dict[str, Any]) -> Job:
         """As asdict wrote it: the run's fields nested, its tuples as lists."""
-        run = saved["run"]
-        run = RunFields(**{**run, "modules": tuple(run["modules"]), "module_roots": tuple(run["module_roots"])})
-        return cls(**{**saved, "run": run})
+        return cls(**{**saved, "run": RunFields.from_wire(saved["run"])})
 
 
 @dataclass

@@ -1,16 +1,22 @@
 """The workers of the Keras backends other than the pytest process's: one per backend, started
-on first use, and a cellwork call on a cell's spec in the backend's worker."""
+on first use, and a cellwork call on a cell's spec in the backend's worker; and one worker kept
+free of TensorFlow, for the memory peaks of models that do not need it."""
 
 from __future__ import annotations
 
 import functools
+import sys
 from typing import Any
 
 from accelbench.axes.backends import BACKENDS
+from accelbench.environments import Environment
 from accelbench.grid.cells import Cell
 from accelbench.processes import workers
 from accelbench.processes.protocol import CellSpec, Cellwork
 from accelbench.run.config import RunConfig
+
+# This interpreter with no variable set: Keras' default backend, never imported there.
+WITHOUT_TENSORFLOW = Environment("without-tensorflow", sys.executable)
 
 
 class BackendWorkers:
@@ -30,6 +36,11 @@ class BackendWorkers:
         """A cellwork call in the backend's worker, its reply as its type."""
         environment = BACKENDS[backend].environment()
         return call.reply(self.pool.call(environment, call.target, self.run.worker_deadline_s, **kwargs))
+
+    def call_without_tensorflow(self, call: Cellwork, **kwargs: Any) -> Any:
+        """A cellwork call in a worker that is asked only for work of frameworks outside Keras
+        (work.growth.MEASURED_APART), so it never loads TensorFlow; its reply as its type."""
+        return call.reply(self.pool.call(WITHOUT_TENSORFLOW, call.target, self.run.worker_deadline_s, **kwargs))
 
     def end(self) -> None:
         if "pool" in self.__dict__:

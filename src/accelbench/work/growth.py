@@ -162,6 +162,35 @@ PHASES.register(
 )
 
 
+# Frameworks whose works never load TensorFlow: their peaks are measured in a worker that has
+# not loaded it either (Cellwork.PEAKS_AT). memray rewrites every loaded library's relocations
+# when a tracker starts and again when it stops; with TensorFlow loaded that is 1.5 million of
+# them and 0.33 s a tracker. The SVM's ten quick sizes (one tracker each) took 3.25 s beside
+# TensorFlow and 0.38 s without it, plus the worker's 0.8 s start (docs/measurements.md).
+MEASURED_APART = frozenset({"sklearn"})
+
+
+@dataclass(frozen=True)
+class SizePeaks:
+    """One size's warm-up seconds and host peaks. Crosses from a worker as JSON
+    (Cellwork.PEAKS_AT): its list is made a tuple again."""
+
+    first_seconds: float
+    peaks: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "peaks", tuple(self.peaks))
+
+
+def peaks_at(work: Work, size: int, repeats: int) -> SizePeaks:
+    """Warm the size up (tracing at its shapes), then take its host peak `repeats` times.
+
+    Runs outside any test body: memray runs one tracker at a time, and pytest-memray may be
+    tracking the body."""
+    first = measure.seconds(lambda: work.run(size))
+    return SizePeaks(first, tuple(memory.host_peak(lambda: work.run(size)) for _ in range(repeats)))
+
+
 @dataclass(frozen=True)
 class Peaks:
     """Host peaks of every size (memray, a few repeats each); sizes stop where one got too slow."""
@@ -172,28 +201,24 @@ class Peaks:
 
 
 def measure_peaks(
-    work: Work,
+    peaks_of: Callable[[int], SizePeaks],
     sizes: tuple[int, ...],
-    repeats: int,
     slowest_seconds: float,
     say: Callable[[str], None] = progress.quiet,
 ) -> Peaks:
-    """Warm each size up (tracing at its shapes), then take its host peak `repeats` times.
-
-    Runs outside any test body: memray runs one tracker at a time, and pytest-memray may be
-    tracking the body. A size whose warm-up takes longer than slowest_seconds is the last.
-    """
+    """Every size's peaks_at (here, or in a worker), smallest first. A size whose warm-up takes
+    longer than slowest_seconds is the last."""
     measured, peaks = [], []
     for index, size in enumerate(sizes, 1):
         say(f"memory peak at n={size:,} ({index} of {len(sizes)} sizes)")
-        first = measure.seconds(lambda: work.run(size))
+        found = peaks_of(size)
         measured.append(size)
-        peaks.append(tuple(memory.host_peak(lambda: work.run(size)) for _ in range(repeats)))
-        if first > slowest_seconds and size != sizes[-1]:
+        peaks.append(found.peaks)
+        if found.first_seconds > slowest_seconds and size != sizes[-1]:
             return Peaks(
                 tuple(measured),
                 tuple(peaks),
-                f"n={size:,} took {first:.3g} s, over the preset's {slowest_seconds:g} s a size",
+                f"n={size:,} took {found.first_seconds:.3g} s, over the preset's {slowest_seconds:g} s a size",
             )
     return Peaks(tuple(measured), tuple(peaks), None)
 
