@@ -34,7 +34,7 @@ from accelbench.processes.protocol import CellSpec, Cellwork
 from accelbench.processes.workers import WorkerFailed
 from accelbench.results.summary import Section
 from accelbench.work.loadgen import RULES, SCENARIOS, Durations, LoadgenResult
-from accelbench.work.serving import Served, ServingPlan, serve
+from accelbench.work.serving import Served, ServingPlan, largest_batch, serve
 
 AB_ORDER = ("A", "B", "B", "A")  # an A/B run's turns: drift over the cell cancels out
 AB_PREFIX = "ab_"  # an A/B verdict's metric: B's median against A's, by the gate's rule
@@ -171,7 +171,10 @@ class ServingBench(Bench):
     def served(self, plan: ServingPlan) -> Served:
         """The cell served here, or in its backend's worker (the same work.serving.serve)."""
         if not self.on_other_backend():
-            return serve(self.session.built.site(self.cell), self.cell.scenario, plan, self.say)
+            built = self.session.built
+            self.say(f"the predict step for batches up to {largest_batch(plan)}")
+            step = built.served_step(self.cell, largest_batch(plan))
+            return serve(built.site(self.cell), self.cell.scenario, plan, self.say, step)
         workers = self.session.backends
         self.say(f"serving in the {self.cell.backend} worker")
         try:

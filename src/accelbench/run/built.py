@@ -20,6 +20,7 @@ from accelbench.processes.protocol import Cellwork
 from accelbench.run.backend_workers import BackendWorkers
 from accelbench.run.config import RunConfig
 from accelbench.work.kinds import STEPS, WORKS, Site, Step, Work, recipe
+from accelbench.work.serving import PredictStep, predict_step, samples_of
 from accelbench.work.training import RecipeRun, Trainer
 
 # Test accuracy a time-to-accuracy run aims for, by dataset, where the model publishes none.
@@ -47,6 +48,7 @@ class BuiltWork:
         self._works: dict[tuple[str, Cell], Work] = {}
         self._steps: dict[tuple[str, Cell], Step] = {}
         self._recipe_runs: dict[Cell, RecipeRun] = {}
+        self._served_steps: dict[tuple[Any, ...], PredictStep] = {}
 
     def model_options(self, cell: Cell) -> ModelOptions:
         """The run's model options, under the cell's precision."""
@@ -101,6 +103,19 @@ class BuiltWork:
         else:
             self._steps[kind, cell] = STEPS[kind](self.site(cell))
         return self._steps[kind, cell]
+
+    def served_step(self, cell: Any, largest: int) -> PredictStep:
+        """A serving cell's predict step, built and warmed up once per model on a device (on a
+        backend, at a precision): the scenarios' cells share it, where each built its own
+        (0.25 s a scenario for the MLP: its model, and a concrete function per allowed batch
+        size). Taken again, it is warmed again, as a kept step runs once (see step)."""
+        key = (cell.device, cell.model, cell.backend, cell.precision, largest)
+        site = self.site(cell)
+        if key in self._served_steps:
+            self._served_steps[key].warm(samples_of(site))
+        else:
+            self._served_steps[key] = predict_step(site, largest)
+        return self._served_steps[key]
 
     def recipe_target(self, model: str) -> float | None:
         """The quality the model's recipe aims for on this run's data: the model's own target,

@@ -393,15 +393,27 @@ def stream_batching(plan: ServingPlan) -> Batching:
     return Batching(plan.batchings[0].max_batch_size, 0.0)
 
 
-def serve(site: Any, scenario: str, plan: ServingPlan, say: Callable[[str], None] = lambda text: None) -> Served:
-    """One serving cell: the model built as a predict step, its latency and batch throughput
-    timed, then LoadGen's scenario against the dynamic batcher (Server: the peak-QPS search for
-    every batching setting, and a run at the fixed QPS)."""
+def largest_batch(plan: ServingPlan) -> int:
+    """The largest batch a plan's scenarios predict: its predict step's largest allowed size."""
+    return max(MULTI_STREAM_SAMPLES, *(b.max_batch_size for b in plan.batchings))
+
+
+def serve(
+    site: Any,
+    scenario: str,
+    plan: ServingPlan,
+    say: Callable[[str], None] = lambda text: None,
+    step: PredictStep | None = None,
+) -> Served:
+    """One serving cell: the model built as a predict step (or `step`, the model's, built for
+    largest_batch(plan) and warmed: a run's scenarios share one), its latency and batch
+    throughput timed, then LoadGen's scenario against the dynamic batcher (Server: the peak-QPS
+    search for every batching setting, and a run at the fixed QPS)."""
     from accelbench.work.qps_search import find_peak
 
-    largest = max(MULTI_STREAM_SAMPLES, *(b.max_batch_size for b in plan.batchings))
-    say(f"building the predict step for batches up to {largest}")
-    step = predict_step(site, largest)
+    if step is None:
+        say(f"building the predict step for batches up to {largest_batch(plan)}")
+        step = predict_step(site, largest_batch(plan))
     inputs = samples_of(site)
     root = Path(plan.log_dir)
     default = stream_batching(plan)
