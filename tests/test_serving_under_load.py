@@ -375,3 +375,34 @@ def test_quick_serves_the_mlp_and_every_model_a_users_module_declares_and_any_mo
     assert served() == {"mlp", "served"}  # not the zoo's other models: seconds each
     assert served("--models", "cnn") == {"cnn"}
     assert served("--preset", "full") >= {"mlp", "mlp_wide", "cnn", "served"}
+
+
+def test_a_runs_scenarios_share_one_predict_step_per_model_warmed_again_when_taken_again(monkeypatch):
+    """BuiltWork.served_step: the four scenarios of one model on one device get one step, built
+    once and warmed again each time it is taken; another model, device or largest batch its own."""
+    from types import SimpleNamespace
+
+    from accelbench.axes.models import ModelOptions
+    from accelbench.benches.serving import ServingCell
+    from accelbench.run import built
+
+    builds, warmed = [], []
+
+    class Step:
+        def warm(self, inputs):
+            warmed.append(inputs)
+
+    monkeypatch.setattr(built, "predict_step", lambda site, largest: builds.append((site.cell_id, largest)) or Step())
+    monkeypatch.setattr(built, "samples_of", lambda site: site.cell_id)
+    run = SimpleNamespace(
+        preset=SimpleNamespace(round_seconds=0.1, predict_round_seconds=0.05), model_options=ModelOptions()
+    )
+    context = SimpleNamespace(run=run, data=lambda model: None, placement=lambda name: name, progress=print)
+    work = built.BuiltWork(context)
+    steps = [work.served_step(ServingCell("cpu", "mlp", scenario), 32) for scenario in loadgen.SCENARIOS.names()]
+    assert len(steps) == 4 and all(step is steps[0] for step in steps)
+    assert builds == [("cpu-mlp-singlestream", 32)] and len(warmed) == 3
+    assert work.served_step(ServingCell("cpu", "cnn", "Server"), 32) is not steps[0]
+    assert work.served_step(ServingCell("gpu", "mlp", "Server"), 32) is not steps[0]
+    assert work.served_step(ServingCell("cpu", "mlp", "Server"), 64) is not steps[0]
+    assert len(builds) == 4
