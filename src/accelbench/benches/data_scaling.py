@@ -15,9 +15,12 @@ from accelbench.grid.cells import Grid, ModelOn, device_absent, device_unsupport
 from accelbench.judge import projection
 from accelbench.measured import MEMORY_PROJECTION, TIME_PROJECTION, DataScaling, Projected
 from accelbench.processes.protocol import Cellwork
+from accelbench.processes.workers import WorkerFailed
 from accelbench.results import costs
 from accelbench.results.summary import Section
 from accelbench.work import growth
+
+DOUBLED_CUBIC = 8  # how much longer an O(n^3) fit takes on twice the data
 
 
 class DataScalingBench(Bench):
@@ -63,24 +66,31 @@ class DataScalingBench(Bench):
                 lambda size: growth.peaks_at(self.work, size, repeats), sizes, slowest, self.say
             )
         workers, key = self.session.backends, f"growth:{self.name}"
-        workers.call_without_tensorflow(
-            Cellwork.GROWTH_WORK,
-            key=key,
-            where=self.name,
-            model=self.cell.model,
-            phase=self.phase,
-            run=dataclasses.asdict(self.session.run.worker_fields()),
-            options=dataclasses.asdict(self.session.run.model_options),
-        )
+        # A size is the last once its warm-up passes `slowest`, so one call (its warm-up and
+        # `repeats` tracked runs) may hold a size a doubling past that: an O(n^3) fit, 8x.
+        deadline = max(self.session.run.worker_deadline_s, (repeats + 1) * slowest * DOUBLED_CUBIC)
         try:
-            return growth.measure_peaks(
-                lambda size: workers.call_without_tensorflow(Cellwork.PEAKS_AT, key=key, size=size, repeats=repeats),
+            workers.call_without_tensorflow(
+                Cellwork.GROWTH_WORK,
+                key=key,
+                where=self.name,
+                model=self.cell.model,
+                phase=self.phase,
+                run=dataclasses.asdict(self.session.run.worker_fields()),
+                options=dataclasses.asdict(self.session.run.model_options),
+            )
+            peaks = growth.measure_peaks(
+                lambda size: workers.call_without_tensorflow(
+                    Cellwork.PEAKS_AT, deadline_s=deadline, key=key, size=size, repeats=repeats
+                ),
                 sizes,
                 slowest,
                 self.say,
             )
-        finally:
-            workers.call_without_tensorflow(Cellwork.FORGET, key=key)
+        except WorkerFailed as error:
+            pytest.fail(f"{self.name}: {error}", pytrace=False)
+        workers.call_without_tensorflow(Cellwork.FORGET, key=key)
+        return peaks
 
     def __call__(self, benchmark: Any) -> None:
         sizes = self.peaks.sizes

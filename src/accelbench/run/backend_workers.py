@@ -37,10 +37,12 @@ class BackendWorkers:
         environment = BACKENDS[backend].environment()
         return call.reply(self.pool.call(environment, call.target, self.run.worker_deadline_s, **kwargs))
 
-    def call_without_tensorflow(self, call: Cellwork, **kwargs: Any) -> Any:
+    def call_without_tensorflow(self, call: Cellwork, deadline_s: float | None = None, **kwargs: Any) -> Any:
         """A cellwork call in a worker that is asked only for work of frameworks outside Keras
-        (work.growth.MEASURED_APART), so it never loads TensorFlow; its reply as its type."""
-        return call.reply(self.pool.call(WITHOUT_TENSORFLOW, call.target, self.run.worker_deadline_s, **kwargs))
+        (work.growth.MEASURED_APART), so it never loads TensorFlow; its reply as its type.
+        deadline_s: the call's, where it may run longer than --worker-deadline."""
+        deadline = deadline_s or self.run.worker_deadline_s
+        return call.reply(self.pool.call(WITHOUT_TENSORFLOW, call.target, deadline, **kwargs))
 
     def end(self) -> None:
         if "pool" in self.__dict__:
