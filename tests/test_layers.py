@@ -210,3 +210,27 @@ def test_the_command_has_the_subcommands_layout_md_lists():
     listed = page.split("the `accelbench` command: ", 1)[1].split("\n", 1)[0]
     commands = next(action for action in cli.parser()._actions if isinstance(action, argparse._SubParsersAction))
     assert sorted(listed.split(", ")) == sorted(commands.choices)
+
+
+# No grab-bag (layout.md): the classes every cell goes through keep to one concern each, which
+# for a class has meant at most ten public methods (properties, which hold no behaviour, aside).
+MOST_PUBLIC_METHODS = 10
+KEPT_SMALL = {"Bench": "benches/base.py", "Session": "run/session.py", "Verdicts": "judge/verdicts.py"}
+
+
+def test_the_classes_every_cell_goes_through_keep_ten_public_methods_or_fewer():
+    counts = {}
+    for name, path in KEPT_SMALL.items():
+        (found,) = [
+            node
+            for node in ast.walk(ast.parse((PACKAGE / path).read_text()))
+            if isinstance(node, ast.ClassDef) and node.name == name
+        ]
+        counts[name] = [
+            method.name
+            for method in found.body
+            if isinstance(method, ast.FunctionDef)
+            and not method.name.startswith("_")
+            and not any(ast.unparse(decorator) == "property" for decorator in method.decorator_list)
+        ]
+    assert {name: methods for name, methods in counts.items() if len(methods) > MOST_PUBLIC_METHODS} == {}

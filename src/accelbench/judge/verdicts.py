@@ -327,23 +327,6 @@ class Verdicts:
         """A measurement that did not come back (a worker that crashed or hung)."""
         return self.add(Verdict(cell=cell, metric=metric, outcome=FAIL, message=message))
 
-    def from_memray(
-        self, cell: str, metric: str, failure: str | None, measured: float | None, limit: float | None
-    ) -> Verdict:
-        """pytest-memray decides its own limits (limit_memory, limit_leaks): record what it said."""
-        return self.add(
-            Verdict(
-                cell=cell,
-                metric=metric,
-                outcome=FAIL if failure else PASS,
-                measured=measured,
-                baseline=limit,
-                against="pytest-memray limit",
-                tolerance="hard limit",
-                message=failure or "",
-            )
-        )
-
     def invalid(self, cell: str, metric: str, message: str, fails: bool) -> Verdict:
         """A LoadGen result that is not a result (INVALID, or no rate under the bound): named, with
         LoadGen's reason; a failure where the run holds to MLPerf's rules (fails)."""

@@ -16,7 +16,7 @@ from accelbench.benches.base import AB_METRICS, IN_TURN, Bench
 from accelbench.benches.catalog import BENCHMARKS
 from accelbench.judge import fingerprint, peak_history
 from accelbench.judge.baselines import BaselineError
-from accelbench.judge.verdicts import FINGERPRINT_KEY, LEAKS, PEAK_CAP, SavedRun
+from accelbench.judge.verdicts import FAIL, FINGERPRINT_KEY, LEAKS, PASS, PEAK_CAP, SavedRun, Verdict
 from accelbench.measured import CELL_KEY, ROOFS_KEY, SCHEMA_VERSION, VERDICTS_KEY, StepMemory
 from accelbench.plugin import fixtures, options, terminal
 from accelbench.plugin.state import BODY_PASSED, SESSION, session_of
@@ -274,14 +274,24 @@ def _skip_reason(report: pytest.TestReport) -> str:
 
 
 def _memray_verdicts(item: pytest.Item, report: pytest.TestReport) -> None:
+    """pytest-memray decides its own limits (limit_memory, limit_leaks): what it said, as a
+    verdict of the cell, against the limit the cell's marker set."""
     bench = bench_of(item)
     for marker in item.iter_markers():
         metric = MEMRAY_LIMITS.get(marker.name)
         if metric and bench is not None:
             failure = None if report.passed else str(report.longrepr)
-            measured = StepMemory.of(bench.extra_info).peak_memory_bytes if metric == PEAK_CAP else None
-            session_of(item.config).verdicts.from_memray(
-                item.name, metric, failure, measured, parse_bytes(str(marker.args[0]))
+            session_of(item.config).verdicts.add(
+                Verdict(
+                    cell=item.name,
+                    metric=metric,
+                    outcome=FAIL if failure else PASS,
+                    measured=StepMemory.of(bench.extra_info).peak_memory_bytes if metric == PEAK_CAP else None,
+                    baseline=parse_bytes(str(marker.args[0])),
+                    against="pytest-memray limit",
+                    tolerance="hard limit",
+                    message=failure or "",
+                )
             )
 
 
