@@ -108,7 +108,7 @@ QUICK_LEAVES_OUT = {
     "takes 20 s: run it with --preset full",
 }
 # Quick serves the MLP (and a user's models) alone, each LoadGen run a quarter of a second:
-# about 7 s for its four scenarios on a 2-core CPU (docs/measurements.md).
+# about 6 s for its four scenarios on a 2-core CPU (docs/measurements.md).
 QUICK_SERVING = Serving(
     models=("mlp",),
     min_duration_ms=250,
