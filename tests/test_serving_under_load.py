@@ -397,7 +397,7 @@ def test_a_runs_scenarios_share_one_predict_step_per_model_warmed_again_when_tak
     run = SimpleNamespace(
         preset=SimpleNamespace(round_seconds=0.1, predict_round_seconds=0.05), model_options=ModelOptions()
     )
-    context = SimpleNamespace(run=run, data=lambda model: None, placement=lambda name: name, progress=print)
+    context = SimpleNamespace(run=run, data=lambda model: None, placement=lambda name: name, progress=lambda text: None)
     work = built.BuiltWork(context)
     steps = [work.served_step(ServingCell("cpu", "mlp", scenario), 32) for scenario in loadgen.SCENARIOS.names()]
     assert len(steps) == 4 and all(step is steps[0] for step in steps)

@@ -171,10 +171,11 @@ class ServingBench(Bench):
     def served(self, plan: ServingPlan) -> Served:
         """The cell served here, or in its backend's worker (the same work.serving.serve)."""
         if not self.on_other_backend():
-            built = self.session.built
-            self.say(f"the predict step for batches up to {largest_batch(plan)}")
-            step = built.served_step(self.cell, largest_batch(plan))
-            return serve(built.site(self.cell), self.cell.scenario, plan, self.say, step)
+            built, largest = self.session.built, largest_batch(plan)
+            self.say(f"the predict step for batches up to {largest}")
+            return serve(
+                built.site(self.cell), self.cell.scenario, plan, self.say, built.served_step(self.cell, largest)
+            )
         workers = self.session.backends
         self.say(f"serving in the {self.cell.backend} worker")
         try:

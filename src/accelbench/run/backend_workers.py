@@ -34,15 +34,16 @@ class BackendWorkers:
 
     def call(self, backend: str, call: Cellwork, **kwargs: Any) -> Any:
         """A cellwork call in the backend's worker, its reply as its type."""
-        environment = BACKENDS[backend].environment()
-        return call.reply(self.pool.call(environment, call.target, self.run.worker_deadline_s, **kwargs))
+        return self._call(BACKENDS[backend].environment(), call, self.run.worker_deadline_s, **kwargs)
 
     def call_without_tensorflow(self, call: Cellwork, deadline_s: float | None = None, **kwargs: Any) -> Any:
         """A cellwork call in a worker that is asked only for work of frameworks outside Keras
         (work.growth.MEASURED_APART), so it never loads TensorFlow; its reply as its type.
         deadline_s: the call's, where it may run longer than --worker-deadline."""
-        deadline = deadline_s or self.run.worker_deadline_s
-        return call.reply(self.pool.call(WITHOUT_TENSORFLOW, call.target, deadline, **kwargs))
+        return self._call(WITHOUT_TENSORFLOW, call, deadline_s or self.run.worker_deadline_s, **kwargs)
+
+    def _call(self, environment: Environment, call: Cellwork, deadline_s: float, **kwargs: Any) -> Any:
+        return call.reply(self.pool.call(environment, call.target, deadline_s, **kwargs))
 
     def end(self) -> None:
         if "pool" in self.__dict__:
