@@ -28,12 +28,26 @@ def fine(input_shape, outputs, options):
     return keras.Sequential([keras.Input(input_shape), keras.layers.Flatten(), keras.layers.Dense(outputs)])
 
 
+def misspelt_estimator(input_shape, outputs, options):
+    from sklearn.linear_model import LogisticRegression
+    return LogisticRegression(max_itr=200)
+
+
+def unfittable_estimator(input_shape, outputs, options):
+    from sklearn.linear_model import LogisticRegression
+    return LogisticRegression(C=-1.0)  # scikit-learn checks its parameters when it fits
+
+
 def unreadable(data_dir):
     raise OSError("cannot open the user's files")
 
 
 accelbench.register_model(accelbench.ModelSpec("broken", "raises in its builder", broken))
 accelbench.register_model(accelbench.ModelSpec("no_optimizer", "raises in its optimizer", fine, no_optimizer))
+for name, build in (("misspelt", misspelt_estimator), ("unfittable", unfittable_estimator)):
+    accelbench.register_model(
+        accelbench.ModelSpec(name, "a scikit-learn model that raises", build, framework="sklearn", batch_trained=False)
+    )
 accelbench.register_dataset("unreadable", unreadable)
 """
 
@@ -87,6 +101,27 @@ def test_a_model_that_raises_is_one_line_and_stops_the_run_unsaved(project, mode
     assert "this run was not saved to .benchmarks" in text
     assert not list(project.path.glob(".benchmarks/**/*.json"))
     assert "mine.py:" in run(project, "test_training.py::test_train", "--models", model, "--tb=long").stdout.str()
+
+
+@pytest.mark.slow(8)
+@pytest.mark.parametrize(
+    ("model", "says"),
+    [
+        (
+            "misspelt",
+            "model 'misspelt': its builder raised TypeError: "
+            "LogisticRegression.__init__() got an unexpected keyword argument 'max_itr'",
+        ),
+        ("unfittable", "model 'unfittable': its fit raised InvalidParameterError: The 'C' parameter"),
+    ],
+)
+def test_a_scikit_learn_model_that_raises_in_its_builder_or_fit_is_one_line_and_stops_the_run(project, model, says):
+    result = run(project, "test_inference.py", "test_memory.py", "--models", model)
+    assert result.ret != 0
+    result.assert_outcomes(failed=1)
+    text = result.stdout.str()
+    assert says in text and "Traceback" not in text and "def " not in text
+    assert "this run was not saved to .benchmarks" in text
 
 
 def test_a_loader_that_raises_is_one_line_before_any_cell(project):

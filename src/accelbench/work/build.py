@@ -1,7 +1,9 @@
 """The one path by which a Keras model of the zoo is made: seeded, under the cell's dtype
 policy, inside the placement's (or strategy's) scope, and, for training, compiled with its
 optimizer's slots made up front. Trainers, predictors, memory steps, recipes, data-scaling
-cells and tf.distribute jobs all take it, so a model is the same model wherever it is timed."""
+cells and tf.distribute jobs all take it, so a model is the same model wherever it is timed.
+A scikit-learn model is built and fitted by fit_estimator, its user's code behind the same
+one-line failure."""
 
 from __future__ import annotations
 
@@ -90,3 +92,11 @@ def build_model(
     if not train and jit_compile is False:
         model.jit_compile = False
     return model
+
+
+def fit_estimator(spec: ModelSpec, input_shape: tuple[int, ...], outputs: int, options: ModelOptions, x, y) -> Any:
+    """The scikit-learn model of `spec` fitted on (x, y). Its builder and its fit are the user's
+    code (scikit-learn checks an estimator's parameters when it fits): either raising ends the
+    run on one line naming the model, as a Keras model's builder does."""
+    estimator = call_user(f"model {spec.name!r}: its builder", spec.build, input_shape, outputs, options)
+    return call_user(f"model {spec.name!r}: its fit", estimator.fit, x, y)

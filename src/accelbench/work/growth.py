@@ -17,6 +17,7 @@ from accelbench.axes.devices import Placement
 from accelbench.axes.models import ModelOptions, ModelSpec
 from accelbench.registry import Registry
 from accelbench.work import measure, memory
+from accelbench.work.build import fit_estimator
 from accelbench.work.inference import fitted_estimator, serving_model
 from accelbench.work.training import build_compiled, check_finite
 
@@ -122,7 +123,8 @@ class EstimatorFit(Work):
         return cls(spec, dataset, x, y, options)
 
     def run(self, n: int) -> Any:
-        return self.spec.build(self.dataset.input_shape, self.dataset.outputs, self.options).fit(self.x[:n], self.y[:n])
+        shape, outputs = self.dataset.input_shape, self.dataset.outputs
+        return fit_estimator(self.spec, shape, outputs, self.options, self.x[:n], self.y[:n])
 
 
 @dataclass

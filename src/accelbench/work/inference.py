@@ -10,7 +10,7 @@ from accelbench.axes.data import Dataset
 from accelbench.axes.devices import Placement
 from accelbench.axes.flops import Costs, costs_per_sample, forward_flops_per_sample
 from accelbench.axes.models import ModelOptions, ModelSpec
-from accelbench.work import measure
+from accelbench.work import build, measure
 from accelbench.work.build import build_model
 from accelbench.work.training import batches_for, fixed_batches, one_batch
 
@@ -177,9 +177,8 @@ SVM_INFERENCE_FIT = 1000  # images the SVM is fitted on before its predictions a
 def fitted_estimator(spec: ModelSpec, dataset: Dataset, options: ModelOptions) -> Any:
     """A scikit-learn model fitted on the first SVM_INFERENCE_FIT flattened training images."""
     n = min(SVM_INFERENCE_FIT, len(dataset.x_train))
-    estimator = spec.build(dataset.input_shape, dataset.outputs, options)
-    estimator.fit(dataset.x_train[:n].reshape(n, -1), dataset.y_train[:n])
-    return estimator
+    x, y = dataset.x_train[:n].reshape(n, -1), dataset.y_train[:n]
+    return build.fit_estimator(spec, dataset.input_shape, dataset.outputs, options, x, y)
 
 
 @dataclass
