@@ -30,17 +30,19 @@ from accelbench.work.training import HandLoop
 
 def timed_pairs(benchmark: Any, make: Callable[[], tuple[Any, Any]], pairs: int) -> tuple[list[float], list[float]]:
     """The two works `make` returns, timed in interleaved pairs (measure.interleaved) as one
-    pytest-benchmark round. They are made, and run once each, in the round's setup, outside the
-    clock: a work goes cold when another model is built after it (building seeds TensorFlow, and
-    tf.random.set_seed clears its kernel cache). Without that round, a trainer built just before
-    its partner ran its first round 4-5x slow (1,750 against 7,000 samples/s), and a speedup
-    cell run alone read 28-128x in its first pair where the others read 3-12x: with 5 pairs,
-    no shortfall could be significant, and a tenfold speedup baseline passed 18 runs in 18."""
+    pytest-benchmark round. They are made, and warmed by one step each, in the round's setup,
+    outside the clock: a work goes cold when another model is built after it (building seeds
+    TensorFlow, and tf.random.set_seed clears its kernel cache). Without that, a trainer built
+    just before its partner ran its first round 4-5x slow (1,750 against 7,000 samples/s), and a
+    speedup cell run alone read 28-128x in its first pair where the others read 3-12x: with 5
+    pairs, no shortfall could be significant, and a tenfold speedup baseline passed 18 runs in
+    18. One step warms as a whole round did (the first pair's rates among the others', quick's
+    four cells, 2026-11-26), in 0.94 s of the four cells' warm-ups where rounds took 1.53 s."""
 
     def setup() -> tuple[tuple[Any, Any], dict]:
         works = make()
         for work in works:
-            work.run_round()
+            work.warm()
         return works, {}
 
     return benchmark.pedantic(

@@ -203,6 +203,11 @@ class Trainer:
     def run_round(self) -> float:
         return self._fit(self.steps)
 
+    def warm(self) -> float:
+        """One step, as its first call traced it: what makes the trainer warm again after another
+        model's build cleared TensorFlow's kernel cache (benches/speedup.py timed_pairs)."""
+        return self._fit(1)
+
     @property
     def samples_per_round(self) -> int:
         return self.steps * self.batch_size
@@ -327,6 +332,14 @@ class HandLoop:
         with self.placement.scope():
             loss = self.loop(self.iterator, self.steps)
         return check_finite(float(loss), self.where)  # float() waits for the device
+
+    def warm(self) -> float:
+        """One step of the traced loop (a tensor step count: no retrace), as Trainer.warm."""
+        import tensorflow as tf
+
+        with self.placement.scope():
+            loss = self.loop(self.iterator, tf.constant(1, dtype=self.steps.dtype))
+        return check_finite(float(loss), self.where)
 
     def throughput(self) -> float:
         return self.samples_per_round / measure.seconds(self.run_round)
