@@ -72,6 +72,46 @@ def test_every_benchmark_kind_has_a_plain_fixture_of_its_name(pytester):
     assert [name for name in BENCHMARKS if f"{name} -- " not in listed and f"{name} [" not in listed] == []
 
 
+BUILT_IN_KIND_MODULE = """
+from accelbench.benches.base import Benchmark
+
+PLACE_IN_SUMMARY = {place}
+KINDS = {{"{name}": Benchmark(cells=lambda grid: [], bench=object, test="test_{name}")}}
+"""
+
+
+def test_a_built_in_kind_s_module_is_found_where_it_is_written_and_placed_by_its_place(tmp_path, monkeypatch):
+    """A built-in kind is its module: benches/catalog.py registers every module of the package
+    that declares KINDS, in PLACE_IN_SUMMARY order, with no list to add it to."""
+    import importlib
+
+    from accelbench.benches import catalog
+
+    package = tmp_path / "some_kinds"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "helpers.py").write_text("HELPS = True\n")  # declares no kind: left alone
+    (package / "later.py").write_text(BUILT_IN_KIND_MODULE.format(place=20, name="later"))
+    (package / "sooner.py").write_text(BUILT_IN_KIND_MODULE.format(place=10, name="sooner"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    found = catalog.kind_modules(importlib.import_module("some_kinds"))
+    assert [module.__name__ for module in found] == ["some_kinds.sooner", "some_kinds.later"]
+
+    (package / "unplaced.py").write_text(BUILT_IN_KIND_MODULE.format(place='"last"', name="unplaced"))
+    with pytest.raises(TypeError, match="some_kinds.unplaced declares KINDS but no PLACE_IN_SUMMARY"):
+        catalog.kind_modules(importlib.import_module("some_kinds"))
+
+
+def test_the_built_in_kinds_are_every_kinds_module_s_in_the_order_their_tables_were_shown():
+    from accelbench.benches import catalog
+
+    modules = [module.__name__.rsplit(".", 1)[-1] for module in catalog.kind_modules(catalog.benches)]
+    assert modules == ["throughput", "speedup", "accuracy", "memory", "serving", "distributed", "data_scaling"]
+    assert list(catalog.BENCHMARKS)[: sum(len(m.KINDS) for m in catalog.kind_modules(catalog.benches))] == [
+        name for module in catalog.kind_modules(catalog.benches) for name in module.KINDS
+    ]
+
+
 def test_flops_leave_out_a_lookup_and_count_a_recurrent_layers_loop(heavy_imports):
     """Every counter is held to XLA and to its papers in tests/test_flops.py; this is the zoo's
     entry point: a lookup holds weights and does no multiply-adds, a GRU's steps all count."""

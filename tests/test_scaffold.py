@@ -21,6 +21,27 @@ def test_the_repositorys_benchmarks_are_what_init_writes():
         assert (ROOT / "benchmarks" / name).read_text() == text, name
 
 
+def test_a_kind_in_a_file_of_its_own_gives_that_file_its_docstring(monkeypatch):
+    from accelbench.benches.base import Benchmark
+    from accelbench.benches.catalog import BENCHMARKS
+
+    monkeypatch.setitem(
+        BENCHMARKS._entries,
+        "first_prediction",
+        Benchmark(
+            cells=lambda grid: [], bench=object, test="test_first_prediction", file="test_mine.py", file_doc="Mine."
+        ),
+    )
+    monkeypatch.setitem(
+        BENCHMARKS._entries,
+        "second",
+        Benchmark(cells=lambda grid: [], bench=object, test="test_second", file="test_mine.py"),
+    )
+    mine = scaffold.benchmark_files()["test_mine.py"]
+    assert mine.startswith('"""Mine."""') and "def test_first_prediction(benchmark, first_prediction)" in mine
+    assert "def test_second(benchmark, second)" in mine
+
+
 def test_init_writes_nothing_over_a_file_that_is_there(tmp_path, capsys):
     (tmp_path / "benchmark_models.py").write_text("# mine\n")
     assert cli.main(["init", str(tmp_path)]) == 2

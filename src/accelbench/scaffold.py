@@ -18,21 +18,6 @@ from pathlib import Path
 
 from accelbench.benches.catalog import BENCHMARKS
 
-# Each test file of benchmarks/: its docstring and the benchmark kinds (fixtures) it asks for.
-# What each test file under benchmarks/ holds, in a line (its docstring); the tests in it are
-# the kinds registered with that file (benches/catalog.py), in registration order.
-FILE_DOCS = {
-    "test_training.py": "Training: steady-state throughput, time to accuracy, and the harness's own overhead.",
-    "test_inference.py": "Inference: throughput per batch size and batch-1 latency percentiles.",
-    "test_memory.py": "Memory: host and device peaks of one step, their growth with batch size, and leaks.\n\n"
-    "pytest-memray measures these; they are not timings, so pytest-benchmark does not time them.\n",
-    "test_speedup.py": "Speedups of a larger batch and of an accelerator, and accuracy parity across devices.",
-    "test_svm.py": "The RBF SVM study: fit time and accuracy on n-image subsets, grayscale vs binarized.",
-    "test_serving.py": "Serving under load: MLPerf LoadGen's scenarios, dynamic batching, the peak QPS under a "
-    "latency bound.\n\nLoadGen times these; pytest-benchmark does not.\n",
-    "test_data_scaling.py": "Time and memory as the data grows, fitted and projected to sizes far beyond the data.",
-    "test_distributed.py": "Beyond one device and one process: tf.distribute over several replicas and several workers.",
-}
 MODELS_MODULE = "benchmark_models"
 
 INI = f"""[pytest]
@@ -99,7 +84,7 @@ class ScaffoldError(RuntimeError):
 def benchmark_files() -> dict[str, str]:
     """benchmarks/test_*.py, one two-line test per registered benchmark kind, in the file its
     registration names, as this repository has them."""
-    kinds: dict[str, list[str]] = {name: [] for name in FILE_DOCS}
+    kinds: dict[str, list[str]] = {}
     for fixture in BENCHMARKS:
         kinds.setdefault(BENCHMARKS[fixture].file, []).append(fixture)
     files = {}
@@ -111,7 +96,8 @@ def benchmark_files() -> dict[str, str]:
             tests.append(
                 f"def {benchmark.test}({given}{fixture}):\n    {fixture}({'benchmark' if benchmark.timed else ''})\n"
             )
-        doc = FILE_DOCS.get(name, "Benchmarks of the kinds registered with this file.")
+        given = [BENCHMARKS[fixture].file_doc for fixture in fixtures if BENCHMARKS[fixture].file_doc]
+        doc = given[0] if given else "Benchmarks of the kinds registered with this file."
         files[name] = f'"""{doc}"""\n\n\n' + "\n\n".join(tests)
     return files
 

@@ -262,6 +262,8 @@ def parity_cells(grid: Grid) -> list:
     return params(grid, pairs, rules) if pairs else one_device(grid)
 
 
+# Where this module's tables come in the summary, among the built-in kinds' (benches/catalog.py).
+PLACE_IN_SUMMARY = 30
 # This module's benchmark kinds, by fixture name (benches/catalog.py registers them): each
 # with its cells, its Bench, what it judges, its summary tables and its report's plots.
 KINDS: dict[str, Benchmark] = {

@@ -125,6 +125,9 @@ class Benchmark:
     ab: bool = False  # judged B against A in an A/B run
     timed: bool = True  # its test hands pytest-benchmark's `benchmark` fixture over (memory cells: not timed)
     file: str = "test_benchmarks.py"  # the file under benchmarks/ its test lives in
+    # That file's docstring, as `accelbench init` writes it; the first kind of a file that gives
+    # one gives it (a kind added to a file that has one need not).
+    file_doc: str = ""
     about: str = ""  # what it measures, in a line: its fixture's docstring (pytest --fixtures)
     order: int = IN_TURN  # FIRST, IN_TURN or LAST
     sections: tuple[Section, ...] = ()  # its tables in the summary, the terminal's and the report's

@@ -1,19 +1,40 @@
 """Every benchmark kind, by fixture name. A kind is declared whole in its own module (its KINDS:
-cells, Bench, what it judges, its summary tables, its plots); this registers the built-in ones,
-module by module in the order the terminal shows their tables. The plugin's fixtures
+cells, Bench, what it judges, its summary tables, its plots); this finds the built-in ones, every
+module of this package that declares KINDS, and registers them module by module in the order
+the terminal shows their tables (each module's PLACE_IN_SUMMARY). The plugin's fixtures
 (plugin/fixtures.py), the scaffold's test files (scaffold.py), the run's order
 (plugin/hooks.py) and the summary's tables (sections()) are made from the registrations; a
 user's module may register more (accelbench.register_benchmark)."""
 
 from __future__ import annotations
 
-from accelbench.benches import accuracy, data_scaling, distributed, memory, serving, speedup, throughput
+import importlib
+import pkgutil
+from types import ModuleType
+
+from accelbench import benches
 from accelbench.benches.base import Benchmark
 from accelbench.registry import Registry
 from accelbench.results.summary import Section
 
+
+def kind_modules(package: ModuleType) -> list[ModuleType]:
+    """The package's modules that declare KINDS, by their PLACE_IN_SUMMARY: a new kind's module
+    is found where it is written, with no list of modules to add it to."""
+    found = []
+    for module_info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{module_info.name}")
+        if hasattr(module, "KINDS"):
+            if not isinstance(getattr(module, "PLACE_IN_SUMMARY", None), int):
+                raise TypeError(
+                    f"{module.__name__} declares KINDS but no PLACE_IN_SUMMARY (an int): where its tables go"
+                )
+            found.append(module)
+    return sorted(found, key=lambda module: module.PLACE_IN_SUMMARY)
+
+
 BENCHMARKS: Registry[Benchmark] = Registry("benchmark fixture")
-for module in (throughput, speedup, accuracy, memory, serving, distributed, data_scaling):
+for module in kind_modules(benches):
     for name, kind in module.KINDS.items():
         BENCHMARKS.register(name, kind)
 

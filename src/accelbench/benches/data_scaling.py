@@ -191,6 +191,8 @@ def data_scaling_cells(grid: Grid) -> list:
     return params(grid, cells, (device_absent, device_unsupported, not_data_scaled))
 
 
+# Where this module's tables come in the summary, among the built-in kinds' (benches/catalog.py).
+PLACE_IN_SUMMARY = 70
 # This module's benchmark kinds, by fixture name (benches/catalog.py registers them): each
 # with its cells, its Bench, what it judges, its summary tables and its report's plots.
 KINDS: dict[str, Benchmark] = {
@@ -199,6 +201,7 @@ KINDS: dict[str, Benchmark] = {
         TrainDataScalingBench,
         "test_train_data_scaling",
         file="test_data_scaling.py",
+        file_doc="Time and memory as the data grows, fitted and projected to sizes far beyond the data.",
         about="Training time and memory as the training set grows, projected (benches/data_scaling.py).",
         plots=("data_size",),
     ),

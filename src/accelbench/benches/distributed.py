@@ -167,6 +167,8 @@ def threads_cells(grid: Grid) -> list:
     return params(grid, cells, (device_absent, device_unsupported))
 
 
+# Where this module's tables come in the summary, among the built-in kinds' (benches/catalog.py).
+PLACE_IN_SUMMARY = 60
 # This module's benchmark kinds, by fixture name (benches/catalog.py registers them): each
 # with its cells, its Bench, what it judges, its summary tables and its report's plots.
 KINDS: dict[str, Benchmark] = {
@@ -191,6 +193,7 @@ KINDS: dict[str, Benchmark] = {
         "test_multi_device",
         ("loss_gap",),
         file="test_distributed.py",
+        file_doc="Beyond one device and one process: tf.distribute over several replicas and several workers.",
         about="tf.distribute across replicas of one process against one device (benches/distributed.py).",
     ),
     "multi_worker": Benchmark(

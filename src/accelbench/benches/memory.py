@@ -306,6 +306,8 @@ def scaling_cells(grid: Grid) -> list:
 # A table of both steps' peaks: a column per phase and batch size.
 STEP_PEAKS = {"train_memory": "train {column}", "inference_memory": "predict {column}"}
 
+# Where this module's tables come in the summary, among the built-in kinds' (benches/catalog.py).
+PLACE_IN_SUMMARY = 40
 # This module's benchmark kinds, by fixture name (benches/catalog.py registers them): each
 # with its cells, its Bench, what it judges, its summary tables and its report's plots.
 KINDS: dict[str, Benchmark] = {
@@ -316,6 +318,8 @@ KINDS: dict[str, Benchmark] = {
         MEMORY,
         timed=False,
         file="test_memory.py",
+        file_doc="Memory: host and device peaks of one step, their growth with batch size, and leaks.\n\n"
+        "pytest-memray measures these; they are not timings, so pytest-benchmark does not time them.\n",
         about="Host and device peak of a training step, gated (benches/memory.py).",
     ),
     "inference_memory": Benchmark(

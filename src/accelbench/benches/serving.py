@@ -317,6 +317,8 @@ def serving_cells(grid: Grid) -> list:
     return params(grid, cells, (device_absent, device_unsupported, backend_missing, not_served))
 
 
+# Where this module's tables come in the summary, among the built-in kinds' (benches/catalog.py).
+PLACE_IN_SUMMARY = 50
 # This module's benchmark kind, by fixture name (benches/catalog.py registers it).
 KINDS: dict[str, Benchmark] = {
     "serving_bench": Benchmark(
@@ -326,6 +328,8 @@ KINDS: dict[str, Benchmark] = {
         (SERVING_RATE, SERVING_LATENCY),
         timed=False,
         file="test_serving.py",
+        file_doc="Serving under load: MLPerf LoadGen's scenarios, dynamic batching, the peak QPS under a "
+        "latency bound.\n\nLoadGen times these; pytest-benchmark does not.\n",
         about="A model served under MLPerf LoadGen's scenarios, dynamic batching, peak QPS under a bound "
         "(benches/serving.py).",
         sections=(

@@ -149,6 +149,8 @@ def device_speedup_cells(grid: Grid) -> list:
     return params(grid, pairs, (device_absent, device_unsupported)) if pairs else one_device(grid)
 
 
+# Where this module's tables come in the summary, among the built-in kinds' (benches/catalog.py).
+PLACE_IN_SUMMARY = 20
 # This module's benchmark kinds, by fixture name (benches/catalog.py registers them): each
 # with its cells, its Bench, what it judges, its summary tables and its report's plots.
 KINDS: dict[str, Benchmark] = {
@@ -175,6 +177,7 @@ KINDS: dict[str, Benchmark] = {
         "test_batch_speedup",
         ("speedup",),
         file="test_speedup.py",
+        file_doc="Speedups of a larger batch and of an accelerator, and accuracy parity across devices.",
         about="The largest batch's training throughput over the smallest's, interleaved (benches/speedup.py).",
         order=LAST,
         sections=(

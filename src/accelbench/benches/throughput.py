@@ -177,6 +177,8 @@ def svm_cells(grid: Grid) -> list:
 # A table of both phases: a column per phase and batch size.
 TRAIN_AND_PREDICT = {"train_bench": "train {column}", "inference_bench": "predict {column}"}
 
+# Where this module's tables come in the summary, among the built-in kinds' (benches/catalog.py).
+PLACE_IN_SUMMARY = 10
 # This module's benchmark kinds, by fixture name (benches/catalog.py registers them): each
 # with its cells, its Bench, what it judges, its summary tables and its report's plots.
 KINDS: dict[str, Benchmark] = {
@@ -188,6 +190,7 @@ KINDS: dict[str, Benchmark] = {
         held_to_roofs=True,
         ab=True,
         file="test_training.py",
+        file_doc="Training: steady-state throughput, time to accuracy, and the harness's own overhead.",
         about="Steady-state training throughput of one cell (benches/throughput.py).",
         sections=(
             Section(
@@ -208,6 +211,7 @@ KINDS: dict[str, Benchmark] = {
         held_to_roofs=True,
         ab=True,
         file="test_inference.py",
+        file_doc="Inference: throughput per batch size and batch-1 latency percentiles.",
         about="Inference throughput of one cell (benches/throughput.py).",
         sections=(
             Section(
@@ -302,6 +306,7 @@ KINDS: dict[str, Benchmark] = {
         "test_svm",
         (TIMING, "accuracy"),
         file="test_svm.py",
+        file_doc="The RBF SVM study: fit time and accuracy on n-image subsets, grayscale vs binarized.",
         about="The RBF SVM's fit on an n-image subset, accuracy gated (benches/throughput.py).",
         sections=(
             Section(
