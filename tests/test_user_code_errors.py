@@ -42,6 +42,12 @@ def unreadable(data_dir):
     raise OSError("cannot open the user's files")
 
 
+def blobs(data_dir):  # enough rows for the full preset's data-scaling sizes (250 to 2,000 and all)
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(2600, 4)).astype("float32"), rng.integers(0, 2, 2600)
+    return accelbench.Dataset("blobs", x[:2400], y[:2400], x[2400:], y[2400:], quality="accuracy", classes=2)
+
+
 accelbench.register_model(accelbench.ModelSpec("broken", "raises in its builder", broken))
 accelbench.register_model(accelbench.ModelSpec("no_optimizer", "raises in its optimizer", fine, no_optimizer))
 for name, build in (("misspelt", misspelt_estimator), ("unfittable", unfittable_estimator)):
@@ -49,6 +55,7 @@ for name, build in (("misspelt", misspelt_estimator), ("unfittable", unfittable_
         accelbench.ModelSpec(name, "a scikit-learn model that raises", build, framework="sklearn", batch_trained=False)
     )
 accelbench.register_dataset("unreadable", unreadable)
+accelbench.register_dataset("blobs", blobs)
 """
 
 
@@ -128,3 +135,15 @@ def test_a_loader_that_raises_is_one_line_before_any_cell(project):
     result = run(project, "test_training.py::test_train", "--models", "mlp", "--dataset", "unreadable")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*dataset 'unreadable': its loader raised OSError: cannot open the user's files"])
+
+
+@pytest.mark.slow(6)
+def test_a_scikit_learn_model_whose_fit_raises_in_the_data_scaling_worker_is_one_line_and_stops_the_run(project):
+    """Its data-scaling peaks are measured in a worker without TensorFlow, where its fit is first
+    called: the worker's UserCodeFailed comes back as one, and stops the run as in this process."""
+    result = run(project, "test_data_scaling.py", "--preset", "full", "--dataset", "blobs", "--models", "unfittable")
+    assert result.ret != 0
+    result.assert_outcomes(errors=1)  # in the first cell's setup; the second is never run
+    text = result.stdout.str()
+    assert "model 'unfittable': its fit raised InvalidParameterError: The 'C' parameter" in text
+    assert "Traceback" not in text and "this run was not saved to .benchmarks" in text

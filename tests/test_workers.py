@@ -62,6 +62,17 @@ def test_a_call_that_raises_fails_in_one_line_and_the_worker_goes_on(pool):
     assert pool.call(B, "worker_faults:pid", 30) == first
 
 
+def test_a_user_s_code_that_raises_in_the_worker_is_the_same_one_line_error_as_here(pool):
+    """A user's builder that raises stops the run in the pytest process (plugin/hooks.py): where
+    it raises in a worker, the parent raises the same UserCodeFailed, not a worker's failure."""
+    from accelbench.user_modules import UserCodeFailed
+
+    with pytest.raises(UserCodeFailed) as raised:
+        pool.call(B, "worker_faults:fail_in_user_code", 30, message="no such layer")
+    assert str(raised.value) == "model 'mine': its builder raised ValueError: no such layer"
+    assert isinstance(pool.call(B, "worker_faults:pid", 30), int)  # the worker goes on
+
+
 def test_a_crash_fails_the_call_in_one_line_and_the_next_call_restarts(pool):
     first = pool.call(B, "worker_faults:pid", 30)
     with pytest.raises(WorkerFailed) as raised:

@@ -19,6 +19,16 @@ def fail(message):
     raise ValueError(message)
 
 
+def fail_in_user_code(message: str):
+    """A user's builder that raises, as accelbench's call_user reports it."""
+    from accelbench.user_modules import call_user
+
+    def builder():
+        raise ValueError(message)
+
+    return call_user("model 'mine': its builder", builder)
+
+
 def crash():
     print("planted crash", file=sys.stderr, flush=True)
     os._exit(3)

@@ -1,8 +1,10 @@
 """`python -m accelbench.processes.worker_main READ_FD WRITE_FD`: a worker's loop (see workers.py).
 
 Reads one call a line, `{"function": "module:name", "kwargs": {...}}`, runs it, and writes
-`{"result": ...}` or `{"error": "Type: message"}` back. It ends when the parent closes the
-pipe, so a parent that dies without cleaning up does not leave it waiting for ever.
+`{"result": ...}` or `{"error": "Type: message"}` back (with `"user_code": true` where a user's
+builder, loader or fit raised: the parent raises UserCodeFailed, which stops the run). It ends
+when the parent closes the pipe, so a parent that dies without cleaning up does not leave it
+waiting for ever.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
+from accelbench.user_modules import UserCodeFailed
+
 
 def resolve(target: str) -> Any:
     module, _, name = target.partition(":")
@@ -27,6 +31,9 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
         result = resolve(request["function"])(**request.get("kwargs", {}))
         # a typed reply (protocol.Prepared, ...) crosses as its fields; Cellwork.reply rebuilds it
         return {"result": dataclasses.asdict(result) if dataclasses.is_dataclass(result) else result}
+    except UserCodeFailed as error:  # a user's builder or fit: the run stops, as in the pytest process
+        traceback.print_exc()
+        return {"error": str(error), "user_code": True}
     except Exception as error:  # the call fails, the worker goes on
         traceback.print_exc()  # to the worker's log
         first_line = next(iter(str(error).splitlines()), "")[:300]

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from accelbench.environments import Environment
+from accelbench.user_modules import UserCodeFailed
 
 STDERR_TAIL_LINES = 3  # of a dead worker's stderr, in its one-line failure
 _LIVE: dict[int, subprocess.Popen] = {}  # pid -> every process spawn() started and end_all() has not reaped
@@ -183,6 +184,8 @@ class Worker:
                 f"{what}: the worker died ({_exit(code)}); restarted for the next cell; its last output: {tail(log)}"
             )
         reply = json.loads(line)
+        if reply.get("user_code"):  # the user's own code raised there: one line, and the run stops
+            raise UserCodeFailed(reply["error"])
         if "error" in reply:
             raise WorkerFailed(f"{what}: {reply['error']}")
         return reply["result"]
