@@ -96,8 +96,8 @@ def benchmark_files() -> dict[str, str]:
             tests.append(
                 f"def {benchmark.test}({given}{fixture}):\n    {fixture}({'benchmark' if benchmark.timed else ''})\n"
             )
-        given = [BENCHMARKS[fixture].file_doc for fixture in fixtures if BENCHMARKS[fixture].file_doc]
-        doc = given[0] if given else "Benchmarks of the kinds registered with this file."
+        docs = (BENCHMARKS[fixture].file_doc for fixture in fixtures if BENCHMARKS[fixture].file_doc)
+        doc = next(docs, "Benchmarks of the kinds registered with this file.")
         files[name] = f'"""{doc}"""\n\n\n' + "\n\n".join(tests)
     return files
 

@@ -329,17 +329,18 @@ class HandLoop:
         return hand
 
     def run_round(self) -> float:
-        with self.placement.scope():
-            loss = self.loop(self.iterator, self.steps)
-        return check_finite(float(loss), self.where)  # float() waits for the device
+        return self._loop(self.steps)
 
     def warm(self) -> float:
         """One step of the traced loop (a tensor step count: no retrace), as Trainer.warm."""
         import tensorflow as tf
 
+        return self._loop(tf.constant(1, dtype=self.steps.dtype))
+
+    def _loop(self, steps: Any) -> float:
         with self.placement.scope():
-            loss = self.loop(self.iterator, tf.constant(1, dtype=self.steps.dtype))
-        return check_finite(float(loss), self.where)
+            loss = self.loop(self.iterator, steps)
+        return check_finite(float(loss), self.where)  # float() waits for the device
 
     def throughput(self) -> float:
         return self.samples_per_round / measure.seconds(self.run_round)
