@@ -7,14 +7,19 @@ import tempfile
 
 import pytest
 
+from accelbench.axes import backends
+
 # TensorFlow reads this once, at its first allocation: it must be set before the imports
-# below, as the plugin sets it before it starts TensorFlow (see devices.init_tensorflow).
+# below, as the plugin sets it before it starts TensorFlow (see the TensorFlow backend's start).
 os.environ.setdefault("TF_ONEDNN_USE_SYSTEM_ALLOCATOR", "1")
+# The tests' process runs the backend a run's would (KERAS_BACKEND, else the first installed):
+# the tests run in a TensorFlow, a JAX-only and a PyTorch-only environment alike.
+backends.use_process_backend()
 
 # pytester's in-process runs drop modules first imported inside them, and numpy, scipy and
 # TensorFlow refuse to be imported twice in one process: import them once, up front.
 HEAVY_MODULES = (
-    "tensorflow",
+    backends.PROCESS_BACKEND,
     "keras",
     "sklearn.svm",
     "sklearn.datasets",

@@ -29,8 +29,8 @@ def test_a_cpu_cell_is_compiled_without_xla_when_the_process_sees_a_gpu(heavy_im
     model's placement; a CPU cell decides from its own device."""
     import tensorflow as tf
 
+    from accelbench.axes.backends.tensorflow import TensorflowPlacement as Placement
     from accelbench.axes.data import load
-    from accelbench.axes.devices import Placement
     from accelbench.axes.models import MODELS, ModelOptions
     from accelbench.work.inference import serving_model
     from accelbench.work.training import build_compiled
@@ -57,7 +57,8 @@ def test_a_torch_or_jax_cpu_cell_is_pinned_to_the_cpu():
     device ("cpu" on torch: Keras' torch variables moved to "cpu:0" are copies, and nothing trains)."""
     assert Neutral("cpu", "a CPU", "torch").keras_device == "cpu"
     assert Neutral("cpu", "a CPU", "jax").keras_device == "cpu:0"
-    assert Neutral("gpu", "a GPU", "torch").keras_device is None  # Keras' default: the first accelerator
+    assert Neutral("gpu", "a GPU", "torch").keras_device == "gpu:0"  # the first accelerator
+    assert Neutral("gpu:1", "a GPU", "jax").keras_device == "gpu:1"  # one GPU by its number
 
 
 def test_worker_environments_keep_float32_ieee_and_leave_the_gpu_to_share():
@@ -88,9 +89,9 @@ def test_the_jax_worker_runs_with_those_settings_and_places_a_cpu_cell_on_the_cp
 def test_tensorflow_runs_float32_as_ieee_float32(heavy_imports):
     import tensorflow as tf
 
-    from accelbench.axes.devices import init_tensorflow
+    from accelbench.axes.backends.tensorflow import start
 
-    init_tensorflow()
+    start()
     assert tf.config.experimental.tensor_float_32_execution_enabled() is False
 
 
@@ -180,9 +181,9 @@ SYNCED_ACROSS_REPLICAS = """
 import tensorflow as tf
 cpus = tf.config.list_physical_devices("CPU")
 tf.config.set_logical_device_configuration(cpus[0], [tf.config.LogicalDeviceConfiguration()] * 2)
-from accelbench.axes.devices import Placement
+from accelbench.axes.backends.tensorflow import TensorflowPlacement
 strategy = tf.distribute.MirroredStrategy([d.name for d in tf.config.list_logical_devices("CPU")])
-placement = Placement("cpu", "/cpu:0", "two logical CPUs", strategy)
+placement = TensorflowPlacement("cpu", "/cpu:0", "two logical CPUs", strategy)
 
 @tf.function
 def both():

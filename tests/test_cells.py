@@ -1,13 +1,13 @@
 """The grid: ids read device-batch-model; impossible cells skip with a reason."""
 
 from accelbench.axes import backends
-from accelbench.axes.devices import Inventory, Placement
+from accelbench.axes.devices import Inventory
 from accelbench.benches import accuracy, memory, speedup, throughput
 from accelbench.grid import cells
 
 
 def grid(devices=("cpu",), batch_sizes=(32, 256), models=("mlp", "svm"), labelled=True, present=("cpu",)):
-    inventory = Inventory({name: Placement(name, f"/{name}:0", name) for name in present})
+    inventory = Inventory({name: backends.Neutral(name, name, "jax") for name in present})
     unlabelled = frozenset() if labelled else frozenset(models)
     return cells.Grid(devices, batch_sizes, models, (500,), inventory, unlabelled=unlabelled)
 

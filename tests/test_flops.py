@@ -312,7 +312,7 @@ def test_accelbench_layers_leaves_out_tensorflows_start_notices_and_keeps_other_
 
     script = (
         "import os\n"
-        "from accelbench.axes.devices import start_notices_dropped\n"
+        "from accelbench.axes.backends.tensorflow import start_notices_dropped\n"
         "with start_notices_dropped():\n"
         "    os.write(2, b'I0000 00:00:1795609444.446948   30315 port.cc:153] oneDNN custom operations are on.\\n')\n"
         "    os.write(2, b'a line of the user\\n')\n"

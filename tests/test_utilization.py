@@ -1,19 +1,22 @@
-"""How far a cell is from its device's limit: the roofs measured (work/peak.py), kept and
+"""How far a cell is from its device's limit: the roofs measured (axes/backends/roof_kernels.py
+and each backend's kernels), kept and
 measured again (run/roofs.py), a cell's MFU and intensity (benches/context.py), a cell above the
 roof failed as a measurement error, the roofline drawn (results/report/plots.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 
+from accelbench.axes import backends
+from accelbench.axes.backends import BACKENDS, roof_kernels
 from accelbench.axes.flops import Costs
 from accelbench.benches.context import above_the_roof, utilization
 from accelbench.measured import ROOFS_KEY, Roof, Throughput, Utilization
 from accelbench.run.roofs import FolderCache, Roofs
-from accelbench.work import peak
 
 ROOF = Roof(device="/CPU:0", dtype="float32", flops_per_s=1e11, bytes_per_s=2e10, matmul_size=2048, seconds=3.0)
 
@@ -43,52 +46,75 @@ def test_a_cell_above_105_percent_of_its_roof_is_one_line_naming_both_numbers():
     assert above_the_roof("x", utilization(padded, Costs(0.8e8, None), ROOF)) is None
 
 
-class Placed:
-    device = "/CPU:0"
-
-
 def test_roofs_are_kept_per_machine_checked_each_run_and_measured_again_when_a_cell_beats_them(tmp_path, monkeypatch):
-    rates = iter([1e11, 2e11, 1.5e11, 2.5e11, 3e11, 0.5e11])
+    rates = iter([1e11, 2e11, 1.5e11, 2.5e11, 3e11, 0.5e11, 4e11])
     asked = []
 
-    def measure(device, dtype, sizes=peak.MATMUL_SIZES, repeats=peak.REPEATS):
+    def kernels(placement, dtype, sizes, repeats, triad_elements):
         asked.append(sizes)
-        return Roof(device, dtype, next(rates), 2e10, 2048, 1.0)
+        return Roof(placement, dtype, next(rates), 2e10, 2048, 1.0)
 
-    monkeypatch.setattr(peak, "measure", measure)
+    # the TensorFlow backend's kernels faked, measured and checked through backends.measure_roof
+    monkeypatch.setitem(BACKENDS._entries, "tensorflow", dataclasses.replace(BACKENDS["tensorflow"], roof=kernels))
     monkeypatch.delenv("ACCELBENCH_ROOFS_DIR", raising=False)
 
     def run(machine="cpu=EPYC; cpus=2"):
-        roofs = Roofs(lambda: machine, lambda text: None)
+        measure = lambda backend, device, dtype, kept: backends.measure_roof(backend, device, dtype, kept)
+        roofs = Roofs(lambda: machine, lambda text: None, measure)
         roofs.use_cache(FolderCache(tmp_path))
         return roofs
 
     first = run()
-    assert first.of(Placed(), "float32").flops_per_s == 1e11 and asked == [peak.MATMUL_SIZES]  # every size
-    assert first.of(Placed(), "float32").flops_per_s == 1e11 and len(asked) == 1  # once a run
-    assert first.of(Placed(), "float32", again=True).flops_per_s == 2e11  # a cell beat it: the better of two
-    assert first.of(Placed(), "float32", again=True).flops_per_s == 2e11 and len(asked) == 2  # again: once
-    assert run().of(Placed(), "float32").flops_per_s == 2e11  # the next run checks it: a busy check lowers nothing
+    assert first.of("tensorflow", "cpu", "float32").flops_per_s == 1e11 and asked == [roof_kernels.MATMUL_SIZES]
+    assert first.of("tensorflow", "cpu", "float32").flops_per_s == 1e11 and len(asked) == 1  # once a run
+    assert first.of("tensorflow", "cpu", "float32", again=True).flops_per_s == 2e11  # a cell beat it: the better
+    assert first.of("tensorflow", "cpu", "float32", again=True).flops_per_s == 2e11 and len(asked) == 2  # once
+    assert run().of("tensorflow", "cpu", "float32").flops_per_s == 2e11  # checked: a busy check lowers nothing
     assert asked[-1] == (2048,)  # one matmul: twice the size that gave it, at most 2048
-    assert run().of(Placed(), "float32").flops_per_s == 2.5e11  # and a quieter one raises it
-    assert run("cpu=Xeon; cpus=64").of(Placed(), "float32").flops_per_s == 3e11  # another machine: its own
+    assert run().of("tensorflow", "cpu", "float32").flops_per_s == 2.5e11  # and a quieter one raises it
+    assert run("cpu=Xeon; cpus=64").of("tensorflow", "cpu", "float32").flops_per_s == 3e11  # another machine
     for kept in tmp_path.glob("*.json"):
         kept.write_text("{not json")
-    assert run().of(Placed(), "float32").flops_per_s == 0.5e11  # a corrupt entry is measured anew
-    assert asked[-1] == peak.MATMUL_SIZES
+    assert run().of("tensorflow", "cpu", "float32").flops_per_s == 0.5e11  # a corrupt entry is measured anew
+    assert asked[-1] == roof_kernels.MATMUL_SIZES
+    # another backend's roof of the same device is its own, measured in full
+    monkeypatch.setitem(BACKENDS._entries, "jax", dataclasses.replace(BACKENDS["jax"], roof=kernels))
+    assert run().of("jax", "cpu", "float32").flops_per_s == 4e11 and asked[-1] == roof_kernels.MATMUL_SIZES
 
 
-def test_the_roofs_of_this_cpu_are_measured_and_below_its_physical_limit(heavy_imports):
+@pytest.mark.slow(8)
+@pytest.mark.parametrize("backend", ["tensorflow", "jax", "torch"])
+def test_the_roofs_of_this_cpu_are_measured_by_each_backend_and_below_its_physical_limit(backend):
     """The matmul rate cannot exceed what every core could do with 512-bit fused multiply-adds at
     every cycle of a 6 GHz clock (2 FMA units x 16 float32 lanes x 2 FLOPs); the triad's rate
-    cannot exceed what DDR5-8000 moves over 12 channels (768 GB/s)."""
+    cannot exceed what DDR5-8000 moves over 12 channels (768 GB/s). Each backend measures its
+    own, in its own worker (Cellwork.ROOF), as a run does for its cells."""
     import os
 
-    roof = peak.measure("/CPU:0", "float32")
+    from accelbench.processes.protocol import Cellwork
+    from accelbench.processes.workers import Workers
+
+    if not BACKENDS[backend].installed():
+        pytest.skip(BACKENDS[backend].missing_reason())
+    pool = Workers()
+    try:
+        wire = pool.call(
+            BACKENDS[backend].environment(),
+            Cellwork.ROOF.target,
+            300,
+            device="cpu",
+            dtype="float32",
+            intra_op_threads=0,
+            kept=None,
+        )
+    finally:
+        pool.end()
+    roof = Roof.from_json(wire)
     cores = len(os.sched_getaffinity(0))
+    assert roof.backend == backend
     assert 0 < roof.flops_per_s < cores * 2 * 16 * 2 * 6e9
     assert 0 < roof.bytes_per_s < 768e9
-    assert roof.matmul_size in peak.MATMUL_SIZES and roof.ridge_intensity > 0
+    assert roof.matmul_size in roof_kernels.MATMUL_SIZES and roof.ridge_intensity > 0
 
 
 USER_MODEL = """

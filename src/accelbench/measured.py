@@ -171,19 +171,20 @@ class Roof:
     """A device's measured roofs in one compute dtype: what a saved run holds (ROOFS_KEY), the
     denominator of every cell's utilization and the roofline's lines."""
 
-    device: str  # the TensorFlow device, e.g. /CPU:0
+    device: str  # as its backend names it: /cpu:0 (TensorFlow's), cpu:0, gpu:1
     dtype: str
     flops_per_s: float  # the best rate of a square matmul at the size that saturated it
     bytes_per_s: float  # a STREAM triad's
     matmul_size: int
     seconds: float  # what measuring took
+    backend: str = "tensorflow"  # the Keras backend that measured it (runs saved before: TensorFlow)
 
     def as_json(self) -> dict[str, Any]:
         return {f.name: plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
     @classmethod
     def from_json(cls, saved: Mapping[str, Any]) -> Roof:
-        roof = cls(**{f.name: saved[f.name] for f in dataclasses.fields(cls)})
+        roof = cls(**{f.name: saved[f.name] for f in dataclasses.fields(cls) if f.name in saved or f.name != "backend"})
         return dataclasses.replace(roof, matmul_size=int(roof.matmul_size))  # JSON keeps numbers as floats
 
     def best_of(self, other: Roof) -> Roof:

@@ -111,12 +111,13 @@ def record_rates(bench: Any, rates: Throughput, costs: Costs) -> None:
     (measured once per device and dtype: run/session.py); a cell above the roof fails here, as
     a measurement error, before its numbers are recorded."""
     roof = None
+    where = (getattr(bench.cell, "backend", PROCESS_BACKEND), bench.cell.device)
     dtype = PRECISIONS[getattr(bench.cell, "precision", "float32")].compute
     if rates.achieved_flops is not None:
-        roof = bench.session.roofs.of(bench.placement(), dtype)
+        roof = bench.session.roofs.of(*where, dtype)
     used = utilization(rates, costs, roof)
     if above_the_roof(bench.name, used):  # the roof may have been measured in a busy moment
-        used = utilization(rates, costs, bench.session.roofs.of(bench.placement(), dtype, again=True))
+        used = utilization(rates, costs, bench.session.roofs.of(*where, dtype, again=True))
     error = above_the_roof(bench.name, used)
     if error:
         pytest.fail(error, pytrace=False)

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from accelbench.axes import backends
+from accelbench.axes.backends import PROCESS_BACKEND
 from accelbench.axes.models import MODELS
 from accelbench.benches.base import Bench, Benchmark
 from accelbench.benches.context import precision_used
@@ -120,7 +122,7 @@ class StepMemoryBench(Bench):
         if not self.tracked_here:
             self.measure_in_backend_worker()
             return
-        device_peak = memory.device_peak(self.placement(), self.steps)  # the steps measured
+        device_peak = backends.device_peak_bytes(PROCESS_BACKEND, self.placement(), self.steps)  # the steps measured
         self.record(
             StepMemory(
                 device=self.placement().description,

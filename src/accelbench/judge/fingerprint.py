@@ -16,9 +16,11 @@ machine to this one can be found and its differences named. Pure Python: no Tens
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import os
 import platform
+import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -168,6 +170,46 @@ def cpu_flags() -> frozenset[str]:
     """The CPU's feature flags as cpuinfo lists them (x86 `flags`, Arm `Features`)."""
     info = cpuinfo()
     return frozenset((info.get("flags") or info.get("Features") or "").split())
+
+
+# The NVIDIA driver's own names for its boards: the same on every backend, where each framework
+# words a GPU its own way (TensorFlow's device_name, JAX's device_kind, torch's device name),
+# and with the board's memory, which tells an H100 80GB from an H100 NVL.
+NVIDIA_SMI = ("nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader")
+
+
+@functools.cache
+def nvidia_gpus() -> tuple[tuple[str, str, str], ...]:
+    """(name, memory, driver version) of each NVIDIA GPU, as nvidia-smi lists them; () where
+    there is no NVIDIA driver (or it does not answer in 20 s)."""
+    try:
+        listed = subprocess.run(NVIDIA_SMI, capture_output=True, text=True, timeout=20, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    rows = [tuple(part.strip() for part in line.split(",")) for line in listed.splitlines() if line.strip()]
+    return tuple(row for row in rows if len(row) == 3)  # type: ignore[misc]
+
+
+def accelerators(found: Mapping[str, str]) -> list[str]:
+    """The accelerators a backend found (device kind -> its description), worded alike on every
+    backend: the GPUs as their driver names them ('1 x NVIDIA H200 (143771 MiB)') where
+    nvidia-smi answers; otherwise (a TPU, a GPU without nvidia-smi) the backend's own words."""
+    worded = []
+    for kind, description in found.items():
+        boards = nvidia_gpus() if kind == "gpu" else ()
+        if boards:
+            counted = {f"{name} ({memory})": 0 for name, memory, _ in boards}
+            for name, memory, _ in boards:
+                counted[f"{name} ({memory})"] += 1
+            description = ", ".join(f"{count} x {board}" for board, count in counted.items())
+        worded.append(description)
+    return worded
+
+
+def driver_versions() -> dict[str, str]:
+    """The accelerator driver's version, among the libraries a number depends on."""
+    drivers = sorted({driver for _, _, driver in nvidia_gpus()})
+    return {"nvidia-driver": ", ".join(drivers)} if drivers else {}
 
 
 def hardware(accelerators: Sequence[str] = ()) -> Fingerprint:

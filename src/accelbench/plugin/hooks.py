@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from accelbench.axes.devices import host_allocator
+from accelbench.axes import backends
 from accelbench.axes.formats import DataError
 from accelbench.axes.precisions import PRECISIONS, REFERENCE_PRECISION
 from accelbench.benches import catalog
@@ -46,6 +46,10 @@ def pytest_configure(config: pytest.Config) -> None:
         f"{TIMED_MARKER}: an accelbench cell that pytest-benchmark times "
         "(select the timed cells alone with -m timed, e.g. for an A/B run)",
     )
+    try:  # before anything imports Keras: it fixes its backend then
+        backends.use_process_backend()
+    except backends.NoBackend as error:
+        raise pytest.UsageError(str(error)) from None
     session = config.stash[SESSION] = Session(options.run_config(config))
     session.roofs.use_cache(getattr(config, "cache", None))  # None under -p no:cacheprovider
     session.progress = Progress(config)
@@ -142,9 +146,9 @@ def _measure_roofs(items: list[pytest.Item], state: Session) -> None:
         name, cell = benchmark_of(item), cell_of(item)
         if not (name and BENCHMARKS[name].held_to_roofs and cell is not None) or item.get_closest_marker("skip"):
             continue
-        placement = state.inventory.get(cell.device)
-        if placement is not None:
-            state.roofs.of(placement, PRECISIONS[getattr(cell, "precision", REFERENCE_PRECISION)].compute)
+        if state.inventory.get(cell.device) is not None:
+            backend = getattr(cell, "backend", backends.PROCESS_BACKEND)
+            state.roofs.of(backend, cell.device, PRECISIONS[getattr(cell, "precision", REFERENCE_PRECISION)].compute)
 
 
 def _read_peak_history(config: pytest.Config, state: Session) -> None:
@@ -451,7 +455,8 @@ def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: di
     pytest-benchmark asks at start-up when comparing and at the end when saving; both must
     see the same devices, so this starts TensorFlow if the run has not yet.
     """
-    machine_info.update(fingerprint.versions())
+    machine_info.update(fingerprint.versions() | fingerprint.driver_versions())
+    machine_info["accelbench_process_backend"] = backends.PROCESS_BACKEND
     inventory = session_of(config).inventory
     machine_info["accelbench_devices"] = {
         name: placement.description for name, placement in inventory.placements.items()
@@ -460,4 +465,4 @@ def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: di
     machine_info[FINGERPRINT_KEY] = inventory.fingerprint().key  # --benchmark-compare judges only its own
     # Timings under memray are slower: a run tracked by --memray must not pass for an untracked one.
     machine_info["accelbench_memray_tracking"] = session_of(config).run.memray_tracking
-    machine_info["accelbench_host_allocator"] = host_allocator()
+    machine_info["accelbench_host_allocator"] = backends.BACKENDS[backends.PROCESS_BACKEND].host_allocator()

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from accelbench import user_modules
-from accelbench.axes.backends import BACKENDS
+from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND
+from accelbench.axes.backends.base import CHOICE_ORDER
 from accelbench.axes.data import DATASETS, DEFAULT_DATASET
 from accelbench.axes.devices import DEVICE_KINDS, parse_devices
 from accelbench.axes.models import MODELS, ModelOptions
@@ -174,6 +175,16 @@ def _names_in(registry: Registry) -> Callable[[str], tuple[str, ...]]:
     return names
 
 
+def installed_backends(text: str) -> tuple[str, ...]:
+    """Keras backends by name, each installed here (else the line that says how to install it)."""
+    names = _names_in(BACKENDS)(text)
+    missing = [BACKENDS[name] for name in names if not BACKENDS[name].installed()]
+    if missing:
+        installed = ", ".join(name for name, backend in BACKENDS.items() if backend.installed()) or "none"
+        raise ValueError(f"{missing[0].missing_reason()} (installed: {installed})")
+    return names
+
+
 def _names(text: str) -> tuple[str, ...]:
     """Names of registry entries, checked once the user's modules are imported (run_config)."""
     names = tuple(dict.fromkeys(_words(text)))
@@ -245,13 +256,14 @@ OPTIONS = (
     ),
     Option(
         "--backends",
-        _names_in(BACKENDS),
+        installed_backends,
         "LIST",
         f"Comma list of Keras 3 backends the training, inference, latency, memory and recipe cells run on, "
-        f"from: {', '.join(BACKENDS)}. "
-        "Each backend other than tensorflow runs in a worker process of its own (KERAS_BACKEND set); "
-        "with several, cell ids start with the backend.",
-        "tensorflow",
+        f"from: {', '.join(BACKENDS)}, each installed. The pytest process runs the one KERAS_BACKEND names, "
+        f"else the first installed of {', '.join(CHOICE_ORDER)}; each other backend runs in a worker process "
+        "of its own (KERAS_BACKEND set), its cells compared with the process backend's; with several, cell ids "
+        "start with the backend. Default: the process backend.",
+        None,
     ),
     Option(
         "--precisions",
@@ -610,7 +622,7 @@ def run_config(config: Any) -> RunConfig:
         device_prices=given["--device-prices"] or {},
         trace_dir=given["--trace-dir"],
         ab_setup=ab_setup,
-        backends=given["--backends"],
+        backends=given["--backends"] or (PROCESS_BACKEND,),
         precisions=given["--precisions"],
         latency_bound_ms=given["--latency-bound"],
         serving_rules=given["--serving-rules"],

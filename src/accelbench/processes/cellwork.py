@@ -27,30 +27,23 @@ _WORK: dict[str, Any] = {}  # key -> the built work of a cell, until forget(key)
 
 def _backend() -> str:
     """This worker's Keras backend, as Keras will read it (without importing Keras before
-    TensorFlow's variables are set: see devices.init_tensorflow)."""
+    TensorFlow's variables are set: see the TensorFlow backend's start)."""
     return os.environ.get("KERAS_BACKEND", PROCESS_BACKEND)
 
 
 @functools.cache
 def _inventory(intra_op_threads: int) -> Any:
-    from accelbench.axes.devices import Inventory
-
-    return Inventory.discover(intra_op_threads)
+    """This worker's devices, as its backend finds them."""
+    return backends.inventory(_backend(), intra_op_threads)
 
 
 def _placement(device: str, intra_op_threads: int) -> Any:
-    """Where the cell runs: a TensorFlow placement, or backends.Neutral on another backend."""
-    backend = _backend()
-    if backend == PROCESS_BACKEND:
-        inventory = _inventory(intra_op_threads)
-        placement = inventory.get(device)
-        if placement is None:
-            raise LookupError(inventory.absent_reason(device))
-        return placement
-    found = backends.devices_here(backend)
-    if device not in found:
-        raise LookupError(f"device {device} requested but not present on {backend} (present: {', '.join(found)})")
-    return backends.Neutral(device, found[device], backend)
+    """Where the cell runs, as this worker's backend places it."""
+    inventory = _inventory(intra_op_threads)
+    placement = inventory.get(device)
+    if placement is None:
+        raise LookupError(f"{backends.absent_reason(inventory, device)} on {_backend()}")
+    return placement
 
 
 @functools.cache
@@ -143,7 +136,7 @@ def step_memory(spec: dict[str, Any], steps_measured: int, repeats: int = 1) -> 
 
     repeated = [memory.host_peak(steps) for _ in range(repeats - 1)]  # recording: the peak's spread
     host_peak = memory.host_peak(steps)
-    device_peak = backends.device_peak_bytes(_backend(), cell.device, steps)
+    device_peak = backends.device_peak_bytes(_backend(), site.placement, steps)
     return StepMemory(
         host_peak_bytes=host_peak,
         host_peak_repeats=repeated,
@@ -205,16 +198,25 @@ def forget(key: str) -> None:
 
 def describe() -> Described:
     """What this environment is: its Keras backend, its libraries' versions and its machine
-    fingerprint."""
+    fingerprint, its accelerators as its own backend finds them."""
     from accelbench.judge import fingerprint
 
     backend = backends.BACKENDS[_backend()]
     return Described(
         backend=backend.name,
         compiles=backend.compiles,
-        versions=fingerprint.versions((*fingerprint.LIBRARIES, *backend.packages)),
-        fingerprint=fingerprint.hardware(()).key,
+        versions=fingerprint.versions((*fingerprint.LIBRARIES, *backend.packages)) | fingerprint.driver_versions(),
+        fingerprint=_inventory(0).fingerprint().key,
     )
+
+
+def roof(device: str, dtype: str, intra_op_threads: int, kept: dict[str, Any] | None) -> dict[str, Any]:
+    """The roofs of a device in a compute dtype, measured with this worker's backend (or a kept
+    roof checked: backends.measure_roof), as JSON."""
+    from accelbench.measured import Roof
+
+    placement = _placement(device, intra_op_threads)
+    return backends.measure_roof(_backend(), placement, dtype, Roof.from_json(kept) if kept else None).as_json()
 
 
 def serve(spec: dict[str, Any], scenario: str, plan: dict[str, Any]) -> dict[str, Any]:

@@ -17,13 +17,28 @@ from accelbench import user_modules
 from accelbench.processes.protocol import Job, Result
 
 
+def _cpu_replicas(tf: Any, count: int) -> Any:
+    """`count` logical CPU devices under one MirroredStrategy (set before TensorFlow uses any)."""
+    cpus = tf.config.list_physical_devices("CPU")
+    tf.config.set_logical_device_configuration(cpus[0], [tf.config.LogicalDeviceConfiguration() for _ in range(count)])
+    return tf.distribute.MirroredStrategy([d.name for d in tf.config.list_logical_devices("CPU")])
+
+
+def _gpu_replicas(tf: Any, count: int) -> Any:
+    """The first `count` GPUs under one MirroredStrategy, not every GPU the host has."""
+    return tf.distribute.MirroredStrategy([d.name for d in tf.config.list_logical_devices("GPU")][:count])
+
+
+# device kind -> (tf, count) -> a strategy over `count` replicas of it in this process (the kinds
+# whose DeviceKind.replicas is set)
+REPLICA_STRATEGIES = {"cpu": _cpu_replicas, "gpu": _gpu_replicas}
+
+
 def _strategy(job: Job, tf: Any) -> Any:
     if job.mode == "workers":
         return tf.distribute.MultiWorkerMirroredStrategy()  # first: before any other TF op
     if job.mode == "replicas":
-        from accelbench.axes.devices import DEVICE_KINDS
-
-        return DEVICE_KINDS[job.device].replica_strategy(tf, job.replicas)
+        return REPLICA_STRATEGIES[job.device](tf, job.replicas)
     return tf.distribute.get_strategy()  # the default: one device
 
 

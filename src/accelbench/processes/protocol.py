@@ -34,6 +34,7 @@ class Cellwork(enum.Enum):
     STEP_MEMORY = "step_memory"  # (spec, steps_measured, repeats) -> host and device peaks of a step
     TRACE_STEPS = "trace_steps"  # (spec, directory, cell_name) -> where the step trace went
     DESCRIBE = "describe"  # () -> the worker's backend, versions and fingerprint
+    ROOF = "roof"  # (device, dtype, intra_op_threads, kept) -> measured.Roof's JSON, by this backend
     SERVE = "serve"  # (spec, scenario, plan) -> a serving cell's work.serving.Served, as JSON
     # a data-scaling cell's work, in a worker without TensorFlow (work.growth.MEASURED_APART):
     GROWTH_WORK = "growth_work"  # (key, where, model, phase, run, options) -> build it

@@ -455,7 +455,7 @@ def data_line(records: Sequence[CellRecord]) -> str | None:
 def roof_line(roof: Roof) -> str:
     """A device's measured roofs in words: what every utilization in the tables is taken against."""
     return (
-        f"roofs of {roof.device} in {roof.dtype}, measured: {flops(roof.flops_per_s)}/s "
+        f"roofs of {roof.device} on {roof.backend} in {roof.dtype}, measured: {flops(roof.flops_per_s)}/s "
         f"(a {roof.matmul_size}x{roof.matmul_size} matmul), {format_bytes(roof.bytes_per_s)}/s (a STREAM triad); "
         f"ridge point {roof.ridge_intensity:.3g} FLOPs per byte"
     )

@@ -1,5 +1,6 @@
-"""The devices' roofs a run's cells are held to: measured once per device and dtype
-(work/peak.py), kept between runs per machine fingerprint, checked at the start of each run (one
+"""The devices' roofs a run's cells are held to: measured once per backend, device and dtype
+by the backend that runs the cells (axes/backends/roof_kernels.py), kept between runs per
+machine fingerprint, checked at the start of each run (one
 matmul and the triad: a roof kept from a busy moment rises to the better of the two, run by run),
 measured again in full when a cell beats one.
 
@@ -17,16 +18,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from accelbench.axes.devices import Placement
 from accelbench.measured import Roof
-from accelbench.work import peak
 
 ROOFS_DIR = "ACCELBENCH_ROOFS_DIR"
-# A kept roof's check: one matmul, twice its size but at most 2048 (a 4096 one took 0.63 s a
-# call here, 2048 0.08 s: every run, and every run a test starts, pays the check), and the
-# triad, each the best of 2.
-CHECK_SIZE = 2048
-CHECK_REPEATS = 2
+# measure(backend, device name, dtype, a kept roof to check or None) -> the roofs, measured by
+# that backend in the process that runs its cells (the session's: this one, or its worker)
+Measure = Callable[[str, str, str, "Roof | None"], Roof]
 
 
 class FolderCache:
@@ -52,12 +49,15 @@ class FolderCache:
 
 
 class Roofs:
-    def __init__(self, fingerprint: Callable[[], str], progress: Callable[[str], None]) -> None:
+    """One roof per backend, device and dtype a run: every cell of those is held to the same."""
+
+    def __init__(self, fingerprint: Callable[[], str], progress: Callable[[str], None], measure: Measure) -> None:
         self.fingerprint = fingerprint
         self.progress = progress
+        self.measure = measure
         self.cache: Any = FolderCache(Path(os.environ[ROOFS_DIR])) if os.environ.get(ROOFS_DIR) else None
-        self.by_device: dict[tuple[str, str], Roof] = {}  # (TensorFlow device, dtype) -> its roofs
-        self.measured_again: set[tuple[str, str]] = set()
+        self.by_device: dict[tuple[str, str, str], Roof] = {}  # (backend, device, dtype) -> its roofs
+        self.measured_again: set[tuple[str, str, str]] = set()
 
     def use_cache(self, cache: Any) -> None:
         """pytest's cache, unless ACCELBENCH_ROOFS_DIR names a folder."""
@@ -67,38 +67,38 @@ class Roofs:
     def measured(self) -> list[Roof]:
         return list(self.by_device.values())
 
-    def of(self, placement: Placement, dtype: str, again: bool = False) -> Roof:
-        """The device's roofs in a dtype. `again`: a cell ran above them, so they are measured
-        once more this run (a busy moment while they were measured lowers them), the better kept."""
-        key = (placement.device, dtype)
+    def of(self, backend: str, device: str, dtype: str, again: bool = False) -> Roof:
+        """A device's roofs in a dtype, as `backend` reaches them. `again`: a cell ran above
+        them, so they are measured once more this run (a busy moment while they were measured
+        lowers them), the better kept."""
+        key = (backend, device, dtype)
+        where = f"{device} on {backend}"
         if key not in self.by_device:
-            saved = self._saved(placement, dtype)
+            saved = self._saved(key)
             if saved is None:
-                self.progress(f"measuring the {dtype} roofs of {placement.device} (once per machine)")
-                self._keep(placement, dtype, peak.measure(placement.device, dtype))
+                self.progress(f"measuring the {dtype} roofs of {where} (once per machine)")
             else:  # checked in a fraction of a second: a roof kept from a busy moment rises
-                self.progress(f"checking the kept {dtype} roofs of {placement.device}")
-                size = (min(2 * saved.matmul_size, CHECK_SIZE),)  # up a size from a busy 512 or 1024
-                checked = peak.measure(placement.device, dtype, sizes=size, repeats=CHECK_REPEATS)
-                self._keep(placement, dtype, saved.best_of(checked))
+                self.progress(f"checking the kept {dtype} roofs of {where}")
+            self._keep(key, self.measure(backend, device, dtype, saved))
         if again and key not in self.measured_again:
             self.measured_again.add(key)
-            self.progress(f"a cell ran above the {dtype} roof of {placement.device}: measuring it again")
-            self._keep(placement, dtype, self.by_device[key].best_of(peak.measure(placement.device, dtype)))
+            self.progress(f"a cell ran above the {dtype} roof of {where}: measuring it again")
+            self._keep(key, self.by_device[key].best_of(self.measure(backend, device, dtype, None)))
         return self.by_device[key]
 
-    def _saved(self, placement: Placement, dtype: str) -> Roof | None:
-        saved = self.cache.get(self._key(placement, dtype), None) if self.cache is not None else None
+    def _saved(self, key: tuple[str, str, str]) -> Roof | None:
+        saved = self.cache.get(self._key(key), None) if self.cache is not None else None
         try:
             return Roof.from_json(saved) if saved else None
         except (KeyError, TypeError):  # kept by another version: measured anew
             return None
 
-    def _keep(self, placement: Placement, dtype: str, roof: Roof) -> None:
-        self.by_device[(placement.device, dtype)] = roof
+    def _keep(self, key: tuple[str, str, str], roof: Roof) -> None:
+        self.by_device[key] = roof
         if self.cache is not None:
-            self.cache.set(self._key(placement, dtype), roof.as_json())
+            self.cache.set(self._key(key), roof.as_json())
 
-    def _key(self, placement: Placement, dtype: str) -> str:
+    def _key(self, key: tuple[str, str, str]) -> str:
+        backend, device, dtype = key
         machine = hashlib.sha1(self.fingerprint().encode()).hexdigest()[:12]
-        return f"accelbench/roofs/{machine}/{placement.device.strip('/').replace(':', '_')}/{dtype}"
+        return f"accelbench/roofs/{machine}/{backend}/{device.replace(':', '_')}/{dtype}"

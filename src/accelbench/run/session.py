@@ -11,7 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from accelbench import progress
-from accelbench.axes import data
+from accelbench.axes import backends, data
+from accelbench.axes.backends import PROCESS_BACKEND
 from accelbench.axes.devices import Inventory, Placement
 from accelbench.axes.models import MODELS
 from accelbench.grid.cells import Grid
@@ -19,7 +20,9 @@ from accelbench.judge import fingerprint
 from accelbench.judge.baselines import BaselineFile
 from accelbench.judge.gates import Gates, Scope, write_staged
 from accelbench.judge.verdicts import Verdicts
+from accelbench.measured import Roof
 from accelbench.processes import ab, workers
+from accelbench.processes.protocol import Cellwork
 from accelbench.results.costs import Projected
 from accelbench.run import presets
 from accelbench.run.backend_workers import BackendWorkers
@@ -58,12 +61,12 @@ class Session:
         self._gates: dict[str, Gates] = {}  # by dataset name
         self._baseline_files: dict[str, BaselineFile] = {}  # by file: every dataset's gates share it
         # the devices' measured roofs; kept between runs in pytest's cache, which the plugin sets
-        self.roofs = Roofs(lambda: self.inventory.fingerprint().key, lambda text: self.progress(text))
+        self.roofs = Roofs(lambda: self.inventory.fingerprint().key, lambda text: self.progress(text), self._roof)
 
-    # --- lazily found: TensorFlow starts only when a benchmark is collected -------------------
+    # --- lazily found: the backend starts only when a benchmark is collected -------------------
     @functools.cached_property
     def inventory(self) -> Inventory:
-        inventory = Inventory.discover(self.run.intra_op_threads)
+        inventory = backends.inventory(PROCESS_BACKEND, self.run.intra_op_threads)
         self.verdicts.fingerprint = inventory.fingerprint().key
         return inventory
 
@@ -140,8 +143,22 @@ class Session:
     def placement(self, name: str) -> Placement:
         placement = self.inventory.get(name)
         if placement is None:
-            raise LookupError(self.inventory.absent_reason(name))
+            raise LookupError(backends.absent_reason(self.inventory, name))
         return placement
+
+    def _roof(self, backend: str, device: str, dtype: str, kept: Roof | None) -> Roof:
+        """A device's roofs measured by `backend` where its cells run: here, or in its worker."""
+        if backend == PROCESS_BACKEND:
+            return backends.measure_roof(backend, self.placement(device), dtype, kept)
+        wire = self.backends.call(
+            backend,
+            Cellwork.ROOF,
+            device=device,
+            dtype=dtype,
+            intra_op_threads=self.run.intra_op_threads,
+            kept=kept.as_json() if kept else None,
+        )
+        return Roof.from_json(wire)
 
     def save_baselines(self) -> list[str]:
         return write_staged(self._baseline_files)

@@ -8,7 +8,7 @@ import contextlib
 from collections.abc import Sequence
 
 from accelbench.axes import data, flops
-from accelbench.axes.devices import start_notices_dropped
+from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND
 from accelbench.axes.models import MODELS, ModelOptions
 from accelbench.units import flops as format_flops
 
@@ -21,7 +21,7 @@ def lines(model_name: str, dataset: str | None = None, data_dir=None, precision:
     if spec.framework != "keras":
         return [f"{model_name}: {spec.summary}: not a Keras model; its FLOPs are not counted per layer"]
     loaded = data.load(dataset, data_dir)
-    with start_notices_dropped():  # the framework starts here, at its import and its first tensor
+    with BACKENDS[PROCESS_BACKEND].quiet_start():  # the framework starts here, at its import and its first tensor
         return table(flops.count(built(spec, loaded, precision)), f"{model_name} on {dataset} {loaded.input_shape}")
 
 

@@ -16,9 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from accelbench.axes.backends import peak_above_start
-from accelbench.axes.devices import is_accelerator
-
 FLOAT_BYTES = 4  # every model here trains in float32
 MAX_SEARCH_BATCH = 2**24  # the largest-batch search stops here
 
@@ -64,30 +61,6 @@ def host_cap(headroom: float | None, estimated: int | None, budget: int) -> int:
     if headroom is None or estimated is None:
         return budget
     return min(budget, int(headroom * estimated) + 16 * 2**20)
-
-
-def device_peak(placement: Any, work: Callable[[], object]) -> int | None:
-    """TensorFlow's peak bytes on an accelerator while work runs, above what was resident when
-    it started (peak_above_start); None on the CPU. Several GPUs under one strategy report the
-    first replica's device."""
-    if not is_accelerator(placement.kind):
-        work()
-        return None
-    import tensorflow as tf
-
-    name = tf_device_name(placement.device)
-
-    def read() -> tuple[int, int]:
-        info = tf.config.experimental.get_memory_info(name)
-        return int(info["current"]), int(info["peak"])
-
-    return peak_above_start(read, lambda: tf.config.experimental.reset_memory_stats(name), work)
-
-
-def tf_device_name(device: str) -> str:
-    """'/gpu:0' or '/device:TPU:0' -> 'GPU:0' / 'TPU:0', the names tf.config.experimental takes."""
-    parts = device.strip("/").split(":")
-    return f"{parts[-2].upper()}:{parts[-1]}"
 
 
 # --- the analytic estimate --------------------------------------------------------------------

@@ -2,33 +2,43 @@
 a new one is a module here, imported below, in the order options and reports list them."""
 
 # isort: off
-from accelbench.axes.backends import tensorflow  # noqa: F401  (the pytest process's own backend, first)
+from accelbench.axes.backends import tensorflow  # noqa: F401  (first: a process takes it where it can)
 from accelbench.axes.backends import jax  # noqa: F401
 from accelbench.axes.backends import torch  # noqa: F401
 
 # isort: on
 from accelbench.axes.backends.base import (
     BACKENDS,
+    EXTRAS,
     FLOAT32_IEEE,
     PROCESS_BACKEND,
     Backend,
     Neutral,
+    NoBackend,
+    absent_reason,
     current,
     device_peak_bytes,
-    devices_here,
     importable,
+    inventory,
+    measure_roof,
     peak_above_start,
+    use_process_backend,
 )
 
 __all__ = [
     "BACKENDS",
+    "EXTRAS",
     "FLOAT32_IEEE",
     "PROCESS_BACKEND",
     "Backend",
     "Neutral",
+    "NoBackend",
+    "absent_reason",
     "current",
     "device_peak_bytes",
-    "devices_here",
     "importable",
+    "inventory",
+    "measure_roof",
     "peak_above_start",
+    "use_process_backend",
 ]

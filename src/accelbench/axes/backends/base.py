@@ -2,30 +2,49 @@
 what the work asks of whichever backend it runs on. Each backend is one module beside this
 one (tensorflow.py, jax.py, torch.py) that registers itself.
 
-Keras fixes its backend when it is first imported (`KERAS_BACKEND`), and the pytest process
-runs TensorFlow's. A cell on another backend is therefore built and timed in a worker started
-with `KERAS_BACKEND` set (workers.py), the same model code from models.py, fed NumPy arrays
-rather than tf.data so that nothing of TensorFlow sits in its timed rounds.
+Keras fixes its backend when it is first imported (`KERAS_BACKEND`). The pytest process runs
+the process backend (PROCESS_BACKEND: the one KERAS_BACKEND names, else the first of
+tensorflow, jax, torch that is installed), and every comparison across backends is held to
+it. A cell on another backend is built and timed in a worker started with `KERAS_BACKEND` set
+(workers.py), the same model code from models.py; JAX and PyTorch are fed NumPy arrays, so
+that nothing of TensorFlow sits in their timed rounds.
 
-This package is imported on both sides: the registry and the environments by the pytest
-process, `Neutral` and the allocator statistics inside a worker (each backend's module imports
-its own library only inside the functions a worker calls).
+Everything a framework does differently lives in its backend's module: its start, its devices
+(placements), its allocator's device peak, its roofs (roof_kernels.py) and its profiler. Each
+module imports its library only inside those functions, so the registry can be read anywhere.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib.util
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from accelbench.axes.devices import AUTO, is_accelerator, kind_of
+from accelbench.axes.devices import AUTO, Inventory, Placement, is_accelerator, kind_of
 from accelbench.environments import Environment
+from accelbench.measured import Roof
 from accelbench.registry import Registry
 
-PROCESS_BACKEND = "tensorflow"  # the pytest process's own Keras backend
+# The backends a process may run, in the order one is chosen where KERAS_BACKEND names none.
+CHOICE_ORDER = ("tensorflow", "jax", "torch")
+EXTRAS = "pip install 'accelbench[tensorflow]', 'accelbench[jax]' or 'accelbench[torch]'"
+
+
+class NoBackend(RuntimeError):
+    """No Keras backend is installed, or KERAS_BACKEND names one that is not."""
+
+
+def choose_process_backend(environ=os.environ) -> str:
+    """The Keras backend this process runs: KERAS_BACKEND's, else the first installed of
+    CHOICE_ORDER; "" where none is (checked when a run starts: NoBackend's one line)."""
+    named = environ.get("KERAS_BACKEND", "").strip()
+    if named:
+        return named
+    return next((name for name in CHOICE_ORDER if importable(name)), "")
 
 
 def importable(module: str) -> bool:
@@ -44,13 +63,10 @@ class Backend:
     # on PyTorch it must be 1, and fit() loops over the steps in Python.
     steps_per_call: bool = True
     variables: tuple[tuple[str, str], ...] = ()  # set in this backend's worker, beside KERAS_BACKEND
-    # Inside its worker: the accelerators it sees (device kind -> description; the CPU is always
-    # there), its allocator's peak over some work (None: it keeps none), and its profiler (a
-    # context manager over the traced steps, given the trace folder, that yields how to mark
-    # one step: (phase, number) -> a context manager). TensorFlow's devices and device peak are
-    # the pytest process's own (devices.Inventory, memory.device_peak).
-    accelerators: Callable[[], dict[str, str]] = lambda: {}
-    device_peak: Callable[[Callable[[], object]], int | None] | None = None
+    # In the process that runs it: its allocator's peak over some work on a placement (None:
+    # it keeps none), and its profiler (a context manager over the traced steps, given the trace
+    # folder, that yields how to mark one step: (phase, number) -> a context manager).
+    device_peak: Callable[[Any, Callable[[], object]], int | None] | None = None
     profiler: Callable[[Any], Any] | None = None
     # Whether the CPU's lower-precision arithmetic is known for this backend (precisions.py:
     # TensorFlow's oneDNN kernels are checked; other backends' are "not known").
@@ -58,6 +74,19 @@ class Backend:
     # What keras.device() is given to pin a CPU cell to the host: "cpu:0" for JAX (a device and
     # its number); torch differs (torch.py).
     cpu_device: str = "cpu:0"
+
+    # This process, started for the backend: threads (0: the framework's own choice), float32
+    # as IEEE float32, GPU memory taken as needed; returns the framework's module.
+    start: Callable[[int], Any] = lambda threads: None
+    # (intra-op threads, TPU probe timeout) -> every device it finds, by --devices name
+    placements: Callable[[int, float], dict[str, Placement]] = lambda threads, timeout: {}
+    # (placement, dtype, matmul sizes, repeats, triad elements) -> the device's roofs (roof_kernels.py)
+    roof: Callable[[Any, str, tuple[int, ...], int, int], Roof] | None = None
+    # A context around the framework's start that keeps its native notices off the terminal.
+    quiet_start: Callable[[], Any] = contextlib.nullcontext
+    gpu_install: str = ""  # how to get this backend's GPU build, for --devices gpu without one
+    # Where its host tensors come from, as machine_info records it (memray sees what it allocates).
+    host_allocator: Callable[[], str] = lambda: "the framework's own"
 
     def installed(self) -> bool:
         return importable(self.module)
@@ -75,8 +104,41 @@ FLOAT32_IEEE = "IEEE float32 (TF32 off)"
 
 BACKENDS: Registry[Backend] = Registry("backend")
 
+PROCESS_BACKEND = choose_process_backend()  # the pytest process's own Keras backend ("" where none is)
 
-# --- inside a worker whose KERAS_BACKEND is not TensorFlow ----------------------------------
+
+def use_process_backend() -> str:
+    """Set KERAS_BACKEND to the process backend before Keras is imported (Keras itself would
+    take TensorFlow, installed or not), so this process and every worker it starts agree; the
+    one line NoBackend says where there is none to run."""
+    if not PROCESS_BACKEND:
+        raise NoBackend(f"no Keras backend is installed (TensorFlow, JAX or PyTorch): {EXTRAS}")
+    backend = BACKENDS.get(PROCESS_BACKEND)
+    if backend is None:
+        raise NoBackend(
+            f"KERAS_BACKEND={PROCESS_BACKEND!r} is not a backend accelbench runs: use {', '.join(BACKENDS)}"
+        )
+    if not backend.installed():
+        raise NoBackend(f"KERAS_BACKEND={PROCESS_BACKEND} but {backend.module} is not installed: {backend.install}")
+    os.environ["KERAS_BACKEND"] = PROCESS_BACKEND
+    return PROCESS_BACKEND
+
+
+def inventory(backend: str, intra_op_threads: int = 0, tpu_timeout_s: float = 60.0) -> Inventory:
+    """The devices this machine has, as `backend` (this process's) finds them, once per run."""
+    return Inventory(BACKENDS[backend].placements(intra_op_threads, tpu_timeout_s), backend)
+
+
+def absent_reason(inventory: Inventory, name: str) -> str:
+    """Why a named device cannot be used, in one line: what is there, and what to install."""
+    reason = inventory.absent_reason(name)
+    hint = BACKENDS[inventory.backend].gpu_install if inventory.backend in BACKENDS else ""
+    if is_accelerator(kind_of(name)) and kind_of(name) not in inventory.placements and hint:
+        reason += f"; {inventory.backend} sees no {kind_of(name).upper()} here (a GPU build: {hint})"
+    return reason
+
+
+# --- where a backend other than TensorFlow places its work ----------------------------------
 
 
 @dataclass(frozen=True)
@@ -84,8 +146,8 @@ class Neutral:
     """A placement for a backend other than TensorFlow: no tf.device, no tf.data.
 
     The work (training.Trainer, inference.ArrayPredictor) asks it for a scope and feeds
-    NumPy arrays, which Keras moves to the backend's device batch by batch. Only the CPU
-    is placed explicitly; on an accelerator Keras' own default (the first one) applies.
+    NumPy arrays, which Keras moves to the backend's device batch by batch. keras.device()
+    places it: the CPU, one GPU by its number, or (`gpu`) the first GPU.
     """
 
     name: str
@@ -100,11 +162,16 @@ class Neutral:
         return self.name.split(":")[0]
 
     @property
+    def device(self) -> str:
+        """The device as Keras names it (what a roof records): cpu, gpu:0, gpu:1."""
+        return self.name if ":" in self.name else f"{self.name}:0"
+
+    @property
     def keras_device(self) -> str | None:
-        """What keras.device() is given: a "cpu" cell pinned to the CPU. Keras' torch backend
+        """What keras.device() is given: a "cpu" cell pinned to the CPU (Keras' torch backend
         otherwise puts every tensor on CUDA wherever CUDA is available, and JAX on its first
-        accelerator; an accelerator's cell takes that default (the first one)."""
-        return None if is_accelerator(self.kind) else BACKENDS[self.backend].cpu_device
+        accelerator), an accelerator's cell on its own device (`gpu` on the first)."""
+        return self.device if is_accelerator(self.kind) else BACKENDS[self.backend].cpu_device
 
     def scope(self) -> Any:
         if self.keras_device is None:
@@ -121,22 +188,47 @@ def current() -> str:
     return keras.backend.backend()
 
 
-def devices_here(backend: str) -> dict[str, str]:
-    """Device name (as --devices names it) -> description, as this backend sees them."""
-    from accelbench.axes.devices import cpu_description
+def neutral_placements(backend: str, accelerators: dict[str, list[str]]) -> dict[str, Placement]:
+    """The CPU and each accelerator a backend other than TensorFlow found (device kind -> the
+    description of each device), as --devices names them: `gpu`, `gpu:0`, `gpu:1`."""
+    from accelbench.axes.devices import DEVICE_KINDS, cpu_description
 
-    return {"cpu": cpu_description(), **BACKENDS[backend].accelerators()}
+    found: dict[str, Placement] = {"cpu": Neutral("cpu", cpu_description(), backend)}
+    for kind, devices in accelerators.items():
+        if not devices:
+            continue
+        if DEVICE_KINDS[kind].numbered:
+            found.update({f"{kind}:{i}": Neutral(f"{kind}:{i}", d, backend) for i, d in enumerate(devices)})
+        names = ", ".join(sorted(set(devices)))
+        found[kind] = Neutral(kind, f"{len(devices)} x {names}", backend)
+    return found
 
 
-def device_peak_bytes(backend: str, device: str, work: Callable[[], object]) -> int | None:
+def device_peak_bytes(backend: str, placement: Any, work: Callable[[], object]) -> int | None:
     """The backend allocator's own peak while `work` runs on an accelerator, above what was
-    resident when it started (peak_above_start); None on the CPU (host memory is
-    memray's), where the allocator says nothing, or where JAX's unresettable peak stayed at an
-    earlier cell's high-water mark."""
-    if not is_accelerator(kind_of(device)):
-        return None
+    resident when it started (peak_above_start); None on the CPU (host memory is memray's),
+    where the allocator says nothing, or where JAX's unresettable peak stayed at an earlier
+    cell's high-water mark. The work runs either way."""
     peak = BACKENDS[backend].device_peak
-    return peak(work) if peak else None
+    if not is_accelerator(kind_of(placement.name)) or peak is None:
+        work()
+        return None
+    return peak(placement, work)
+
+
+def measure_roof(backend: str, placement: Any, dtype: str, kept: Roof | None = None) -> Roof:
+    """The roofs of the placement's device in a compute dtype, measured with `backend` in this
+    process (roof_kernels.py): in full, or, given a roof kept from an earlier run, checked at
+    one size in a fraction of a second and kept at the better of the two."""
+    from accelbench.axes.backends import roof_kernels
+
+    measure = BACKENDS[backend].roof
+    if measure is None:
+        raise LookupError(f"the {backend} backend measures no roofs")
+    if kept is None:
+        return measure(placement, dtype, roof_kernels.MATMUL_SIZES, roof_kernels.REPEATS, roof_kernels.TRIAD_ELEMENTS)
+    sizes = roof_kernels.check_sizes(kept.matmul_size)
+    return kept.best_of(measure(placement, dtype, sizes, roof_kernels.CHECK_REPEATS, roof_kernels.TRIAD_ELEMENTS))
 
 
 def peak_above_start(

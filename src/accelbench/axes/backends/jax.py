@@ -1,40 +1,64 @@
-"""The JAX backend, in a worker of its own (KERAS_BACKEND=jax)."""
+"""The JAX backend: the pytest process's where JAX is the process backend, else a worker of its
+own (KERAS_BACKEND=jax). Its devices are jax.devices(), placed with keras.device()."""
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import os
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from accelbench.axes.backends.base import BACKENDS, Backend, peak_above_start
+from accelbench.axes.backends.base import BACKENDS, Backend, Neutral, neutral_placements, peak_above_start
+from accelbench.axes.backends.roof_kernels import best_seconds, matmul_rate, triad_bytes_per_s
+from accelbench.measured import Roof
 
-# float32 as IEEE float32, as devices.init_tensorflow sets TensorFlow's: JAX's matmuls at full
-# precision (not TF32, nor bfloat16 passes on a TPU).
+# float32 as IEEE float32, as the TensorFlow backend's start sets TensorFlow's: JAX's matmuls at
+# full precision (not TF32, nor bfloat16 passes on a TPU).
 VARIABLES = (
     ("JAX_DEFAULT_MATMUL_PRECISION", "highest"),
-    # XLA takes 75% of GPU 0 at start unless told not to; TensorFlow's cells share it.
+    # XLA takes 75% of GPU 0 at start unless told not to; the process backend's cells share it.
     ("XLA_PYTHON_CLIENT_PREALLOCATE", "false"),
 )
 
 
-def accelerators() -> dict[str, str]:
+@functools.cache
+def start(intra_op_threads: int = 0) -> Any:
+    """Import JAX with its variables set (where the process did not set them itself). XLA's CPU
+    threads are not set per process: the intra-op count is TensorFlow's and PyTorch's knob."""
+    for name, value in VARIABLES:
+        os.environ.setdefault(name, value)
     import jax
 
-    found = {}
-    for kind in ("gpu", "tpu"):
-        try:
-            present = jax.devices(kind)
-        except RuntimeError:  # no such platform
-            continue
-        found[kind] = f"{len(present)} x {present[0].device_kind}"
-    return found
+    return jax
 
 
-def device_peak(work: Callable[[], object]) -> int | None:
+def _platform_devices(kind: str) -> list[Any]:
     import jax
 
-    device = jax.devices()[0]
+    try:
+        return list(jax.devices(kind))
+    except RuntimeError:  # no such platform
+        return []
+
+
+def placements(intra_op_threads: int = 0, tpu_timeout_s: float = 0.0) -> dict[str, Any]:
+    start(intra_op_threads)
+    return neutral_placements(
+        "jax", {kind: [device.device_kind for device in _platform_devices(kind)] for kind in ("gpu", "tpu")}
+    )
+
+
+def _device(placement: Neutral) -> Any:
+    """The jax.Device a placement names: cpu, gpu (the first), gpu:1."""
+    kind, _, number = placement.device.partition(":")
+    return _platform_devices(kind)[int(number or 0)]
+
+
+def device_peak(placement: Neutral, work: Callable[[], object]) -> int | None:
+    device = _device(placement)
     if device.memory_stats() is None:
         work()
         return None
@@ -44,6 +68,38 @@ def device_peak(work: Callable[[], object]) -> int | None:
         return stats["bytes_in_use"], stats["peak_bytes_in_use"]
 
     return peak_above_start(read, None, work)  # JAX has no reset
+
+
+def roof(placement: Neutral, dtype: str, sizes: tuple[int, ...], repeats: int, triad_elements: int) -> Roof:
+    """The device's matmul rate and triad bandwidth (roof_kernels.py) through jax.jit. The
+    whole product is computed and waited for: a slice of it would let XLA multiply a slice."""
+    import jax
+    import jax.numpy as jnp
+
+    started = time.perf_counter()
+    device = _device(placement)
+    multiply = jax.jit(jnp.matmul)
+    keys = jax.random.split(jax.random.key(0))
+
+    def timed(n: int, reps: int) -> float:
+        a = jax.device_put(jax.random.normal(keys[0], (n, n)).astype(dtype), device)
+        b = jax.device_put(jax.random.normal(keys[1], (n, n)).astype(dtype), device)
+        return best_seconds(lambda: multiply(a, b).block_until_ready(), reps)
+
+    rate, size = matmul_rate(timed, sizes, repeats)
+    b = jax.device_put(jnp.ones((triad_elements,), jnp.float32), device)
+    c = jax.device_put(jnp.full((triad_elements,), 2.0, jnp.float32), device)
+    triad = jax.jit(lambda b, c: b + 3.0 * c)
+    triad_seconds = best_seconds(lambda: triad(b, c).block_until_ready(), repeats)
+    return Roof(
+        device=placement.device,
+        dtype=dtype,
+        flops_per_s=rate,
+        bytes_per_s=triad_bytes_per_s(triad_seconds, triad_elements),
+        matmul_size=size,
+        seconds=time.perf_counter() - started,
+        backend="jax",
+    )
 
 
 @contextlib.contextmanager
@@ -63,8 +119,11 @@ BACKENDS.register(
         "pip install 'accelbench[jax]'",
         "jax.jit (XLA)",
         variables=VARIABLES,
-        accelerators=accelerators,
         device_peak=device_peak,
         profiler=profiler,
+        start=start,
+        placements=placements,
+        roof=roof,
+        gpu_install="pip install 'jax[cuda13]' (or 'jax[cuda12]')",
     ),
 )

@@ -1,14 +1,297 @@
-"""The TensorFlow backend: the pytest process's own (its devices are devices.Inventory's, its
-device peak memory.device_peak's); in a worker only for an A/B run's B."""
+"""The TensorFlow backend: its start (threads, GPU memory growth, float32 as IEEE float32, its
+native start notices left out), its devices (a tf.device scope, or a tf.distribute strategy
+where several GPUs or a TPU need one), its allocator's device peak, its roofs and its profiler.
+`import tensorflow` lives here, in the work's TensorFlow paths and in tf.distribute's jobs."""
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import os
+import re
+import sys
+import tempfile
+import threading
+import time
+import warnings
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from accelbench.axes.backends.base import BACKENDS, Backend
+from accelbench.axes.backends.base import BACKENDS, Backend, peak_above_start
+from accelbench.axes.backends.roof_kernels import best_seconds, matmul_rate, triad_bytes_per_s
+from accelbench.axes.devices import cpu_description, is_accelerator, jit_compile_for, kind_of
+from accelbench.measured import Roof
+
+TPU_HINTS = ("TPU_NAME", "COLAB_TPU_ADDR", "TPU_ACCELERATOR_TYPE")
+TPU_PROBE_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True)
+class TensorflowPlacement:
+    """Where a cell runs.
+
+    A single device is a plain tf.device scope: Keras fit() under a OneDeviceStrategy ran
+    2.5x slower than the same work under tf.device on CPU (TF 2.21), so a strategy is used
+    only where it earns its keep: several GPUs (MirroredStrategy) and TPUs (TPUStrategy).
+    """
+
+    name: str
+    device: str  # the TensorFlow device of the first replica
+    description: str
+    strategy: Any = None  # a tf.distribute strategy, or None for one device
+    FEEDS_ARRAYS: ClassVar[bool] = False  # work is fed tf.data pipelines (backends.Neutral: NumPy arrays)
+
+    @property
+    def kind(self) -> str:
+        return kind_of(self.name)
+
+    @property
+    def jit_compile(self) -> bool | str:
+        return jit_compile_for(self.kind)
+
+    def scope(self) -> Any:
+        """Where variables are created and compiled functions are traced and called."""
+        import tensorflow as tf
+
+        return self.strategy.scope() if self.strategy else tf.device(self.device)
+
+    def feed(self, dataset: Any) -> Any:
+        """A tf.data pipeline as this placement consumes it.
+
+        Accelerators get a prefetch so host work overlaps device work. The CPU does not: there
+        the prefetch thread competes with the training step for the same cores (on 2 cores it
+        cost a third of the throughput of small models). With nothing left to tune, the CPU's
+        pipeline also turns tf.data's autotuning off. With it on, rounds of 180 ms stretched to
+        303-308 ms in 34 of 60 rounds (cnn, batch 256; TF 2.21 on 2 vCPUs), with it off in 1
+        of 60: that was the "slow mode" of fit(). Its rungs (142, 303, 623, 1264 ms) match
+        wake-ups at 10, 30, 70, 150, 310, 630, 1270 ms after a new iterator (a period
+        doubling from 10 ms), and fit() makes an iterator every round; that schedule is read
+        off the rungs, not from TensorFlow's source.
+        """
+        import tensorflow as tf
+
+        if is_accelerator(self.kind):
+            dataset = dataset.prefetch(tf.data.AUTOTUNE)
+        else:
+            untuned = tf.data.Options()
+            untuned.autotune.enabled = False
+            dataset = dataset.with_options(untuned)
+        return self.strategy.experimental_distribute_dataset(dataset) if self.strategy else dataset
+
+    def run(self, function: Any, args: tuple) -> Any:
+        """Call a step on every replica (inside a tf.function)."""
+        return self.strategy.run(function, args=args) if self.strategy else function(*args)
+
+    def sum(self, value: Any) -> Any:
+        return self.strategy.reduce("SUM", value, axis=None) if self.strategy else value
+
+    def synced(self, value: Any) -> Any:
+        """One number that depends on every replica's result (the first element of each, summed):
+        fetching it waits for all of them, so a clock stopped after it has timed every replica,
+        not only the first."""
+        if not self.strategy:
+            return value[0, 0]
+        import tensorflow as tf
+
+        return tf.add_n([result[0, 0] for result in self.strategy.experimental_local_results(value)])
+
+
+SYSTEM_ALLOCATOR = "TF_ONEDNN_USE_SYSTEM_ALLOCATOR"
+
+
+def host_allocator() -> str:
+    """Which allocator TensorFlow's oneDNN CPU path takes its tensors from (see start)."""
+    return "system" if os.environ.get(SYSTEM_ALLOCATOR, "").lower() in ("1", "true") else "oneDNN pool"
+
+
+# What TensorFlow's native start writes to the process's stderr before absl's logging is set up,
+# whatever TF_CPP_MIN_LOG_LEVEL says (TF 2.21: six lines on every import, twice in `accelbench
+# layers`): the oneDNN and CUDA-stub notices, the CPU-feature advice and absl's own preamble.
+START_NOTICE = re.compile(
+    r"^(?:[IW]\d{4} [\d:. ]+\d+ \S+:\d+\] .*"
+    r"|WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR"
+    r"|To enable the following instructions: .*)$"
+)
+# TensorFlow's Linux wheel tries CUDA at its first tensor and logs the failure as an error. On a
+# machine with no NVIDIA driver (no /dev/nvidiactl) that failure says only that there is no GPU,
+# which the run's device list says too; where a driver is present it is a real fault, and kept.
+NO_DRIVER_CUINIT = re.compile(r"^E\d{4} [\d:. ]+\d+ cuda_platform\.cc:\d+\] failed call to cuInit: .*$")
+NVIDIA_DRIVER = "/dev/nvidiactl"
+
+
+def is_start_notice(line: str) -> bool:
+    if START_NOTICE.match(line):
+        return True
+    return bool(NO_DRIVER_CUINIT.match(line)) and not os.path.exists(NVIDIA_DRIVER)
+
+
+@contextlib.contextmanager
+def start_notices_dropped():
+    """File descriptor 2 into a temporary file while TensorFlow starts; then every line but its
+    start notices (is_start_notice) goes on to stderr. Written by hand: the notices come from C++
+    before any Python logging or absl flag can reach them, and no library filters a descriptor."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile(mode="w+b") as caught:
+        os.dup2(caught.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            caught.seek(0)
+            lines = caught.read().decode(errors="replace").splitlines()
+            kept = [line for line in lines if not is_start_notice(line)]
+            if kept:
+                print("\n".join(kept), file=sys.stderr)
+
+
+@functools.cache
+def start(intra_op_threads: int = 0) -> Any:
+    """Import TensorFlow once, setting threads and GPU memory growth before its runtime starts."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    # oneDNN's CPU allocator keeps tensors over 4 KiB in a pool that grows and never shrinks,
+    # so memray saw a training step's activations only while the pool was growing (an mlp step
+    # "took" 0.4 MiB at batch 256 but 1.3 MiB at 128). The system allocator makes every tensor
+    # visible; mlp, mlp_wide and cnn throughput moved by less than this machine's noise (10%).
+    # A user may still choose the pool by setting the variable; machine_info says which ran.
+    if SYSTEM_ALLOCATOR not in os.environ and "tensorflow" in sys.modules:
+        warnings.warn(
+            f"TensorFlow was imported before accelbench could set {SYSTEM_ALLOCATOR}=1: "
+            "if it has already allocated, host memory peaks miss its pooled tensors; "
+            "set the variable before TensorFlow starts",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    os.environ.setdefault(SYSTEM_ALLOCATOR, "1")
+    with start_notices_dropped():
+        import tensorflow as tf
+
+    if intra_op_threads:
+        tf.config.threading.set_intra_op_parallelism_threads(intra_op_threads)
+    for gpu in tf.config.list_physical_devices("GPU"):
+        # Grow on demand so that one cell does not take the whole card from the next.
+        tf.config.experimental.set_memory_growth(gpu, True)
+    # float32 means IEEE float32 on every backend: TensorFlow and JAX run float32 matmuls and
+    # convolutions in TF32 on Ampere and later by default, PyTorch's matmuls do not, so parity
+    # and the precision gate's float32 reference would compare different arithmetic
+    # (axes/backends/jax.py and torch.py set the same for the JAX and PyTorch workers).
+    tf.config.experimental.enable_tensor_float_32_execution(False)
+    return tf
+
+
+def _gpu_description(tf, gpu) -> str:
+    return tf.config.experimental.get_device_details(gpu).get("device_name", gpu.name)
+
+
+def _gpu_placements(tf) -> dict[str, TensorflowPlacement]:
+    gpus = tf.config.list_physical_devices("GPU")
+    placements = {}
+    for index, gpu in enumerate(gpus):
+        placements[f"gpu:{index}"] = TensorflowPlacement(f"gpu:{index}", f"/gpu:{index}", _gpu_description(tf, gpu))
+    if gpus:
+        # 'gpu' means every local GPU: data parallel when there are several.
+        strategy = tf.distribute.MirroredStrategy() if len(gpus) > 1 else None
+        names = sorted({_gpu_description(tf, gpu) for gpu in gpus})
+        placements["gpu"] = TensorflowPlacement("gpu", "/gpu:0", f"{len(gpus)} x {', '.join(names)}", strategy)
+    return placements
+
+
+def _tpu_is_hinted() -> bool:
+    return any(os.environ.get(name) for name in TPU_HINTS) or os.path.exists("/dev/accel0")
+
+
+def _connect_tpu(tf) -> Any:
+    resolver = tf.distribute.cluster_resolver.TPUClusterResolver()
+    tf.config.experimental_connect_to_cluster(resolver)
+    tf.tpu.experimental.initialize_tpu_system(resolver)
+    return tf.distribute.TPUStrategy(resolver)
+
+
+def _tpu_placement(tf, timeout_s: float) -> TensorflowPlacement | None:
+    """Connect to a TPU only where the environment hints at one, and never wait past the timeout."""
+    if not _tpu_is_hinted():
+        return None
+    outcome: dict[str, Any] = {}
+
+    def probe() -> None:
+        try:
+            outcome["strategy"] = _connect_tpu(tf)
+        except Exception as error:  # any failure to reach a TPU means: no TPU here
+            outcome["error"] = error
+
+    thread = threading.Thread(target=probe, name="accelbench-tpu-probe", daemon=True)
+    thread.start()
+    thread.join(timeout_s)
+    strategy = outcome.get("strategy")
+    if strategy is None:
+        return None
+    return TensorflowPlacement("tpu", "/device:TPU:0", f"TPU x {strategy.num_replicas_in_sync}", strategy)
+
+
+def placements(intra_op_threads: int = 0, tpu_timeout_s: float = TPU_PROBE_TIMEOUT_S) -> dict[str, TensorflowPlacement]:
+    """The CPU, every GPU (gpu, gpu:N) and a TPU where the environment hints at one, as
+    TensorFlow finds them."""
+    tf = start(intra_op_threads)
+    found = {"cpu": TensorflowPlacement("cpu", "/cpu:0", cpu_description())}
+    found.update(_gpu_placements(tf))
+    tpu = _tpu_placement(tf, tpu_timeout_s)
+    return found | ({"tpu": tpu} if tpu is not None else {})
+
+
+def device_peak(placement: TensorflowPlacement, work: Callable[[], object]) -> int | None:
+    """TensorFlow's peak bytes on an accelerator while work runs, above what was resident when
+    it started (peak_above_start). Several GPUs under one strategy report the first replica's."""
+    import tensorflow as tf
+
+    name = tf_device_name(placement.device)
+
+    def read() -> tuple[int, int]:
+        info = tf.config.experimental.get_memory_info(name)
+        return int(info["current"]), int(info["peak"])
+
+    return peak_above_start(read, lambda: tf.config.experimental.reset_memory_stats(name), work)
+
+
+def tf_device_name(device: str) -> str:
+    """'/gpu:0' or '/device:TPU:0' -> 'GPU:0' / 'TPU:0', the names tf.config.experimental takes."""
+    parts = device.strip("/").split(":")
+    return f"{parts[-2].upper()}:{parts[-1]}"
+
+
+def roof(placement: TensorflowPlacement, dtype: str, sizes: tuple[int, ...], repeats: int, triad_elements: int) -> Roof:
+    """The device's matmul rate (in a graph, as Keras' steps run: oneDNN's rewrites apply on a
+    CPU) and its triad bandwidth (roof_kernels.py), in this process."""
+    import tensorflow as tf
+
+    started = time.perf_counter()
+    # one trace for every size (TensorFlow warns of a retrace per size otherwise)
+    multiply = tf.function(lambda a, b: tf.matmul(a, b)[0, 0], reduce_retracing=True)
+    with tf.device(placement.device):
+
+        def timed(n: int, reps: int) -> float:
+            a = tf.cast(tf.random.normal((n, n)), dtype)
+            b = tf.cast(tf.random.normal((n, n)), dtype)
+            # reading one element back waits for the multiply to finish on an accelerator
+            return best_seconds(lambda: multiply(a, b).numpy(), reps)
+
+        rate, size = matmul_rate(timed, sizes, repeats)
+        # filled, not drawn: a bandwidth's bytes are the same whatever their values
+        b = tf.fill((triad_elements,), 1.0)
+        c = tf.fill((triad_elements,), 2.0)
+        triad = tf.function(lambda b, c: b + 3.0 * c, jit_compile=True)
+        triad_seconds = best_seconds(lambda: triad(b, c)[0].numpy(), repeats)
+    return Roof(
+        device=placement.device,
+        dtype=dtype,
+        flops_per_s=rate,
+        bytes_per_s=triad_bytes_per_s(triad_seconds, triad_elements),
+        matmul_size=size,
+        seconds=time.perf_counter() - started,
+        backend="tensorflow",
+    )
 
 
 @contextlib.contextmanager
@@ -32,5 +315,12 @@ BACKENDS.register(
         "tf.function (XLA where jit_compile is on)",
         profiler=profiler,
         cpu_kernels_checked=True,
+        start=start,
+        placements=placements,
+        device_peak=device_peak,
+        roof=roof,
+        quiet_start=start_notices_dropped,
+        host_allocator=host_allocator,
+        gpu_install="pip install 'accelbench[tensorflow]' 'tensorflow[and-cuda]' (CUDA 12)",
     ),
 )

@@ -1,34 +1,88 @@
-"""The PyTorch backend, in a worker of its own (KERAS_BACKEND=torch)."""
+"""The PyTorch backend: the pytest process's where PyTorch is the process backend, else a worker
+of its own (KERAS_BACKEND=torch). Its devices are the CPU and torch.cuda's GPUs."""
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import os
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from accelbench.axes.backends.base import BACKENDS, Backend, peak_above_start
+from accelbench.axes.backends.base import BACKENDS, Backend, Neutral, neutral_placements, peak_above_start
+from accelbench.axes.backends.roof_kernels import best_seconds, matmul_rate, triad_bytes_per_s
+from accelbench.axes.devices import is_accelerator
+from accelbench.measured import Roof
 
 # float32 as IEEE float32: NVIDIA_TF32_OVERRIDE=0 keeps cuDNN's convolutions, which PyTorch
 # lets use TF32 by default (torch.backends.cudnn.allow_tf32), in float32.
 VARIABLES = (("NVIDIA_TF32_OVERRIDE", "0"),)
 
 
-def accelerators() -> dict[str, str]:
+@functools.cache
+def start(intra_op_threads: int = 0) -> Any:
+    """Import PyTorch with float32 as IEEE float32 on its GPUs and the run's intra-op threads."""
+    for name, value in VARIABLES:
+        os.environ.setdefault(name, value)
     import torch
 
-    return (
-        {"gpu": f"{torch.cuda.device_count()} x {torch.cuda.get_device_name(0)}"} if torch.cuda.is_available() else {}
+    if intra_op_threads:
+        torch.set_num_threads(intra_op_threads)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    return torch
+
+
+def placements(intra_op_threads: int = 0, tpu_timeout_s: float = 0.0) -> dict[str, Any]:
+    torch = start(intra_op_threads)
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    return neutral_placements("torch", {"gpu": [torch.cuda.get_device_name(i) for i in range(count)]})
+
+
+def _device(placement: Neutral) -> str:
+    """The torch device a placement names: cpu, cuda:0, cuda:1."""
+    return placement.device.replace("gpu", "cuda") if is_accelerator(placement.kind) else "cpu"
+
+
+def device_peak(placement: Neutral, work: Callable[[], object]) -> int | None:
+    import torch
+
+    device = _device(placement)
+    read = lambda: (int(torch.cuda.memory_allocated(device)), int(torch.cuda.max_memory_allocated(device)))  # noqa: E731
+    return peak_above_start(read, lambda: torch.cuda.reset_peak_memory_stats(device), work)
+
+
+def roof(placement: Neutral, dtype: str, sizes: tuple[int, ...], repeats: int, triad_elements: int) -> Roof:
+    """The device's matmul rate and triad bandwidth (roof_kernels.py), each call waited for."""
+    import torch
+
+    started = time.perf_counter()
+    device = _device(placement)
+    wait = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
+    generator = torch.Generator(device=device).manual_seed(0)
+
+    def timed(n: int, reps: int) -> float:
+        a = torch.randn((n, n), generator=generator, device=device).to(getattr(torch, dtype))
+        b = torch.randn((n, n), generator=generator, device=device).to(getattr(torch, dtype))
+        return best_seconds(lambda: (torch.matmul(a, b), wait()), reps)
+
+    with torch.inference_mode():
+        rate, size = matmul_rate(timed, sizes, repeats)
+        a = torch.empty((triad_elements,), device=device)
+        b = torch.ones((triad_elements,), device=device)
+        c = torch.full((triad_elements,), 2.0, device=device)
+        triad_seconds = best_seconds(lambda: (torch.add(b, c, alpha=3.0, out=a), wait()), repeats)
+    return Roof(
+        device=placement.device,
+        dtype=dtype,
+        flops_per_s=rate,
+        bytes_per_s=triad_bytes_per_s(triad_seconds, triad_elements),
+        matmul_size=size,
+        seconds=time.perf_counter() - started,
+        backend="torch",
     )
-
-
-def device_peak(work: Callable[[], object]) -> int | None:
-    import torch
-
-    if not torch.cuda.is_available():
-        return None
-    read = lambda: (int(torch.cuda.memory_allocated()), int(torch.cuda.max_memory_allocated()))  # noqa: E731
-    return peak_above_start(read, torch.cuda.reset_peak_memory_stats, work)
 
 
 @contextlib.contextmanager
@@ -59,8 +113,11 @@ BACKENDS.register(
         # first step of every model built under keras.device("cpu:0"). With "cpu" .to() is a no-op.
         cpu_device="cpu",
         variables=VARIABLES,
-        accelerators=accelerators,
         device_peak=device_peak,
         profiler=profiler,
+        start=start,
+        placements=placements,
+        roof=roof,
+        gpu_install="pip install torch (PyPI's Linux wheel is a CUDA build)",
     ),
 )

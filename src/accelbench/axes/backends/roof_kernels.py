@@ -1,0 +1,69 @@
+"""The device's attainable roofs, measured by the backend that runs the cells, on their device,
+in the process that runs them (its allocator and threads): the compute roof from a matrix
+multiply at sizes that saturate it, the bandwidth roof from a STREAM triad (a = b + s·c).
+Each backend's module supplies the kernels (Backend.roof); what is common to all is here.
+
+A datasheet's peak is what the silicon could do with every unit busy; what a Keras step can
+reach on this machine, with this backend and its oneDNN, Eigen or cuBLAS, is the matmul's rate,
+so utilization is taken against that. STREAM's own code is C; its triad is three arrays, here
+in one fused kernel so the bytes counted (two reads and a write per element) are the bytes
+moved, on arrays far larger than any last-level cache.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+# Square, each measured (the best kept) until the next would take too long: on a CPU here the
+# rate grows to 2048 and holds at 4096, and one size's rate can dip in a busy moment, so no size
+# is skipped because the last did not grow.
+MATMUL_SIZES = (512, 1024, 2048, 4096, 8192)
+# No size whose multiply would take longer: the roof costs a second, not minutes, and every
+# clean checkout's first run pays it. On a 2-core Xeon a 2048 multiply takes 0.05 s, so 4096
+# (0.4 s a call, 1.6 of the 2.8 s the roof took) is not measured: its rate was 355 and 339
+# GFLOP/s where 2048's was 325 and 353 (two measurements, 2026-11-25). A GPU, or a CPU past about
+# 550 GFLOP/s, still goes on to 4096 and 8192.
+MAX_MATMUL_SECONDS = 0.25
+TRIAD_ELEMENTS = 2**25  # 128 MiB per float32 array: 4x the largest L3 of the CPUs measured
+REPEATS = 5  # best of: the roof is what the device can do, noise only lowers a rate
+# A kept roof's check (run/roofs.py): one matmul, twice its size but at most 2048 (a 4096 one
+# took 0.63 s a call here, 2048 0.08 s: every run, and every run a test starts, pays the check),
+# and the triad, each the best of 2.
+CHECK_SIZE = 2048
+CHECK_REPEATS = 2
+
+
+def check_sizes(kept_size: int) -> tuple[int, ...]:
+    """The one size a kept roof is checked at: up a size from a busy 512 or 1024."""
+    return (min(2 * kept_size, CHECK_SIZE),)
+
+
+def best_seconds(run: Callable[[], object], repeats: int = REPEATS) -> float:
+    """The fastest of `repeats` calls of `run` (which must wait for the device), after one
+    that compiles and warms caches."""
+    run()
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def matmul_rate(timed: Callable[[int, int], float], sizes: tuple[int, ...], repeats: int) -> tuple[float, int]:
+    """(the best FLOP/s, the size it came at) over the sizes, given timed(n, repeats) -> the
+    best seconds of an n x n multiply; a size past 2048 takes at most 3 repeats."""
+    rate, size = 0.0, 0
+    for n in sizes:
+        seconds = timed(n, repeats if n <= 2048 else min(repeats, 3))
+        if 2.0 * n**3 / seconds > rate:
+            rate, size = 2.0 * n**3 / seconds, n
+        if seconds * 8 > MAX_MATMUL_SECONDS:  # the next size would take 8x as long
+            break
+    return rate, size
+
+
+def triad_bytes_per_s(seconds: float, elements: int = TRIAD_ELEMENTS) -> float:
+    """A float32 triad's bytes moved per second: two arrays read and one written."""
+    return 3 * 4 * elements / seconds
