@@ -146,6 +146,13 @@ def _seconds(item) -> float:
     return float(marker.args[0]) if marker.args else 10.0
 
 
+# A test of what only TensorFlow does (its placement, its profiler's files, tf.distribute): skipped,
+# saying so, in the JAX-only and PyTorch-only environments.
+needs_tensorflow = pytest.mark.skipif(
+    backends.PROCESS_BACKEND != "tensorflow", reason="TensorFlow's own path: the process backend here is not tensorflow"
+)
+
+
 @pytest.fixture(scope="session")
 def heavy_imports():
     for name in HEAVY_MODULES:

@@ -16,6 +16,7 @@ from accelbench.processes import distributed, job_main
 from accelbench.processes.protocol import Job, RunFields
 from accelbench.processes.workers import Workers
 from accelbench.work import memory
+from conftest import needs_tensorflow
 
 # what a worker gets of a run: digits, the zoo's options, TensorFlow's threads
 DIGITS = RunFields("digits", None, None, deep_layers=5, seed=0, intra_op_threads=0, round_seconds=0.2,
@@ -24,6 +25,7 @@ DIGITS = RunFields("digits", None, None, deep_layers=5, seed=0, intra_op_threads
 HERE = str(Path(__file__).parent)
 
 
+@needs_tensorflow
 def test_a_cpu_cell_is_compiled_without_xla_when_the_process_sees_a_gpu(heavy_imports, monkeypatch):
     """Keras' jit_compile="auto" turns XLA on whenever TensorFlow lists any GPU, whatever the
     model's placement; a CPU cell decides from its own device."""
@@ -86,6 +88,7 @@ def test_the_jax_worker_runs_with_those_settings_and_places_a_cpu_cell_on_the_cp
     assert found["tensorflow_imported"] is False  # Keras would seed TensorFlow too (build.seed_everything)
 
 
+@needs_tensorflow
 def test_tensorflow_runs_float32_as_ieee_float32(heavy_imports):
     import tensorflow as tf
 

@@ -1,9 +1,16 @@
 """The grid: ids read device-batch-model; impossible cells skip with a reason."""
 
+import pytest
+
 from accelbench.axes import backends
 from accelbench.axes.devices import Inventory
 from accelbench.benches import accuracy, memory, speedup, throughput
 from accelbench.grid import cells
+
+# The process backend (the default) and another: the tests run in TensorFlow, JAX-only and
+# PyTorch-only environments alike.
+HERE = backends.PROCESS_BACKEND
+OTHER = next(name for name in ("jax", "tensorflow") if name != HERE)
 
 
 def grid(devices=("cpu",), batch_sizes=(32, 256), models=("mlp", "svm"), labelled=True, present=("cpu",)):
@@ -84,27 +91,53 @@ def test_one_backend_keeps_the_plain_ids():
 
 
 def test_several_backends_name_theirs_side_by_side_and_the_svm_runs_once_under_its_plain_id(monkeypatch):
-    monkeypatch.setattr(backends, "importable", lambda module: True)
-    several = cells.Grid(("cpu",), (32,), ("mlp", "svm"), (500,), grid().inventory, backends=("tensorflow", "jax"))
+    monkeypatch.setattr(backends.base, "importable", lambda module: True)
+    several = cells.Grid(("cpu",), (32,), ("mlp", "svm"), (500,), grid().inventory, backends=(HERE, OTHER))
     result = ids_and_skips(throughput.inference_cells(several))
-    assert list(result) == ["tensorflow-cpu-bs32-mlp", "jax-cpu-bs32-mlp", "cpu-bs32-svm"]
+    assert list(result) == [f"{HERE}-cpu-bs32-mlp", f"{OTHER}-cpu-bs32-mlp", "cpu-bs32-svm"]
     assert set(result.values()) == {None}
 
 
 def test_a_backend_that_is_not_installed_skips_saying_how_to_get_it(monkeypatch):
-    monkeypatch.setattr(backends.base, "importable", lambda module: module != "torch")  # where Backend looks
-    several = cells.Grid(("cpu",), (32,), ("mlp",), (500,), grid().inventory, backends=("tensorflow", "torch"))
+    """A grid made without the options' check (--backends refuses a missing backend up front)."""
+    missing = OTHER
+    monkeypatch.setattr(backends.base, "importable", lambda module: module != missing)  # where Backend looks
+    several = cells.Grid(("cpu",), (32,), ("mlp",), (500,), grid().inventory, backends=(HERE, missing))
     result = ids_and_skips(throughput.train_cells(several))
-    assert result["tensorflow-cpu-bs32-mlp"] is None
-    assert result["torch-cpu-bs32-mlp"].startswith(
-        "the torch backend needs torch, which is not installed here: pip install 'accelbench[torch]'"
+    assert result[f"{HERE}-cpu-bs32-mlp"] is None
+    assert result[f"{missing}-cpu-bs32-mlp"].startswith(
+        f"the {missing} backend needs {missing}, which is not installed here: pip install"
     )
+
+
+def test_backends_asked_for_must_be_installed_and_none_at_all_is_one_line_naming_the_extras(monkeypatch):
+    from accelbench.plugin.options import installed_backends
+
+    monkeypatch.setattr(backends.base, "importable", lambda module: module == HERE)
+    assert installed_backends(HERE) == (HERE,)
+    with pytest.raises(
+        ValueError,
+        match=rf"^the {OTHER} backend needs {OTHER}, which is not installed here: .*"
+        rf"\(installed: {HERE}\)$",
+    ):
+        installed_backends(f"{HERE},{OTHER}")
+    assert backends.base.choose_process_backend({}) == HERE
+    assert backends.base.choose_process_backend({"KERAS_BACKEND": OTHER}) == OTHER
+    monkeypatch.setattr(backends.base, "importable", lambda module: False)
+    assert backends.base.choose_process_backend({}) == ""
+    monkeypatch.setattr(backends.base, "PROCESS_BACKEND", "")
+    with pytest.raises(
+        backends.NoBackend,
+        match=r"^no Keras backend is installed .*'accelbench\[tensorflow\]', "
+        r"'accelbench\[jax\]' or 'accelbench\[torch\]'$",
+    ):
+        backends.use_process_backend()
 
 
 def test_a_cell_named_with_its_backend_is_the_same_cell():
     """The speedup and memory benchmarks find the trainer a tagged training cell built."""
-    assert cells.Cell("cpu", 32, "mlp", "tensorflow", tagged=(True, True)) == cells.Cell("cpu", 32, "mlp")
-    assert cells.Cell("cpu", 32, "mlp", "jax") != cells.Cell("cpu", 32, "mlp")
+    assert cells.Cell("cpu", 32, "mlp", HERE, tagged=(True, True)) == cells.Cell("cpu", 32, "mlp")
+    assert cells.Cell("cpu", 32, "mlp", OTHER) != cells.Cell("cpu", 32, "mlp")
 
 
 def test_several_precisions_end_the_id_with_theirs_and_the_svm_runs_once():
@@ -119,19 +152,19 @@ def test_several_precisions_end_the_id_with_theirs_and_the_svm_runs_once():
         ("mlp",),
         (500,),
         grid().inventory,
-        backends=("tensorflow", "jax"),
+        backends=(HERE, OTHER),
         precisions=("float32", "mixed_float16"),
     )
     assert [p.id for p in throughput.inference_cells(both)] == [
-        "tensorflow-cpu-bs32-mlp-fp32",
-        "tensorflow-cpu-bs32-mlp-fp16",
-        "jax-cpu-bs32-mlp-fp32",
-        "jax-cpu-bs32-mlp-fp16",
+        f"{HERE}-cpu-bs32-mlp-fp32",
+        f"{HERE}-cpu-bs32-mlp-fp16",
+        f"{OTHER}-cpu-bs32-mlp-fp32",
+        f"{OTHER}-cpu-bs32-mlp-fp16",
     ]
 
 
 def test_one_backend_or_precision_other_than_the_default_is_named_in_the_id(monkeypatch):
-    monkeypatch.setattr(backends, "importable", lambda module: True)
+    monkeypatch.setattr(backends.base, "importable", lambda module: True)
 
     def ids(**axes):
         return list(
@@ -140,20 +173,20 @@ def test_one_backend_or_precision_other_than_the_default_is_named_in_the_id(monk
             )
         )
 
-    assert ids() == ids(backends=("tensorflow",), precisions=("float32",)) == ["cpu-bs32-mlp"]
-    assert ids(backends=("jax",)) == ["jax-cpu-bs32-mlp"]  # not the tensorflow cell's name
+    assert ids() == ids(backends=(HERE,), precisions=("float32",)) == ["cpu-bs32-mlp"]
+    assert ids(backends=(OTHER,)) == [f"{OTHER}-cpu-bs32-mlp"]  # not the tensorflow cell's name
     assert ids(precisions=("mixed_bfloat16",)) == ["cpu-bs32-mlp-bf16"]
 
 
 def test_memory_and_latency_cells_run_on_every_backend_asked_for(monkeypatch):
-    monkeypatch.setattr(backends, "importable", lambda module: True)
-    several = cells.Grid(("cpu",), (32,), ("mlp", "svm"), (500,), grid().inventory, backends=("tensorflow", "jax"))
+    monkeypatch.setattr(backends.base, "importable", lambda module: True)
+    several = cells.Grid(("cpu",), (32,), ("mlp", "svm"), (500,), grid().inventory, backends=(HERE, OTHER))
     for cells_of in (memory.train_memory_cells, memory.inference_memory_cells):
         result = ids_and_skips(cells_of(several))
-        assert result["tensorflow-cpu-bs32-mlp"] is None and result["jax-cpu-bs32-mlp"] is None
+        assert result[f"{HERE}-cpu-bs32-mlp"] is None and result[f"{OTHER}-cpu-bs32-mlp"] is None
     assert list(ids_and_skips(throughput.latency_cells(several))) == [
-        "tensorflow-cpu-bs1-mlp",
-        "jax-cpu-bs1-mlp",
+        f"{HERE}-cpu-bs1-mlp",
+        f"{OTHER}-cpu-bs1-mlp",
         "cpu-bs1-svm",
     ]
 
@@ -164,14 +197,11 @@ def test_a_default_cell_named_with_its_backend_keeps_the_plain_cell_s_baseline()
     def key(cell):
         return Bench(session=None, cell=cell, name=f"test_time_to_accuracy[{cell.id}]").baseline_key
 
+    assert key(cells.Cell("cpu", 100, "mlp", HERE, "float32", (True, True))) == "test_time_to_accuracy[cpu-bs100-mlp]"
     assert (
-        key(cells.Cell("cpu", 100, "mlp", "tensorflow", "float32", (True, True)))
-        == "test_time_to_accuracy[cpu-bs100-mlp]"
+        key(cells.Cell("cpu", 100, "mlp", OTHER, "float32", (True, False)))
+        == f"test_time_to_accuracy[{OTHER}-cpu-bs100-mlp]"
     )
-    assert (
-        key(cells.Cell("cpu", 100, "mlp", "jax", "float32", (True, False)))
-        == "test_time_to_accuracy[jax-cpu-bs100-mlp]"
-    )
-    assert key(cells.Cell("cpu", 100, "mlp", "tensorflow", "mixed_bfloat16", (False, True))) == (
+    assert key(cells.Cell("cpu", 100, "mlp", HERE, "mixed_bfloat16", (False, True))) == (
         "test_time_to_accuracy[cpu-bs100-mlp-bf16]"
     )

@@ -11,6 +11,7 @@ import pytest
 from accelbench.processes import distributed
 from accelbench.processes.distributed import Job, JobFailed, WorkerGroup
 from accelbench.processes.protocol import RunFields
+from conftest import needs_tensorflow
 
 # what a worker gets of a run: digits, the zoo's options, TensorFlow's threads
 DIGITS = RunFields("digits", None, None, deep_layers=5, seed=0, intra_op_threads=0, round_seconds=0.2,
@@ -79,6 +80,7 @@ def test_keras_fit_under_multi_worker_mirrored_strategy():
         raise
 
 
+@needs_tensorflow
 @pytest.mark.parametrize("model", ["mlp", "cnn"])
 def test_the_parity_steps_catch_a_loss_not_averaged_over_the_global_batch(model, heavy_imports):
     """The planted fault a strategy's reduction can make: each replica's loss averaged over its

@@ -64,7 +64,7 @@ jobs:
       - uses: actions/setup-python@v6
         with:
           python-version: "3.11"
-      - run: python -m pip install accelbench  # or however this project installs itself and accelbench
+      - run: python -m pip install 'accelbench[tensorflow]'  # or [jax], [torch]; or however this project installs itself and accelbench
       - run: python -m pytest benchmarks --benchmark-json=run.json
       - if: github.event_name == 'pull_request'
         run: python -m pytest benchmarks/test_training.py::test_train benchmarks/test_inference.py::test_inference --ab-ref "origin/${{ github.base_ref }}" --benchmark-json=ab.json

@@ -8,6 +8,7 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
+from accelbench.axes.backends import BACKENDS
 from accelbench.axes.devices import REFERENCE_DEVICE
 from accelbench.benches.base import FIRST, LAST, Bench, Benchmark
 from accelbench.grid.cells import (
@@ -119,7 +120,15 @@ def overhead_cells(grid: Grid) -> list:
     cells = [
         Cell(d, max(grid.batch_sizes_for(d, m)), m) for d, m in itertools.product(grid.devices, grid.trainable_models())
     ]
-    return params(grid, cells, (device_absent, device_unsupported))
+    return params(grid, cells, (device_absent, device_unsupported, no_bare_loop))
+
+
+def no_bare_loop(grid: Grid, cell: Cell) -> str | None:
+    """fit() is held to a bare loop written for the backend (HandLoop: a tf.function loop)."""
+    if BACKENDS[cell.backend].bare_loop:
+        return None
+    having = ", ".join(name for name in BACKENDS if BACKENDS[name].bare_loop)
+    return f"the bare loop fit() is held to is written for {having} only, not {cell.backend}: run it there"
 
 
 def _batch_pair(device: str, model: str, sizes: tuple[int, ...]) -> Pair | None:

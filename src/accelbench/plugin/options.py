@@ -180,7 +180,7 @@ def installed_backends(text: str) -> tuple[str, ...]:
     names = _names_in(BACKENDS)(text)
     missing = [BACKENDS[name] for name in names if not BACKENDS[name].installed()]
     if missing:
-        installed = ", ".join(name for name, backend in BACKENDS.items() if backend.installed()) or "none"
+        installed = ", ".join(name for name in BACKENDS if BACKENDS[name].installed()) or "none"
         raise ValueError(f"{missing[0].missing_reason()} (installed: {installed})")
     return names
 

@@ -311,7 +311,7 @@ BACKENDS.register(
         "tensorflow",
         "tensorflow",
         ("tensorflow", "keras"),
-        "pip install accelbench",
+        "pip install 'accelbench[tensorflow]'",
         "tf.function (XLA where jit_compile is on)",
         profiler=profiler,
         cpu_kernels_checked=True,
@@ -321,6 +321,7 @@ BACKENDS.register(
         roof=roof,
         quiet_start=start_notices_dropped,
         host_allocator=host_allocator,
+        bare_loop=True,
         gpu_install="pip install 'accelbench[tensorflow]' 'tensorflow[and-cuda]' (CUDA 12)",
     ),
 )
