@@ -214,3 +214,23 @@ def test_multi_replica_inference_waits_for_every_replica_not_only_the_first():
     )
     assert found.returncode == 0, found.stderr[-2000:]
     assert float(found.stdout.strip().splitlines()[-1]) == 3.0
+
+
+@pytest.mark.slow(10)
+@pytest.mark.parametrize("backend", ["tensorflow", "jax", "torch"])
+def test_each_backend_s_bare_loop_trains_the_model_it_is_held_to(backend, tmp_path):
+    """fit() is held to a hand-written loop of the same backend (Backend.bare_loop): it must be a
+    real training loop, its loss falling over its rounds, not a loop that does nothing fast."""
+    if not BACKENDS[backend].installed():
+        pytest.skip(BACKENDS[backend].missing_reason())
+    base = BACKENDS[backend].environment()
+    environment = Environment(
+        backend, sys.executable, (*base.variables, ("PYTHONPATH", os.pathsep.join([HERE, *sys.path])))
+    )
+    pool = Workers(tmp_path)
+    try:
+        found = pool.call(environment, "worker_faults:bare_loop_losses", 300, steps=20)
+    finally:
+        pool.end()
+    assert found["samples_per_round"] == 20 * 32
+    assert 0 < found["last"] < 0.5 * found["first"], found

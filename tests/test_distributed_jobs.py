@@ -90,11 +90,11 @@ def test_the_parity_steps_catch_a_loss_not_averaged_over_the_global_batch(model,
     import numpy as np
     import tensorflow as tf
 
+    from accelbench.axes.backends.tensorflow import custom_step
     from accelbench.axes.data import load
     from accelbench.axes.models import MODELS, ModelOptions
     from accelbench.processes import job_main
     from accelbench.work.build import build_model
-    from accelbench.work.training import custom_step
 
     dataset = load("digits")
     x, y = dataset.x_train[:64], dataset.y_train[:64]

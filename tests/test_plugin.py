@@ -491,7 +491,6 @@ def test_memray_run_does_not_judge_timings(suite):
     )
 
 
-@needs_tensorflow
 def test_harness_overhead_reports_fit_over_a_hand_loop_in_interleaved_pairs_ungated(suite):
     """The suite's fit() over a hand-written tf.function loop on the same data (the cell the
     quick preset leaves out): the median of the interleaved pairs' ratios, reported, not gated."""

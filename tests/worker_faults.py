@@ -110,3 +110,23 @@ def typed_replies():
 
 def typed_reply(index):
     return typed_replies()[index]
+
+
+def bare_loop_losses(steps):
+    """The harness-overhead cell's bare loop on this worker's backend, on the mlp at batch 32:
+    its loss at its first step and after `steps` more, and the trainer's fit() loss, which the
+    bare loop must not have moved (it trains the trainer's model, or a copy of its state)."""
+    from accelbench.axes import backends, data
+    from accelbench.axes.models import MODELS, ModelOptions
+    from accelbench.work.training import HandLoop, Trainer
+
+    placement = backends.inventory(backends.current()).get("cpu")
+    dataset = data.load("digits", None)
+    # a round of one step: the model has trained 2 steps in fit() and 1 in the bare loop's trace
+    trainer = Trainer.build("bare loop", MODELS["mlp"], dataset, placement, 32, ModelOptions(), 0.01, steps=1)
+    hand = HandLoop.like(trainer)
+    first = hand.warm()
+    hand.steps = steps
+    for _ in range(3):
+        last = hand.run_round()
+    return {"first": first, "last": last, "samples_per_round": hand.steps * 32}

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from accelbench import measured
+from accelbench.axes.backends import BACKENDS
 from accelbench.axes.devices import DEVICE_KINDS, REFERENCE_DEVICE, kind_of
 from accelbench.benches.base import Bench, Benchmark
 from accelbench.grid.cells import Cell, Distributed, Grid, device_absent, device_unsupported, params, placeholder
@@ -142,7 +143,14 @@ def _distributed_cells(grid: Grid, unit: str, devices: Iterable[str]) -> list:
         )
     batch = max((b for b in grid.batch_sizes if b <= SPREAD_BATCH), default=min(grid.batch_sizes))
     cells = [Distributed(d, batch, m, grid.replicas, unit) for d in devices for m in grid.trainable_models()]
-    return params(grid, cells, (device_absent, device_unsupported))
+    return params(grid, cells, (no_tensorflow, device_absent, device_unsupported))
+
+
+def no_tensorflow(grid: Grid, cell: object) -> str | None:
+    """These cells are tf.distribute jobs (processes/job_main.py), TensorFlow's by nature, whichever
+    backend runs the pytest process."""
+    tensorflow = BACKENDS["tensorflow"]
+    return None if tensorflow.installed() else f"tf.distribute's jobs: {tensorflow.missing_reason()}"
 
 
 def multi_device_cells(grid: Grid) -> list:
@@ -164,7 +172,7 @@ def threads_cells(grid: Grid) -> list:
             "starts 4 TensorFlow processes); run them with --preset full",
         )
     cells = [Cell(REFERENCE_DEVICE, max(grid.batch_sizes_for(REFERENCE_DEVICE, m)), m) for m in grid.trainable_models()]
-    return params(grid, cells, (device_absent, device_unsupported))
+    return params(grid, cells, (no_tensorflow, device_absent, device_unsupported))
 
 
 # Where this module's tables come in the summary, among the built-in kinds' (benches/catalog.py).

@@ -125,9 +125,9 @@ def overhead_cells(grid: Grid) -> list:
 
 def no_bare_loop(grid: Grid, cell: Cell) -> str | None:
     """fit() is held to a bare loop written for the backend (HandLoop: a tf.function loop)."""
-    if BACKENDS[cell.backend].bare_loop:
+    if BACKENDS[cell.backend].bare_loop is not None:
         return None
-    having = ", ".join(name for name in BACKENDS if BACKENDS[name].bare_loop)
+    having = ", ".join(name for name in BACKENDS if BACKENDS[name].bare_loop is not None)
     return f"the bare loop fit() is held to is written for {having} only, not {cell.backend}: run it there"
 
 

@@ -94,9 +94,9 @@ def _train(
     built from the job's seed."""
     import tensorflow as tf
 
+    from accelbench.axes.backends.tensorflow import custom_step
     from accelbench.axes.models import MODELS, ModelOptions
     from accelbench.work.build import build_model
-    from accelbench.work.training import custom_step
 
     model = build_model(
         MODELS[job.model],

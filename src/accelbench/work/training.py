@@ -270,61 +270,30 @@ class OneStep:
         return check_finite(float(loss), self.where)  # float() waits for the device
 
 
-def custom_step(model: Any, optimizer: Any, global_batch: int, jit_compile: bool = False, training: bool = True) -> Any:
-    """One replica's training step, tf.distribute style: the compiled model's own loss per sample
-    (Loss.call: unreduced), averaged over the global batch, so that gradients summed across
-    replicas equal one device's on the whole batch. training=False: dropout and batch
-    normalization as at inference (no random masks, no per-replica batch statistics)."""
-    import tensorflow as tf
-
-    @tf.function(jit_compile=jit_compile)
-    def replica_step(x, y):
-        with tf.GradientTape() as tape:
-            outputs = model(x, training=training)
-            per_sample = model.loss.call(y, outputs)
-            loss = tf.nn.compute_average_loss(per_sample, global_batch_size=global_batch)
-        gradients = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
-        return loss
-
-    return replica_step
-
-
 @dataclass
 class HandLoop:
-    """The reference: a hand-written custom training loop, the tightest a TensorFlow user would
-    write (a tf.function looping over steps, tf.distribute style), training the trainer's own
-    model with its own optimizer on the same input pipeline.
+    """The reference: a hand-written training loop, the tightest a user of the backend would
+    write (Backend.bare_loop: on TensorFlow a tf.function looping over steps, tf.distribute style;
+    on JAX a jitted step of the model's stateless call looped on the device; on PyTorch the
+    backward pass and the optimizer's apply in a Python loop), training the trainer's model with
+    its optimizer on the same batches.
 
-    Same weights, same optimizer state, same batches: only the loop around the step differs,
-    so a gap between the two is fit()'s overhead and nothing else.
+    Same model, same optimizer, same batches: only the loop around the step differs, so a gap
+    between the two is fit()'s overhead and nothing else.
     """
 
     where: str
-    placement: Placement
-    loop: Any
-    iterator: Any
-    steps: Any  # a tensor: a new Python int would retrace the loop
+    loop: Callable[[int], Any]  # steps -> the last step's loss, waited for
+    steps: int
     samples_per_round: int
 
     @classmethod
     def like(cls, trainer: Trainer) -> HandLoop:
-        import tensorflow as tf
-
-        placement, model = trainer.placement, trainer.model
-        replica_step = custom_step(model, model.optimizer, trainer.batch_size, jit_compile=bool(model.jit_compile))
-
-        @tf.function
-        def loop(iterator, steps):
-            loss = tf.constant(0.0)
-            for _ in tf.range(steps):
-                loss = placement.sum(placement.run(replica_step, next(iterator)))
-            return loss
-
-        with placement.scope():
-            iterator = iter(trainer.data.pipeline)
-            steps = tf.constant(trainer.steps)
-        hand = cls(trainer.where, placement, loop, iterator, steps, trainer.samples_per_round)
+        bare_loop = BACKENDS[backends.current()].bare_loop
+        if bare_loop is None:
+            raise LookupError(f"the {backends.current()} backend has no bare loop")
+        loop = bare_loop(trainer.model, trainer.data, trainer.placement, trainer.batch_size)
+        hand = cls(trainer.where, loop, trainer.steps, trainer.samples_per_round)
         hand.run_round()  # trace outside the clock
         return hand
 
@@ -332,15 +301,11 @@ class HandLoop:
         return self._loop(self.steps)
 
     def warm(self) -> float:
-        """One step of the traced loop (a tensor step count: no retrace), as Trainer.warm."""
-        import tensorflow as tf
+        """One step of the traced loop, as Trainer.warm."""
+        return self._loop(1)
 
-        return self._loop(tf.constant(1, dtype=self.steps.dtype))
-
-    def _loop(self, steps: Any) -> float:
-        with self.placement.scope():
-            loss = self.loop(self.iterator, steps)
-        return check_finite(float(loss), self.where)  # float() waits for the device
+    def _loop(self, steps: int) -> float:
+        return check_finite(float(self.loop(steps)), self.where)  # float() waits for the device
 
     def throughput(self) -> float:
         return self.samples_per_round / measure.seconds(self.run_round)

@@ -85,8 +85,9 @@ class Backend:
     # A context around the framework's start that keeps its native notices off the terminal.
     quiet_start: Callable[[], Any] = contextlib.nullcontext
     gpu_install: str = ""  # how to get this backend's GPU build, for --devices gpu without one
-    # Whether the harness-overhead cells' bare loop (work/training.HandLoop) is written for it.
-    bare_loop: bool = False
+    # The harness-overhead cells' reference (work/training.HandLoop): (model, the trainer's input,
+    # placement, batch size) -> a loop of `steps` hand-written training steps -> the last loss.
+    bare_loop: Callable[[Any, Any, Any, int], Callable[[int], Any]] | None = None
     # Where its host tensors come from, as machine_info records it (memray sees what it allocates).
     host_allocator: Callable[[], str] = lambda: "the framework's own"
 

@@ -294,6 +294,50 @@ def roof(placement: TensorflowPlacement, dtype: str, sizes: tuple[int, ...], rep
     )
 
 
+def custom_step(model: Any, optimizer: Any, global_batch: int, jit_compile: bool = False, training: bool = True) -> Any:
+    """One replica's training step, tf.distribute style: the compiled model's own loss per sample
+    (Loss.call: unreduced), averaged over the global batch, so that gradients summed across
+    replicas equal one device's on the whole batch. training=False: dropout and batch
+    normalization as at inference (no random masks, no per-replica batch statistics)."""
+    import tensorflow as tf
+
+    @tf.function(jit_compile=jit_compile)
+    def replica_step(x, y):
+        with tf.GradientTape() as tape:
+            outputs = model(x, training=training)
+            per_sample = model.loss.call(y, outputs)
+            loss = tf.nn.compute_average_loss(per_sample, global_batch_size=global_batch)
+        gradients = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+        return loss
+
+    return replica_step
+
+
+def bare_loop(model: Any, data: Any, placement: TensorflowPlacement, batch_size: int) -> Callable[[int], Any]:
+    """fit()'s reference on TensorFlow: custom_step looped in one tf.function over the trainer's
+    own input pipeline (data.pipeline), as tf.distribute's guides write it; steps -> last loss."""
+    import tensorflow as tf
+
+    replica_step = custom_step(model, model.optimizer, batch_size, jit_compile=bool(model.jit_compile))
+
+    @tf.function
+    def loop(iterator, steps):
+        loss = tf.constant(0.0)
+        for _ in tf.range(steps):
+            loss = placement.sum(placement.run(replica_step, next(iterator)))
+        return loss
+
+    with placement.scope():
+        iterator = iter(data.pipeline)
+
+    def run(steps: int) -> Any:
+        with placement.scope():
+            return loop(iterator, tf.constant(steps))  # a tensor: a new Python int would retrace
+
+    return run
+
+
 @contextlib.contextmanager
 def profiler(folder: Path) -> Iterator[Callable[[str, int], Any]]:
     import tensorflow as tf
@@ -321,7 +365,7 @@ BACKENDS.register(
         roof=roof,
         quiet_start=start_notices_dropped,
         host_allocator=host_allocator,
-        bare_loop=True,
+        bare_loop=bare_loop,
         gpu_install="pip install 'accelbench[tensorflow]' 'tensorflow[and-cuda]' (CUDA 12)",
     ),
 )

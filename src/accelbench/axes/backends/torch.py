@@ -85,6 +85,32 @@ def roof(placement: Neutral, dtype: str, sizes: tuple[int, ...], repeats: int, t
     )
 
 
+def bare_loop(model: Any, data: Any, placement: Neutral, batch_size: int) -> Callable[[int], Any]:
+    """fit()'s reference on PyTorch, as Keras' guide to a training loop in PyTorch writes it: the
+    forward pass, backward(), and the optimizer's apply of the weights' .grad, in a Python loop
+    over the trainer's fixed batches (data.batches), put on the device once."""
+    import keras
+    import torch
+
+    with placement.scope():
+        xs = [keras.ops.convert_to_tensor(x) for x in data.batches[0]]
+        ys = [keras.ops.convert_to_tensor(y) for y in data.batches[1]]
+    weights = list(model.trainable_weights)
+
+    def run(steps: int) -> Any:
+        loss = None
+        with placement.scope():
+            for i in range(steps):
+                loss = model.loss(ys[i % len(ys)], model(xs[i % len(xs)], training=True))
+                model.zero_grad()
+                loss.backward()
+                with torch.no_grad():
+                    model.optimizer.apply([weight.value.grad for weight in weights], weights)
+        return loss.detach()
+
+    return run
+
+
 @contextlib.contextmanager
 def profiler(folder: Path) -> Iterator[Callable[[str, int], Any]]:
     import torch
@@ -119,5 +145,6 @@ BACKENDS.register(
         placements=placements,
         roof=roof,
         gpu_install="pip install torch (PyPI's Linux wheel is a CUDA build)",
+        bare_loop=bare_loop,
     ),
 )
