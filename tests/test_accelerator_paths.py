@@ -147,6 +147,24 @@ def test_a_device_peak_counts_only_what_the_cell_itself_held():
     jax_like = Allocator(in_use=300, peak=900, resettable=False)  # JAX: the peak cannot be reset
     assert backends.peak_above_start(jax_like.read, None, lambda: jax_like.allocate_and_free(50)) is None
     assert backends.peak_above_start(jax_like.read, None, lambda: jax_like.allocate_and_free(700)) == 700
+    # a fresh process ran this cell alone: its build and warm-up left the mark, and it is the cell's
+    fresh = Allocator(in_use=300, peak=350, resettable=False)
+    assert backends.peak_above_start(fresh.read, None, lambda: fresh.allocate_and_free(50), fresh=True) == 50
+
+
+def test_a_memory_cell_on_an_accelerator_whose_peak_cannot_be_reset_is_measured_in_a_fresh_worker():
+    """JAX's allocator keeps its high-water mark for the life of the process, so a JAX cell on a
+    GPU is measured in a worker started for it alone; a CPU cell (host memory is memray's), and a
+    cell of a backend whose peak resets (TensorFlow, PyTorch), where they always were."""
+    from accelbench.benches.memory import TrainMemoryBench
+    from accelbench.grid.cells import Cell
+
+    def fresh(device, backend):
+        return TrainMemoryBench(session=None, cell=Cell(device, 32, "mlp", backend), name="x").fresh_process
+
+    assert fresh("gpu", "jax") and fresh("gpu:1", "jax") and fresh("tpu", "jax")
+    assert not fresh("cpu", "jax") and not fresh("gpu", "torch") and not fresh("gpu", "tensorflow")
+    assert not BACKENDS["jax"].device_peak_resets and BACKENDS["torch"].device_peak_resets
 
 
 class InternalError(Exception):

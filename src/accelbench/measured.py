@@ -484,6 +484,7 @@ class StepMemory(Part):
     peak_memory_bytes_detectable_growth: float | None = None
     device_peak_memory_bytes: int | None = None
     device_peak_memory_bytes_detectable_growth: float | None = None
+    device_peak_over_estimate: float | None = None  # the allocator's peak over the analytic estimate
 
 
 @dataclass(frozen=True)

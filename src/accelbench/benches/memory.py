@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from accelbench.axes import backends
-from accelbench.axes.backends import PROCESS_BACKEND
+from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND
+from accelbench.axes.devices import is_accelerator, kind_of
 from accelbench.axes.models import MODELS
 from accelbench.benches.base import Bench, Benchmark
 from accelbench.benches.context import precision_used
@@ -50,12 +51,17 @@ def skip_without_memray(node: pytest.Item) -> None:
         )
 
 
+def over(peak: int | None, estimated: int | None) -> float | None:
+    """A device peak over the analytic estimate, where both are known."""
+    return peak / estimated if peak is not None and estimated else None
+
+
 class StepMemoryBench(Bench):
     """Host and device peak memory of one step, built and warmed up before the test body.
 
     pytest-memray tracks the body, because setup gives the cell a limit_memory cap; the
     plugin hands the host peak it measured to host_peak_measured. The device peak comes from
-    TensorFlow's allocator on accelerators.
+    the backend's allocator on accelerators, beside the estimate and their ratio.
     """
 
     cell: Cell
@@ -88,8 +94,14 @@ class StepMemoryBench(Bench):
     @property
     def tracked_here(self) -> bool:
         """pytest-memray measures this cell in the pytest process (its body); a cell on another
-        backend is measured by memray inside that backend's worker."""
-        return not self.on_other_backend()
+        backend is measured by memray inside that backend's worker, and a cell on an accelerator
+        whose allocator's peak cannot be reset (JAX's) in a fresh worker of its own."""
+        return not self.on_other_backend() and not self.fresh_process
+
+    @property
+    def fresh_process(self) -> bool:
+        backend = BACKENDS[getattr(self.cell, "backend", PROCESS_BACKEND)]
+        return is_accelerator(kind_of(self.cell.device)) and not backend.device_peak_resets
 
     def setup(self, node: pytest.Item) -> None:
         if not self.tracked_here:
@@ -131,6 +143,7 @@ class StepMemoryBench(Bench):
                 estimated_bytes=self.estimated,
                 host_memory_cap_bytes=self.cap,
                 host_memory_cap_from=self.cap_basis,
+                device_peak_over_estimate=over(device_peak, self.estimated),
             )
         )
         if device_peak is not None:
@@ -152,14 +165,17 @@ class StepMemoryBench(Bench):
         judged as here: host peak against its baseline and the estimate's cap, device peak
         (the backend allocator's) against its baseline."""
         backend = self.cell.backend
-        self.say(f"measuring in the {backend} worker (memray there)")
+        where = f"a fresh {backend} worker" if self.fresh_process else f"the {backend} worker"
+        self.say(f"measuring in {where} (memray there)")
+        call = self.session.backends.call_fresh if self.fresh_process else self.session.backends.call
         try:
-            found = self.session.backends.call(
+            found = call(
                 backend,
                 Cellwork.STEP_MEMORY,
                 spec=self.session.backends.spec(self.kind, self.cell),
                 steps_measured=self.steps_measured,
                 repeats=MIN_SPREAD_RUNS if self.recording else 1,
+                fresh=self.fresh_process,
             )
         except WorkerFailed as error:
             pytest.fail(f"{self.name}: {error}", pytrace=False)
@@ -173,7 +189,8 @@ class StepMemoryBench(Bench):
                 estimated_bytes=self.estimated,
                 host_memory_cap_bytes=self.cap,
                 host_memory_cap_from=self.cap_basis,
-                memory_measured_in=f"the {backend} worker",
+                memory_measured_in=where,
+                device_peak_over_estimate=over(found.device_peak_bytes, self.estimated),
             )
         )
         self.record(precision_used(self.cell))

@@ -120,10 +120,12 @@ def one_prediction(key: str) -> float:
     return measure.seconds(_WORK[key].predict_one)
 
 
-def step_memory(spec: dict[str, Any], steps_measured: int, repeats: int = 1) -> StepMemory:
+def step_memory(spec: dict[str, Any], steps_measured: int, repeats: int = 1, fresh: bool = False) -> StepMemory:
     """A memory cell measured here, as the pytest process measures its own (StepMemoryBench):
-    the step built and warmed up, then memray's host peak over `steps_measured` steps, the
-    backend allocator's device peak where it keeps one, and the analytic estimate."""
+    the step built and warmed up, then the backend allocator's device peak where it keeps one,
+    memray's host peak over `steps_measured` steps, and the analytic estimate. `fresh`: this
+    worker was started for this call alone (an allocator whose peak cannot be reset), and the
+    device peak is read before memray's runs of the same steps."""
     from accelbench.work import memory
     from accelbench.work.kinds import STEPS
 
@@ -134,9 +136,9 @@ def step_memory(spec: dict[str, Any], steps_measured: int, repeats: int = 1) -> 
         for _ in range(steps_measured):
             step.run()
 
+    device_peak = backends.device_peak_bytes(_backend(), site.placement, steps, fresh)
     repeated = [memory.host_peak(steps) for _ in range(repeats - 1)]  # recording: the peak's spread
     host_peak = memory.host_peak(steps)
-    device_peak = backends.device_peak_bytes(_backend(), site.placement, steps)
     return StepMemory(
         host_peak_bytes=host_peak,
         host_peak_repeats=repeated,

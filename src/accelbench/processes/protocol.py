@@ -31,7 +31,7 @@ class Cellwork(enum.Enum):
     PEAK = "peak"  # (key) -> host bytes of one round (memray)
     FORGET = "forget"  # (key) -> drop the built work
     RECIPE_RUN = "recipe_run"  # (spec, epochs, target) -> the recipe's RecipeRun fields
-    STEP_MEMORY = "step_memory"  # (spec, steps_measured, repeats) -> host and device peaks of a step
+    STEP_MEMORY = "step_memory"  # (spec, steps_measured, repeats, fresh) -> host and device peaks of a step
     TRACE_STEPS = "trace_steps"  # (spec, directory, cell_name) -> where the step trace went
     DESCRIBE = "describe"  # () -> the worker's backend, versions and fingerprint
     ROOF = "roof"  # (device, dtype, intra_op_threads, kept) -> measured.Roof's JSON, by this backend

@@ -36,6 +36,17 @@ class BackendWorkers:
         """A cellwork call in the backend's worker, its reply as its type."""
         return self._call(BACKENDS[backend].environment(), call, self.run.worker_deadline_s, **kwargs)
 
+    def call_fresh(self, backend: str, call: Cellwork, **kwargs: Any) -> Any:
+        """A cellwork call in a fresh worker of the backend, ended after it: nothing of an earlier
+        cell runs there first (an allocator whose peak cannot be reset sees this call's alone)."""
+        pool = workers.Workers()
+        try:
+            return call.reply(
+                pool.call(BACKENDS[backend].environment(), call.target, self.run.worker_deadline_s, **kwargs)
+            )
+        finally:
+            pool.end()
+
     def call_without_tensorflow(self, call: Cellwork, deadline_s: float | None = None, **kwargs: Any) -> Any:
         """A cellwork call in a worker that is asked only for work of frameworks outside Keras
         (work.growth.MEASURED_APART), so it never loads TensorFlow; its reply as its type.

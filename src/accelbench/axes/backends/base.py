@@ -66,7 +66,10 @@ class Backend:
     # In the process that runs it: its allocator's peak over some work on a placement (None:
     # it keeps none), and its profiler (a context manager over the traced steps, given the trace
     # folder, that yields how to mark one step: (phase, number) -> a context manager).
-    device_peak: Callable[[Any, Callable[[], object]], int | None] | None = None
+    device_peak: Callable[[Any, Callable[[], object], bool], int | None] | None = None
+    # Whether its allocator's peak can be reset between cells (JAX's cannot: a memory cell on an
+    # accelerator is then measured in a fresh process of its own, before anything else runs there).
+    device_peak_resets: bool = True
     profiler: Callable[[Any], Any] | None = None
     # Whether the CPU's lower-precision arithmetic is known for this backend (precisions.py:
     # TensorFlow's oneDNN kernels are checked; other backends' are "not known").
@@ -207,16 +210,17 @@ def neutral_placements(backend: str, accelerators: dict[str, list[str]]) -> dict
     return found
 
 
-def device_peak_bytes(backend: str, placement: Any, work: Callable[[], object]) -> int | None:
+def device_peak_bytes(backend: str, placement: Any, work: Callable[[], object], fresh: bool = False) -> int | None:
     """The backend allocator's own peak while `work` runs on an accelerator, above what was
     resident when it started (peak_above_start); None on the CPU (host memory is memray's),
     where the allocator says nothing, or where JAX's unresettable peak stayed at an earlier
-    cell's high-water mark. The work runs either way."""
+    cell's high-water mark. The work runs either way. `fresh`: this process has run nothing but
+    this cell (its build, its warm-up and this work), so an unresettable peak is this cell's."""
     peak = BACKENDS[backend].device_peak
     if not is_accelerator(kind_of(placement.name)) or peak is None:
         work()
         return None
-    return peak(placement, work)
+    return peak(placement, work, fresh)
 
 
 def measure_roof(backend: str, placement: Any, dtype: str, kept: Roof | None = None) -> Roof:
@@ -235,7 +239,10 @@ def measure_roof(backend: str, placement: Any, dtype: str, kept: Roof | None = N
 
 
 def peak_above_start(
-    read: Callable[[], tuple[int, int]], reset: Callable[[], object] | None, work: Callable[[], object]
+    read: Callable[[], tuple[int, int]],
+    reset: Callable[[], object] | None,
+    work: Callable[[], object],
+    fresh: bool = False,
 ) -> int | None:
     """The most bytes an allocator held during `work` on top of what it held when the work
     started: read() gives (bytes in use, peak bytes); reset() restarts the peak, where the
@@ -248,6 +255,6 @@ def peak_above_start(
     in_use, peak_before = read()
     work()
     _, peak = read()
-    if reset is None and peak <= peak_before:
+    if reset is None and peak <= peak_before and not fresh:  # fresh: the high-water mark is this cell's
         return None
     return max(0, peak - in_use)

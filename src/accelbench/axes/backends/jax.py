@@ -57,7 +57,7 @@ def _device(placement: Neutral) -> Any:
     return _platform_devices(kind)[int(number or 0)]
 
 
-def device_peak(placement: Neutral, work: Callable[[], object]) -> int | None:
+def device_peak(placement: Neutral, work: Callable[[], object], fresh: bool = False) -> int | None:
     device = _device(placement)
     if device.memory_stats() is None:
         work()
@@ -67,7 +67,7 @@ def device_peak(placement: Neutral, work: Callable[[], object]) -> int | None:
         stats = device.memory_stats()
         return stats["bytes_in_use"], stats["peak_bytes_in_use"]
 
-    return peak_above_start(read, None, work)  # JAX has no reset
+    return peak_above_start(read, None, work, fresh)  # JAX has no reset
 
 
 def roof(placement: Neutral, dtype: str, sizes: tuple[int, ...], repeats: int, triad_elements: int) -> Roof:
@@ -170,5 +170,6 @@ BACKENDS.register(
         roof=roof,
         gpu_install="pip install 'jax[cuda13]' (or 'jax[cuda12]')",
         bare_loop=bare_loop,
+        device_peak_resets=False,
     ),
 )
