@@ -252,3 +252,32 @@ def test_each_backend_s_bare_loop_trains_the_model_it_is_held_to(backend, tmp_pa
         pool.end()
     assert found["samples_per_round"] == 20 * 32
     assert 0 < found["last"] < 0.5 * found["first"], found
+
+
+@pytest.mark.slow(40)
+def test_the_gpu_check_runs_the_suite_per_installed_backend_and_prints_each_decision(tmp_path, capsys, monkeypatch):
+    """`accelbench gpu-check` on this CPU-only host: a backend's run (the process backend's
+    alone, for time: the others' are the same loop), and its rows, saying plainly that no gpu cell
+    ran rather than a number that was not measured."""
+    import re
+
+    from accelbench import cli, gpu_check
+
+    monkeypatch.setattr(gpu_check, "installed", lambda: [backends.PROCESS_BACKEND])
+
+    benchmarks = Path(__file__).resolve().parents[1] / "benchmarks"
+    selection = ["--preset", "smoke", "-k", "test_train and not memory", "--models", "mlp", "--batch-sizes", "32"]
+    storage = f"--benchmark-storage={tmp_path / 'storage'}"
+    code = cli.main(["gpu-check", "--benchmarks", str(benchmarks), "-o", str(tmp_path), "--", *selection, storage])
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    backend = backends.PROCESS_BACKEND
+    assert re.search(rf"^{backend}: the run +exit 0 in \d+ s", printed, re.M), printed
+    assert (tmp_path / f"run-{backend}.json").exists()
+    assert re.search(rf"^{backend}: devices found +cpu: ", printed, re.M)
+    assert re.search(rf"^{backend}: fingerprint names the accelerator +none$", printed, re.M)
+    assert re.search(rf"^{backend}: a gpu cell runs on the gpu +no cell ran there$", printed, re.M)
+    assert re.search(
+        rf"^{backend}: a cpu cell runs on the cpu +test_train\[cpu-bs32-mlp\]: on .*samples/s", printed, re.M
+    )
+    assert re.search(rf"^{backend}: roof of \S+ in float32 +[\d.]+ [GT]FLOP/s", printed, re.M)

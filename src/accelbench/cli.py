@@ -1,6 +1,8 @@
 """The `accelbench` command: `accelbench report ...` (saved runs to HTML and Markdown),
-`accelbench history [STORAGE ...]` (changes of level across saved runs) and `accelbench init
-[DIR]` (benchmarks for a project of your own) and `accelbench layers MODEL` (its FLOPs per layer).
+`accelbench history [STORAGE ...]` (changes of level across saved runs), `accelbench init
+[DIR]` (benchmarks for a project of your own), `accelbench layers MODEL` (its FLOPs per layer)
+and `accelbench gpu-check` (the quick suite on cpu,gpu per installed backend, and what each
+accelerator decision came to).
 
 `report` and `history` load neither pytest nor a framework; `init` imports the benchmark
 catalog, and `layers` Keras, only when they run.
@@ -31,18 +33,26 @@ def init(arguments: argparse.Namespace) -> int:
 
 
 def layers(arguments: argparse.Namespace) -> int:
+    from accelbench.axes import backends
     from accelbench.axes.formats import DataError
     from accelbench.registry import UnknownName
     from accelbench.user_modules import UserCodeFailed, UserModuleError
     from accelbench.work import layer_table
 
     try:
+        backends.use_process_backend()  # before Keras is imported
         return layer_table.main(
             arguments.model, arguments.dataset, arguments.data_dir, arguments.precision, arguments.modules
         )
-    except (UnknownName, UserModuleError, UserCodeFailed, DataError, OSError, ValueError) as error:
+    except (UnknownName, UserModuleError, UserCodeFailed, DataError, OSError, ValueError, backends.NoBackend) as error:
         print(f"accelbench layers: error: {error}", file=sys.stderr)
         return 2
+
+
+def gpu_check(arguments: argparse.Namespace) -> int:
+    from accelbench import gpu_check as check
+
+    return check.main(arguments.benchmarks, arguments.out, arguments.pytest_args)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -88,6 +98,35 @@ def parser() -> argparse.ArgumentParser:
         help="your modules that register models (as the ini's accelbench_modules)",
     )
     table.set_defaults(run=layers)
+    check = commands.add_parser(
+        "gpu-check",
+        help="run the quick suite on cpu,gpu once per installed Keras backend and print what each "
+        "accelerator decision came to",
+        description="On a GPU host (no internet needed): `pytest benchmarks --devices cpu,gpu` once per "
+        "installed backend (tensorflow, jax, torch), each as the process backend, each run's JSON and log "
+        "in OUT; then one table: the devices each backend found, the fingerprint, where a gpu cell ran and "
+        "in what arithmetic, the GPU over the CPU, the roofs, the highest utilization, device peaks against "
+        "the estimate, the latency cell against LoadGen SingleStream, the verdicts. Exit 1 if a run failed.",
+    )
+    check.add_argument(
+        "--benchmarks",
+        type=Path,
+        default=Path("benchmarks"),
+        metavar="DIR",
+        help="the benchmarks folder (default: benchmarks)",
+    )
+    check.add_argument(
+        "-o",
+        "--out",
+        type=Path,
+        default=Path("gpu-check"),
+        metavar="DIR",
+        help="where each backend's run JSON and log go (default: gpu-check)",
+    )
+    check.add_argument(
+        "pytest_args", nargs="*", metavar="PYTEST_ARG", help="more arguments for each pytest run, after --"
+    )
+    check.set_defaults(run=gpu_check)
     return command
 
 

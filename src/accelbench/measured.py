@@ -153,7 +153,7 @@ class Throughput(Part):
 
 @dataclass(frozen=True)
 class Utilization(Part):
-    """How far a throughput cell is from its device's measured roofs (work/peak.py): model FLOPs
+    """How far a throughput cell is from its device's measured roofs (axes/backends/roof_kernels.py): model FLOPs
     utilization (achieved FLOP/s over the compute roof, as the PaLM paper defines MFU) and
     arithmetic intensity (FLOPs over the bytes a sample moves, estimated per layer: axes/flops.py)."""
 

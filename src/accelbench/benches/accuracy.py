@@ -244,8 +244,8 @@ class ParityBench(Bench):
 
 # Its cells: what grid the kind runs over, and why a cell is skipped.
 def accuracy_cells(grid: Grid) -> list:
-    """The recipe on every backend and precision asked for (each judged against tensorflow's
-    and float32's of the same cell, from the same seed)."""
+    """The recipe on every backend and precision asked for (each judged against the process
+    backend's and float32's of the same cell, from the same seed)."""
     tagged = grid.tags()
     cells = [
         Cell(d, MODELS[m].recipe_batch_size, m, backend, precision, tagged)
@@ -298,14 +298,14 @@ KINDS: dict[str, Benchmark] = {
             ),
             Section(
                 "test mean absolute error after the recipe (lower is better; marked by its baseline, "
-                "and by tensorflow's and float32's where it is held to them)",
+                f"and by {PROCESS_BACKEND}'s and float32's where it is held to them)",
                 {"accuracy_bench": "recipe"},
                 Recipe.key_for("quality", metric="mae"),
                 "plain",
                 ("mae", "mae_against_tensorflow", "mae_against_float32"),
             ),
             Section(
-                "accuracy gap to tensorflow (same recipe and seed)",
+                f"accuracy gap to {PROCESS_BACKEND} (same recipe and seed)",
                 {"accuracy_bench": "recipe"},
                 AgainstTwin.key_for("gap_to_tensorflow", metric="accuracy"),
                 "points",

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from accelbench.axes.backends import PROCESS_BACKEND
 from accelbench.axes.models import MODELS
 from accelbench.benches import other_backend, timed_work
 from accelbench.benches.base import Bench, Benchmark
@@ -248,7 +249,7 @@ KINDS: dict[str, Benchmark] = {
                 "plain",
             ),
             Section(
-                "time per sample over tensorflow's, round for round with the same cell [95% interval] "
+                f"time per sample over {PROCESS_BACKEND}'s, round for round with the same cell [95% interval] "
                 "(above 1: slower)",
                 TRAIN_AND_PREDICT,
                 AgainstTensorflow.keys.time_per_sample_over_tensorflow,

@@ -146,8 +146,8 @@ def _measure_roofs(items: list[pytest.Item], state: Session) -> None:
         name, cell = benchmark_of(item), cell_of(item)
         if not (name and BENCHMARKS[name].held_to_roofs and cell is not None) or item.get_closest_marker("skip"):
             continue
-        if state.inventory.get(cell.device) is not None:
-            backend = getattr(cell, "backend", backends.PROCESS_BACKEND)
+        backend = getattr(cell, "backend", backends.PROCESS_BACKEND)
+        if state.inventory.get(cell.device) is not None and backends.BACKENDS[backend].roof is not None:
             state.roofs.of(backend, cell.device, PRECISIONS[getattr(cell, "precision", REFERENCE_PRECISION)].compute)
 
 

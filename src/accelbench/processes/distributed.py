@@ -94,7 +94,7 @@ class WorkerGroup:
         self.processes.append(
             workers.spawn(
                 [sys.executable, "-m", "accelbench.processes.job_main", str(job_path), str(result_path)],
-                env,
+                {**env, "KERAS_BACKEND": "tensorflow"},  # a tf.distribute job, whatever the process backend
                 self.folder / f"log{index}.txt",
             )
         )
