@@ -474,11 +474,11 @@ def test_memory_scaling_finds_the_largest_batch_under_a_budget(suite):
 def test_memray_run_does_not_judge_timings(suite):
     """memray slows TensorFlow down unevenly: a tracked run's speedups are reported, not judged
     against this machine's baseline (nor recorded: test_timed_gates_are_skipped_under_memray)."""
-    from accelbench.axes.devices import Inventory
+    from accelbench.axes import backends
 
     args = ("test_speedup.py::test_batch_speedup", "--models", "mlp", "--batch-sizes", "16,64")
     baselines = suite.mkdir("baselines")
-    here = Inventory.discover().fingerprint().key  # as the plugin keys this machine
+    here = backends.inventory(backends.PROCESS_BACKEND).fingerprint().key  # as the plugin keys this machine
     far_above = {"test_batch_speedup[cpu-bs64-over-bs16-mlp]": {"speedup": 1000.0}}  # fails untracked: see above
     (baselines / "speedup.json").write_text(json.dumps({here: {"digits": far_above}}))
     result = run(suite, *args, "--memray")
