@@ -406,3 +406,19 @@ def test_a_runs_scenarios_share_one_predict_step_per_model_warmed_again_when_tak
     assert work.served_step(ServingCell("gpu", "mlp", "Server"), 32) is not steps[0]
     assert work.served_step(ServingCell("cpu", "mlp", "Server"), 64) is not steps[0]
     assert len(builds) == 4
+
+
+def test_offline_batches_at_the_run_s_largest_batch_and_the_streams_at_the_first_setting_s(tmp_path):
+    """Offline measures the device's throughput: its batcher takes the plan's offline_batch (the
+    largest batch the run measures the model at), where the streams keep the first setting's
+    maximum; the shared predict step is built for the largest of them."""
+    from accelbench.work.serving import largest_batch, stream_batching
+
+    plan = ServingPlan(Durations(100, 10), 10.0, (Batching(32, 1.0),), 0.1, 6, str(tmp_path), offline_batch=256)
+    assert stream_batching(plan, "Offline") == Batching(256, 0.0)
+    assert stream_batching(plan, "SingleStream") == stream_batching(plan, "MultiStream") == Batching(32, 0.0)
+    assert largest_batch(plan) == 256
+    assert 256 in allowed_batch_sizes(largest_batch(plan))
+    unset = ServingPlan(Durations(100, 10), 10.0, (Batching(32, 1.0),), 0.1, 6, str(tmp_path))
+    assert stream_batching(unset, "Offline") == Batching(32, 0.0) and largest_batch(unset) == 32
+    assert ServingPlan.from_json(plan.as_json()) == plan  # it crosses to a backend's worker whole

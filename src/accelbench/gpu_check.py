@@ -21,6 +21,21 @@ from pathlib import Path
 from typing import Any
 
 from accelbench.axes.backends import BACKENDS
+from accelbench.judge.fingerprint import FINGERPRINT_KEY
+from accelbench.measured import (
+    ROOFS_KEY,
+    VERDICTS_KEY,
+    Latency,
+    Place,
+    PrecisionUsed,
+    Roof,
+    Serving,
+    Speedup,
+    StepMemory,
+    Throughput,
+    Timed,
+    Utilization,
+)
 from accelbench.units import flops
 
 # One backend's quick run on one GPU: the quick suite takes about a minute on a 2-core CPU, and
@@ -60,89 +75,97 @@ def cells(saved: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return found
 
 
-def _on(name: str, device: str) -> bool:
-    """Whether a cell id names the device: test_train[gpu-bs256-mlp], [jax-gpu-bs256-mlp]."""
-    inside = name.partition("[")[2]
-    return inside.startswith(f"{device}-") or f"-{device}-" in inside
+def _place(info: dict[str, Any]) -> Place:
+    return Place.read(info) or Place()
 
 
 def _fingerprint_accelerators(machine: dict[str, Any]) -> str:
-    key = machine.get("accelbench_fingerprint", "")
+    key = machine.get(FINGERPRINT_KEY, "")
     return next((part.split("=", 1)[1] for part in key.split("; ") if part.startswith("accelerators=")), "?")
 
 
 def rows(backend: str, saved: dict[str, Any]) -> list[tuple[str, str]]:
-    """(decision, what was seen) for one backend's run."""
+    """(decision, what was seen) for one backend's run, read through the result parts."""
     machine = saved.get("machine_info", {})
     by_cell = cells(saved)
     seen: list[tuple[str, str]] = []
     devices = machine.get("accelbench_devices", {})
     seen.append(("devices found", "; ".join(f"{name}: {what}" for name, what in devices.items()) or "?"))
     seen.append(("fingerprint names the accelerator", _fingerprint_accelerators(machine)))
-    driver = machine.get("nvidia-driver")
-    seen.append(("driver among the libraries", driver or "no nvidia-smi here"))
+    seen.append(("driver among the libraries", machine.get("nvidia-driver") or "no nvidia-smi here"))
     trained = {
-        name: info for name, info in by_cell.items() if name.startswith("test_train[") and "samples_per_s" in info
+        name: info
+        for name, info in by_cell.items()
+        if _place(info).benchmark == "train_bench" and Throughput.of(info).samples_per_s
     }
     for device in ("cpu", "gpu"):
-        on = {name: info for name, info in trained.items() if _on(name, device)}
+        on = {name: info for name, info in trained.items() if (_place(info).device or "").split(":")[0] == device}
         if not on:
             seen.append((f"a {device} cell runs on the {device}", "no cell ran there"))
             continue
-        name, info = max(on.items(), key=lambda item: item[1]["samples_per_s"])
+        name, info = max(on.items(), key=lambda item: Throughput.of(item[1]).samples_per_s or 0.0)
+        rates = Throughput.of(info)
         seen.append(
             (
                 f"a {device} cell runs on the {device}",
-                f"{name}: on {info.get('device')}, {info['samples_per_s']:,.0f} samples/s, jit_compile "
-                f"{info.get('jit_compile')}, float32 as {info.get('float32_arithmetic')}",
+                f"{name}: on {Timed.of(info).device}, {rates.samples_per_s:,.0f} samples/s, jit_compile "
+                f"{rates.jit_compile}, float32 as {PrecisionUsed.of(info).float32_arithmetic}",
             )
         )
     speedups = [
-        f"{name.partition('[')[2].rstrip(']')} {info['speedup']:.2f}x"
+        f"{name} {Speedup.of(info).speedup:.2f}x"
         for name, info in by_cell.items()
-        if name.startswith("test_device_speedup[") and isinstance(info.get("speedup"), (int, float))
+        if _place(info).benchmark == "device_speedup" and Speedup.of(info).speedup is not None
     ]
     seen.append(("GPU over CPU (training)", ", ".join(speedups) or "not measured (no GPU cell ran)"))
-    for roof in saved.get("accelbench", {}).get("roofs", []):
+    for roof in (Roof.from_json(saved_roof) for saved_roof in saved.get("accelbench", {}).get(ROOFS_KEY, [])):
         seen.append(
             (
-                f"roof of {roof['device']} in {roof['dtype']}",
-                f"{flops(roof['flops_per_s'])}/s, {roof['bytes_per_s'] / 2**30:.1f} GiB/s (by {roof.get('backend')})",
+                f"roof of {roof.device} in {roof.dtype}",
+                f"{flops(roof.flops_per_s)}/s, {roof.bytes_per_s / 2**30:.1f} GiB/s (by {roof.backend})",
             )
         )
-    shares = [(info.get("hfu") or info.get("mfu"), name) for name, info in by_cell.items() if info.get("mfu")]
+    shares = [
+        (used.hfu if used.hfu is not None else used.mfu, name)
+        for name, used in ((name, Utilization.of(info)) for name, info in by_cell.items())
+        if used.mfu is not None
+    ]
     if shares:
         share, name = max(shares)
         seen.append(("highest utilization (at most 105%)", f"{share:.0%} ({name})"))
-    peaks = [
-        f"{name.partition('[')[2].rstrip(']')} {info['device_peak_memory_bytes'] / 2**20:.1f} MiB"
-        + (f" ({info['device_peak_over_estimate']:.2f}x the estimate)" if info.get("device_peak_over_estimate") else "")
-        for name, info in by_cell.items()
-        if info.get("device_peak_memory_bytes") is not None
-    ]
+    peaks = []
+    for name, info in by_cell.items():
+        memory = StepMemory.of(info)
+        if memory.device_peak_memory_bytes is not None:
+            ratio = memory.device_peak_over_estimate
+            peaks.append(
+                f"{name} {memory.device_peak_memory_bytes / 2**20:.1f} MiB"
+                + (f" ({ratio:.2f}x the estimate)" if ratio else "")
+            )
     seen.append(("device peaks of the memory cells", "; ".join(peaks) or "none measured (no accelerator cell)"))
     seen.extend(_latency_rows(by_cell))
     outcomes: dict[str, int] = {}
-    for verdict in saved.get("accelbench", {}).get("verdicts", []):
+    for verdict in saved.get("accelbench", {}).get(VERDICTS_KEY, []):
         outcomes[verdict["outcome"]] = outcomes.get(verdict["outcome"], 0) + 1
     seen.append(("verdicts", ", ".join(f"{count} {outcome}" for outcome, count in sorted(outcomes.items()))))
     return [(f"{backend}: {decision}", what) for decision, what in seen]
 
 
 def _latency_rows(by_cell: dict[str, dict[str, Any]]) -> Iterable[tuple[str, str]]:
-    """The latency cell's p50 beside LoadGen SingleStream's for the same model and device."""
-    for name, info in by_cell.items():
-        if not name.startswith("test_latency[") or info.get("latency_p50_ms") is None:
+    """The latency cell's p50 beside LoadGen SingleStream's for the same model, device and backend."""
+    served = {
+        (place.device, place.model_name, place.backend): Serving.of(info).serving_p50_ms
+        for place, info in ((_place(info), info) for info in by_cell.values())
+        if place.benchmark == "serving_bench" and Serving.of(info).scenario == "SingleStream"
+    }
+    for info in by_cell.values():
+        place, latency = _place(info), Latency.of(info).latency_p50_ms
+        single = served.get((place.device, place.model_name, place.backend))
+        if place.benchmark != "latency_bench" or latency is None or not single:
             continue
-        inside = name.partition("[")[2].rstrip("]").split("-")
-        device, model = inside[-3], inside[-1]
-        served = by_cell.get(f"test_serving[{device}-{model}-singlestream]", {})
-        if served.get("serving_p50_ms") is None:
-            continue
-        ratio = info["latency_p50_ms"] / served["serving_p50_ms"]
         yield (
-            f"latency cell against LoadGen SingleStream ({device}, {model})",
-            f"p50 {info['latency_p50_ms']:.3f} ms against {served['serving_p50_ms']:.3f} ms ({ratio:.2f}x)",
+            f"latency cell against LoadGen SingleStream ({place.device}, {place.model_name})",
+            f"p50 {latency:.3f} ms against {single:.3f} ms ({latency / single:.2f}x)",
         )
 
 

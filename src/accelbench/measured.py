@@ -232,6 +232,7 @@ class Serving(Part):
     serving_latency_ms: float | None = None
     serving_percentile: str | None = None  # the percentile serving_latency_ms is ("p90": what the queries support)
     serving_rate: float | None = None  # Offline samples/s; Server's peak QPS under the bound
+    offline_batch: int | None = None  # Offline: the batch it predicted at (the run's largest for the model)
     serving_p50_ms: float | None = None
     serving_p90_ms: float | None = None
     serving_p99_ms: float | None = None

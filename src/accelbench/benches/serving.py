@@ -94,6 +94,7 @@ class ServingBench(Bench):
             log_dir=str(Path(run.serving_log_dir or ".benchmarks/loadgen") / folder),
             fixed_qps=fixed,
             attempts=1 if RULES[run.serving_rules] else settings.attempts,  # MLPerf's runs: 600 s each
+            offline_batch=max(self.session.grid.batch_sizes_for(self.cell.device, self.cell.model)),
         )
 
     def __call__(self) -> None:
@@ -274,6 +275,7 @@ def _part(served: Served, plan: ServingPlan) -> Serving:
         latency, percentile = headline.at(reported), f"p{float(reported):g}"
     return Serving(
         scenario=served.scenario,
+        offline_batch=plan.offline_batch if served.scenario == "Offline" else None,
         loadgen_valid=headline.valid if headline else False,
         loadgen_why_invalid="; ".join(headline.why_invalid) if headline else "no rate met the bound",
         early_stopping="; ".join(headline.early_stopping) if headline else None,

@@ -65,6 +65,10 @@ class ServingPlan:
     # machine only ever adds latency: on 2 cores, 2 of 20 unchanged quick runs found the MLP's
     # peak 40% low after one unlucky INVALID run near the peak (docs/measurements.md).
     attempts: int = 1
+    # Offline's batch: the largest the run measures this model at on this device (the sweep's
+    # largest, in the full preset), so that Offline measures the device's throughput, not the
+    # streams' batch; None: the first batching's maximum, as the streams'.
+    offline_batch: int | None = None
 
     def as_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -385,17 +389,19 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def stream_batching(plan: ServingPlan) -> Batching:
-    """The streams' and Offline's batcher: the first setting's maximum, no waiting. A stream
-    issues a whole query at once (SingleStream one sample, MultiStream 8) and the next only
-    after it completes, and Offline issues everything at once: waiting for more would only add
-    the timeout to every query."""
+def stream_batching(plan: ServingPlan, scenario: str) -> Batching:
+    """The streams' and Offline's batcher, no waiting: the first setting's maximum for the
+    streams, the plan's offline_batch for Offline. A stream issues a whole query at once
+    (SingleStream one sample, MultiStream 8) and the next only after it completes, and Offline
+    issues everything at once: waiting for more would only add the timeout to every query."""
+    if scenario == "Offline" and plan.offline_batch:
+        return Batching(plan.offline_batch, 0.0)
     return Batching(plan.batchings[0].max_batch_size, 0.0)
 
 
 def largest_batch(plan: ServingPlan) -> int:
     """The largest batch a plan's scenarios predict: its predict step's largest allowed size."""
-    return max(MULTI_STREAM_SAMPLES, *(b.max_batch_size for b in plan.batchings))
+    return max(MULTI_STREAM_SAMPLES, plan.offline_batch or 0, *(b.max_batch_size for b in plan.batchings))
 
 
 def serve(
@@ -416,7 +422,7 @@ def serve(
         step = predict_step(site, largest_batch(plan))
     inputs = samples_of(site)
     root = Path(plan.log_dir)
-    default = stream_batching(plan)
+    default = stream_batching(plan, scenario)
     if scenario != "Server":
         expected = plan.expected or measure_expected(step, inputs, default.max_batch_size)
         say(f"LoadGen {scenario}")
