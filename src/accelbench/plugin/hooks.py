@@ -38,9 +38,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 TIMED_MARKER = "timed"
+# Keras' torch backend hands NumPy 2 tensors whose __array__ takes no copy keyword (torch 2.13,
+# NumPy 2.4): a DeprecationWarning at every torch prediction, thousands a run, that says nothing
+# about the user's code. Left out wherever the plugin runs, after the project's own filters.
+THIRD_PARTY_NOISE = ("ignore:__array__ implementation doesn't accept a copy keyword:DeprecationWarning",)
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    for noise in THIRD_PARTY_NOISE:
+        config.addinivalue_line("filterwarnings", noise)
     config.addinivalue_line(
         "markers",
         f"{TIMED_MARKER}: an accelbench cell that pytest-benchmark times "
