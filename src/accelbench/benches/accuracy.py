@@ -298,14 +298,14 @@ KINDS: dict[str, Benchmark] = {
             ),
             Section(
                 "test mean absolute error after the recipe (lower is better; marked by its baseline, "
-                f"and by {PROCESS_BACKEND}'s and float32's where it is held to them)",
+                "and by the process backend's and float32's where it is held to them)",
                 {"accuracy_bench": "recipe"},
                 Recipe.key_for("quality", metric="mae"),
                 "plain",
                 ("mae", "mae_against_tensorflow", "mae_against_float32"),
             ),
             Section(
-                f"accuracy gap to {PROCESS_BACKEND} (same recipe and seed)",
+                "accuracy gap to the process backend (same recipe and seed)",
                 {"accuracy_bench": "recipe"},
                 AgainstTwin.key_for("gap_to_tensorflow", metric="accuracy"),
                 "points",

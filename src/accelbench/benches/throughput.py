@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from accelbench.axes.backends import PROCESS_BACKEND
 from accelbench.axes.models import MODELS
 from accelbench.benches import other_backend, timed_work
 from accelbench.benches.base import Bench, Benchmark
@@ -249,7 +248,7 @@ KINDS: dict[str, Benchmark] = {
                 "plain",
             ),
             Section(
-                f"time per sample over {PROCESS_BACKEND}'s, round for round with the same cell [95% interval] "
+                "time per sample over the process backend's, round for round with the same cell [95% interval] "
                 "(above 1: slower)",
                 TRAIN_AND_PREDICT,
                 AgainstTensorflow.keys.time_per_sample_over_tensorflow,
