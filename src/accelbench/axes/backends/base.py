@@ -67,6 +67,10 @@ class Backend:
     # it keeps none), and its profiler (a context manager over the traced steps, given the trace
     # folder, that yields how to mark one step: (phase, number) -> a context manager).
     device_peak: Callable[[Any, Callable[[], object], bool], int | None] | None = None
+    # Waits until the work it dispatched has finished and let go of its buffers (a leak watch's
+    # end: JAX's CPU client frees an execution's temporaries on its own threads, after the
+    # result is ready).
+    settle: Callable[[], object] = lambda: None
     # Whether its allocator's peak can be reset between cells (JAX's cannot: a memory cell on an
     # accelerator is then measured in a fresh process of its own, before anything else runs there).
     device_peak_resets: bool = True
