@@ -11,8 +11,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from accelbench.axes.backends import roof_kernels
 from accelbench.axes.backends.base import BACKENDS, Backend, Neutral, neutral_placements, peak_above_start
-from accelbench.axes.backends.roof_kernels import best_seconds, matmul_rate, triad_bytes_per_s
+from accelbench.axes.backends.roof_kernels import best_seconds
 from accelbench.measured import Roof
 
 # float32 as IEEE float32, as the TensorFlow backend's start sets TensorFlow's: JAX's matmuls at
@@ -79,7 +80,6 @@ def roof(placement: Neutral, dtype: str, sizes: tuple[int, ...], repeats: int, t
     import jax
     import jax.numpy as jnp
 
-    started = time.perf_counter()
     device = _device(placement)
     multiply = jax.jit(jnp.matmul)
     keys = jax.random.split(jax.random.key(0))
@@ -89,20 +89,13 @@ def roof(placement: Neutral, dtype: str, sizes: tuple[int, ...], repeats: int, t
         b = jax.device_put(jax.random.normal(keys[1], (n, n)).astype(dtype), device)
         return best_seconds(lambda: multiply(a, b).block_until_ready(), reps)
 
-    rate, size = matmul_rate(timed, sizes, repeats)
-    b = jax.device_put(jnp.ones((triad_elements,), jnp.float32), device)
-    c = jax.device_put(jnp.full((triad_elements,), 2.0, jnp.float32), device)
-    triad = jax.jit(lambda b, c: b + 3.0 * c)
-    triad_seconds = best_seconds(lambda: triad(b, c).block_until_ready(), repeats)
-    return Roof(
-        device=placement.device,
-        dtype=dtype,
-        flops_per_s=rate,
-        bytes_per_s=triad_bytes_per_s(triad_seconds, triad_elements),
-        matmul_size=size,
-        seconds=time.perf_counter() - started,
-        backend="jax",
-    )
+    def make_triad(elements: int) -> Callable[[], object]:
+        b = jax.device_put(jnp.ones((elements,), jnp.float32), device)
+        c = jax.device_put(jnp.full((elements,), 2.0, jnp.float32), device)
+        triad = jax.jit(lambda b, c: b + 3.0 * c)
+        return lambda: triad(b, c).block_until_ready()
+
+    return roof_kernels.measured("jax", placement.device, dtype, timed, make_triad, sizes, repeats, triad_elements)
 
 
 def bare_loop(model: Any, data: Any, placement: Neutral, batch_size: int) -> Callable[[int], Any]:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from accelbench.measured import Roof
+
 # Square, each measured (the best kept) until the next would take too long: on a CPU here the
 # rate grows to 2048 and holds at 4096, and one size's rate can dip in a busy moment, so no size
 # is skipped because the last did not grow.
@@ -67,3 +69,30 @@ def matmul_rate(timed: Callable[[int, int], float], sizes: tuple[int, ...], repe
 def triad_bytes_per_s(seconds: float, elements: int = TRIAD_ELEMENTS) -> float:
     """A float32 triad's bytes moved per second: two arrays read and one written."""
     return 3 * 4 * elements / seconds
+
+
+def measured(
+    backend: str,
+    device: str,
+    dtype: str,
+    timed: Callable[[int, int], float],
+    make_triad: Callable[[int], Callable[[], object]],
+    sizes: tuple[int, ...],
+    repeats: int,
+    triad_elements: int,
+) -> Roof:
+    """A device's roofs from a backend's two kernels: timed(n, repeats) -> the best seconds of an
+    n x n multiply in `dtype`, and make_triad(elements) -> one triad call over float32 arrays
+    already on the device; each call waits for the device."""
+    started = time.perf_counter()
+    rate, size = matmul_rate(timed, sizes, repeats)
+    triad_seconds = best_seconds(make_triad(triad_elements), repeats)
+    return Roof(
+        device=device,
+        dtype=dtype,
+        flops_per_s=rate,
+        bytes_per_s=triad_bytes_per_s(triad_seconds, triad_elements),
+        matmul_size=size,
+        seconds=time.perf_counter() - started,
+        backend=backend,
+    )

@@ -12,15 +12,15 @@ import re
 import sys
 import tempfile
 import threading
-import time
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from accelbench.axes.backends import roof_kernels
 from accelbench.axes.backends.base import BACKENDS, Backend, peak_above_start
-from accelbench.axes.backends.roof_kernels import best_seconds, matmul_rate, triad_bytes_per_s
+from accelbench.axes.backends.roof_kernels import best_seconds
 from accelbench.axes.devices import cpu_description, is_accelerator, jit_compile_for, kind_of
 from accelbench.measured import Roof
 
@@ -266,32 +266,25 @@ def roof(placement: TensorflowPlacement, dtype: str, sizes: tuple[int, ...], rep
     CPU) and its triad bandwidth (roof_kernels.py), in this process."""
     import tensorflow as tf
 
-    started = time.perf_counter()
     # one trace for every size (TensorFlow warns of a retrace per size otherwise)
     multiply = tf.function(lambda a, b: tf.matmul(a, b)[0, 0], reduce_retracing=True)
-    with tf.device(placement.device):
 
-        def timed(n: int, reps: int) -> float:
-            a = tf.cast(tf.random.normal((n, n)), dtype)
-            b = tf.cast(tf.random.normal((n, n)), dtype)
-            # reading one element back waits for the multiply to finish on an accelerator
-            return best_seconds(lambda: multiply(a, b).numpy(), reps)
+    def timed(n: int, reps: int) -> float:
+        a = tf.cast(tf.random.normal((n, n)), dtype)
+        b = tf.cast(tf.random.normal((n, n)), dtype)
+        # reading one element back waits for the multiply to finish on an accelerator
+        return best_seconds(lambda: multiply(a, b).numpy(), reps)
 
-        rate, size = matmul_rate(timed, sizes, repeats)
+    def make_triad(elements: int) -> Callable[[], object]:
         # filled, not drawn: a bandwidth's bytes are the same whatever their values
-        b = tf.fill((triad_elements,), 1.0)
-        c = tf.fill((triad_elements,), 2.0)
+        b, c = tf.fill((elements,), 1.0), tf.fill((elements,), 2.0)
         triad = tf.function(lambda b, c: b + 3.0 * c, jit_compile=True)
-        triad_seconds = best_seconds(lambda: triad(b, c)[0].numpy(), repeats)
-    return Roof(
-        device=placement.device,
-        dtype=dtype,
-        flops_per_s=rate,
-        bytes_per_s=triad_bytes_per_s(triad_seconds, triad_elements),
-        matmul_size=size,
-        seconds=time.perf_counter() - started,
-        backend="tensorflow",
-    )
+        return lambda: triad(b, c)[0].numpy()
+
+    with tf.device(placement.device):
+        return roof_kernels.measured(
+            "tensorflow", placement.device, dtype, timed, make_triad, sizes, repeats, triad_elements
+        )
 
 
 def custom_step(model: Any, optimizer: Any, global_batch: int, jit_compile: bool = False, training: bool = True) -> Any:

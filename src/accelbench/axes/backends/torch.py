@@ -6,13 +6,13 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from accelbench.axes.backends import roof_kernels
 from accelbench.axes.backends.base import BACKENDS, Backend, Neutral, neutral_placements, peak_above_start
-from accelbench.axes.backends.roof_kernels import best_seconds, matmul_rate, triad_bytes_per_s
+from accelbench.axes.backends.roof_kernels import best_seconds
 from accelbench.axes.devices import is_accelerator
 from accelbench.measured import Roof
 
@@ -58,7 +58,6 @@ def roof(placement: Neutral, dtype: str, sizes: tuple[int, ...], repeats: int, t
     """The device's matmul rate and triad bandwidth (roof_kernels.py), each call waited for."""
     import torch
 
-    started = time.perf_counter()
     device = _device(placement)
     wait = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
     generator = torch.Generator(device=device).manual_seed(0)
@@ -68,21 +67,15 @@ def roof(placement: Neutral, dtype: str, sizes: tuple[int, ...], repeats: int, t
         b = torch.randn((n, n), generator=generator, device=device).to(getattr(torch, dtype))
         return best_seconds(lambda: (torch.matmul(a, b), wait()), reps)
 
+    def make_triad(elements: int) -> Callable[[], object]:
+        a = torch.empty((elements,), device=device)
+        b, c = torch.ones((elements,), device=device), torch.full((elements,), 2.0, device=device)
+        return lambda: (torch.add(b, c, alpha=3.0, out=a), wait())
+
     with torch.inference_mode():
-        rate, size = matmul_rate(timed, sizes, repeats)
-        a = torch.empty((triad_elements,), device=device)
-        b = torch.ones((triad_elements,), device=device)
-        c = torch.full((triad_elements,), 2.0, device=device)
-        triad_seconds = best_seconds(lambda: (torch.add(b, c, alpha=3.0, out=a), wait()), repeats)
-    return Roof(
-        device=placement.device,
-        dtype=dtype,
-        flops_per_s=rate,
-        bytes_per_s=triad_bytes_per_s(triad_seconds, triad_elements),
-        matmul_size=size,
-        seconds=time.perf_counter() - started,
-        backend="torch",
-    )
+        return roof_kernels.measured(
+            "torch", placement.device, dtype, timed, make_triad, sizes, repeats, triad_elements
+        )
 
 
 def bare_loop(model: Any, data: Any, placement: Neutral, batch_size: int) -> Callable[[int], Any]:
