@@ -331,9 +331,9 @@ def test_missing_baselines_are_listed_and_fail_only_when_required(suite):
 
 def test_nan_loss_fails_clearly_and_blocks_update(suite):
     # A model whose first step's loss is NaN on every backend, whatever its threads or step count
-    # (inputs scaled by infinity: 0 x inf is NaN). Absurd but finite pixels (3e38) were tried first:
-    # scaled to 1e36 they trained to a finite loss of about 1e36 on torch under load, and to NaN
-    # only after more steps elsewhere, so whether the test failed depended on the calibration.
+    # (inputs scaled by infinity: 0 x inf is NaN). Absurd but finite pixels (3e38, scaled by the
+    # loader to about 1e36) were used before: on torch with the CPU loaded the cell passed (its
+    # loss stayed finite over the steps it ran), so whether the test failed depended on load.
     suite.makepyfile(
         nan_model="""
 import accelbench
