@@ -14,7 +14,7 @@ OTHER = next(name for name in ("jax", "tensorflow") if name != HERE)
 
 
 def grid(devices=("cpu",), batch_sizes=(32, 256), models=("mlp", "svm"), labelled=True, present=("cpu",)):
-    inventory = Inventory({name: backends.Neutral(name, name, "jax") for name in present})
+    inventory = Inventory({name: backends.Neutral(name, name, "jax") for name in present}, "jax")
     unlabelled = frozenset() if labelled else frozenset(models)
     return cells.Grid(devices, batch_sizes, models, (500,), inventory, unlabelled=unlabelled)
 
@@ -30,10 +30,16 @@ def test_train_ids_and_svm_skip():
     assert "svm fits the whole subset at once" in result["cpu-bs32-svm"]
 
 
-def test_absent_device_skips_naming_it():
+def test_absent_device_skips_naming_it_what_is_there_and_what_to_install():
     result = ids_and_skips(throughput.inference_cells(grid(devices=("cpu", "gpu"))))
-    assert result["gpu-bs32-mlp"] == "device gpu requested but not present (present: cpu)"
+    assert result["gpu-bs32-mlp"] == (
+        "device gpu requested but not present (present: cpu); jax sees no GPU here "
+        "(a GPU build: pip install 'jax[cuda13]' (or 'jax[cuda12]'))"
+    )
     assert result["cpu-bs32-mlp"] is None
+    # one GPU of a kind that is there, but not that one: what is there, no install advice
+    three = ids_and_skips(throughput.inference_cells(grid(devices=("gpu:3",), present=("cpu", "gpu", "gpu:0"))))
+    assert three["gpu:3-bs32-mlp"] == "device gpu:3 requested but not present (present: cpu, gpu, gpu:0)"
 
 
 def test_svm_is_cpu_only():

@@ -9,7 +9,7 @@ import itertools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND
+from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND, absent_reason
 from accelbench.axes.devices import REFERENCE_DEVICE, Inventory, kind_of
 from accelbench.axes.models import MODELS
 from accelbench.axes.precisions import PRECISIONS, REFERENCE_PRECISION
@@ -187,7 +187,7 @@ Rule = Callable[[Grid, object], "str | None"]
 def device_absent(grid: Grid, cell) -> str | None:
     devices = getattr(cell, "cells", (cell,))
     absent = [c.device for c in devices if grid.inventory.get(c.device) is None]
-    return grid.inventory.absent_reason(absent[0]) if absent else None
+    return absent_reason(grid.inventory, absent[0]) if absent else None
 
 
 def device_unsupported(grid: Grid, cell) -> str | None:
