@@ -1229,7 +1229,7 @@ def test_backend_parity_gates_jax_against_tensorflow_and_catches_a_planted_label
         tensorflow["loss_per_epoch"][-1], info["loss_per_epoch"][-1]
     )
     honest.stdout.re_match_lines(
-        [r"accuracy gap to tensorflow \(same recipe and seed\)", r"cpu +mlp on jax +[+-]\d\.\d\d pt ok"]
+        [r"accuracy gap to the process backend \(same recipe and seed\)", r"cpu +mlp on jax +[+-]\d\.\d\d pt ok"]
     )
 
     planted = suite.mkdir("jax_site")
