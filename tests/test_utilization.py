@@ -50,7 +50,7 @@ def test_roofs_are_kept_per_machine_checked_each_run_and_measured_again_when_a_c
     rates = iter([1e11, 2e11, 1.5e11, 2.5e11, 3e11, 0.5e11, 4e11])
     asked = []
 
-    def kernels(placement, dtype, sizes, repeats, triad_elements):
+    def kernels(placement, dtype, sizes, repeats):
         asked.append(sizes)
         return Roof(placement, dtype, next(rates), 2e10, 2048, 1.0)
 

@@ -11,43 +11,33 @@ plain `pytest benchmarks` in a process of its own, as a user would type it.
 
 from __future__ import annotations
 
-import json
+import collections
 import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from accelbench.axes.backends import BACKENDS
-from accelbench.judge.fingerprint import FINGERPRINT_KEY
-from accelbench.measured import (
-    ROOFS_KEY,
-    VERDICTS_KEY,
-    Latency,
-    Place,
-    PrecisionUsed,
-    Roof,
-    Serving,
-    Speedup,
-    StepMemory,
-    Throughput,
-    Timed,
-    Utilization,
-)
+from accelbench.axes.backends import BACKENDS, EXTRAS
+from accelbench.axes.devices import kind_of
+from accelbench.measured import Latency, PrecisionUsed, Serving, Speedup, StepMemory, Throughput, Timed, Utilization
+from accelbench.results.report.runs import ReportError, Run, load_run
+from accelbench.results.summary import CellRecord
 from accelbench.units import flops
 
-# One backend's quick run on one GPU: the quick suite takes about a minute on a 2-core CPU, and
-# the gpu cells add their own; three backends must fit the check's 10 minutes.
-RUN_TIMEOUT_S = 240
+# The whole check's time, shared by the installed backends' runs (the issue's 10 minutes, less a
+# margin for the table): the quick suite took about a minute a backend on a 2-core CPU.
+TOTAL_S = 570
 
 
 def installed() -> list[str]:
     return [name for name in BACKENDS if BACKENDS[name].installed()]
 
 
-def run_backend(backend: str, benchmarks: Path, out: Path, extra: Sequence[str]) -> tuple[Path, int, float]:
+def run_backend(
+    backend: str, benchmarks: Path, out: Path, extra: Sequence[str], timeout_s: float
+) -> tuple[Path, int, float]:
     """The quick suite with `backend` as the process backend; (its saved JSON, exit code, seconds)."""
     saved = out / f"run-{backend}.json"
     log = out / f"run-{backend}.log"
@@ -61,112 +51,85 @@ def run_backend(backend: str, benchmarks: Path, out: Path, extra: Sequence[str])
                 env={**os.environ, "KERAS_BACKEND": backend},
                 stdout=written,
                 stderr=subprocess.STDOUT,
-                timeout=RUN_TIMEOUT_S,
+                timeout=timeout_s,
             ).returncode
         except subprocess.TimeoutExpired:
             code = -1
     return saved, code, time.perf_counter() - started
 
 
-def cells(saved: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Every cell's extra_info, timed or not, by name."""
-    found = {bench["name"]: bench.get("extra_info", {}) for bench in saved.get("benchmarks", [])}
-    found.update({cell["name"]: cell["extra_info"] for cell in saved.get("accelbench", {}).get("untimed_cells", [])})
-    return found
-
-
-def _place(info: dict[str, Any]) -> Place:
-    return Place.read(info) or Place()
-
-
-def _fingerprint_accelerators(machine: dict[str, Any]) -> str:
-    key = machine.get(FINGERPRINT_KEY, "")
-    return next((part.split("=", 1)[1] for part in key.split("; ") if part.startswith("accelerators=")), "?")
-
-
-def rows(backend: str, saved: dict[str, Any]) -> list[tuple[str, str]]:
-    """(decision, what was seen) for one backend's run, read through the result parts."""
-    machine = saved.get("machine_info", {})
-    by_cell = cells(saved)
-    seen: list[tuple[str, str]] = []
-    devices = machine.get("accelbench_devices", {})
-    seen.append(("devices found", "; ".join(f"{name}: {what}" for name, what in devices.items()) or "?"))
-    seen.append(("fingerprint names the accelerator", _fingerprint_accelerators(machine)))
-    seen.append(("driver among the libraries", machine.get("nvidia-driver") or "no nvidia-smi here"))
-    trained = {
-        name: info
-        for name, info in by_cell.items()
-        if _place(info).benchmark == "train_bench" and Throughput.of(info).samples_per_s
-    }
-    for device in ("cpu", "gpu"):
-        on = {name: info for name, info in trained.items() if (_place(info).device or "").split(":")[0] == device}
-        if not on:
-            seen.append((f"a {device} cell runs on the {device}", "no cell ran there"))
-            continue
-        name, info = max(on.items(), key=lambda item: Throughput.of(item[1]).samples_per_s or 0.0)
-        rates = Throughput.of(info)
-        seen.append(
-            (
-                f"a {device} cell runs on the {device}",
-                f"{name}: on {Timed.of(info).device}, {rates.samples_per_s:,.0f} samples/s, jit_compile "
-                f"{rates.jit_compile}, float32 as {PrecisionUsed.of(info).float32_arithmetic}",
-            )
-        )
-    speedups = [
-        f"{name} {Speedup.of(info).speedup:.2f}x"
-        for name, info in by_cell.items()
-        if _place(info).benchmark == "device_speedup" and Speedup.of(info).speedup is not None
+def rows(backend: str, run: Run) -> list[tuple[str, str]]:
+    """(decision, what was seen) for one backend's saved run (the report's loader reads it)."""
+    seen = [
+        ("devices found", "; ".join(f"{n}: {what}" for n, what in run.machine.get("accelbench_devices", {}).items())),
+        ("fingerprint names the accelerator", run.fingerprint_facts.get("accelerators", "?")),
+        ("driver among the libraries", run.machine.get("nvidia-driver") or "no nvidia-smi here"),
     ]
+    trained = [cell for cell in run.cells_of("train_bench") if cell.samples_per_s]
+    for device in ("cpu", "gpu"):
+        on = [cell for cell in trained if kind_of(cell.device) == device]
+        fastest = max(on, key=lambda cell: cell.samples_per_s or 0.0) if on else None
+        seen.append((f"a {device} cell runs on the {device}", _where(fastest) if fastest else "no cell ran there"))
+    speedups = [f"{cell.name} {Speedup.of(cell.info).speedup:.2f}x" for cell in run.cells_of("device_speedup")]
     seen.append(("GPU over CPU (training)", ", ".join(speedups) or "not measured (no GPU cell ran)"))
-    for roof in (Roof.from_json(saved_roof) for saved_roof in saved.get("accelbench", {}).get(ROOFS_KEY, [])):
-        seen.append(
-            (
-                f"roof of {roof.device} in {roof.dtype}",
-                f"{flops(roof.flops_per_s)}/s, {roof.bytes_per_s / 2**30:.1f} GiB/s (by {roof.backend})",
-            )
+    seen += [
+        (
+            f"roof of {roof.device} in {roof.dtype}",
+            f"{flops(roof.flops_per_s)}/s, {roof.bytes_per_s / 2**30:.1f} GiB/s by {roof.backend}",
         )
+        for roof in run.roofs
+    ]
     shares = [
-        (used.hfu if used.hfu is not None else used.mfu, name)
-        for name, used in ((name, Utilization.of(info)) for name, info in by_cell.items())
-        if used.mfu is not None
+        (used.hfu if used.hfu is not None else used.mfu, cell.name)
+        for cell in run.cells
+        if (used := Utilization.of(cell.info)).mfu is not None
     ]
     if shares:
         share, name = max(shares)
         seen.append(("highest utilization (at most 105%)", f"{share:.0%} ({name})"))
-    peaks = []
-    for name, info in by_cell.items():
-        memory = StepMemory.of(info)
-        if memory.device_peak_memory_bytes is not None:
-            ratio = memory.device_peak_over_estimate
-            peaks.append(
-                f"{name} {memory.device_peak_memory_bytes / 2**20:.1f} MiB"
-                + (f" ({ratio:.2f}x the estimate)" if ratio else "")
-            )
+    peaks = [_peak(cell) for cell in run.cells if StepMemory.of(cell.info).device_peak_memory_bytes is not None]
     seen.append(("device peaks of the memory cells", "; ".join(peaks) or "none measured (no accelerator cell)"))
-    seen.extend(_latency_rows(by_cell))
-    outcomes: dict[str, int] = {}
-    for verdict in saved.get("accelbench", {}).get(VERDICTS_KEY, []):
-        outcomes[verdict["outcome"]] = outcomes.get(verdict["outcome"], 0) + 1
+    seen += _latency_rows(run)
+    outcomes = collections.Counter(verdict["outcome"] for verdict in run.verdicts)
     seen.append(("verdicts", ", ".join(f"{count} {outcome}" for outcome, count in sorted(outcomes.items()))))
     return [(f"{backend}: {decision}", what) for decision, what in seen]
 
 
-def _latency_rows(by_cell: dict[str, dict[str, Any]]) -> Iterable[tuple[str, str]]:
+def _where(cell: CellRecord) -> str:
+    rates = Throughput.of(cell.info)
+    return (
+        f"{cell.name}: on {Timed.of(cell.info).device}, {rates.samples_per_s:,.0f} samples/s, jit_compile "
+        f"{rates.jit_compile}, float32 as {PrecisionUsed.of(cell.info).float32_arithmetic}"
+    )
+
+
+def _peak(cell: CellRecord) -> str:
+    memory = StepMemory.of(cell.info)
+    ratio = memory.device_peak_over_estimate
+    return f"{cell.name} {memory.device_peak_memory_bytes / 2**20:.1f} MiB" + (
+        f" ({ratio:.2f}x the estimate)" if ratio else ""
+    )
+
+
+def _latency_rows(run: Run) -> list[tuple[str, str]]:
     """The latency cell's p50 beside LoadGen SingleStream's for the same model, device and backend."""
-    served = {
-        (place.device, place.model_name, place.backend): Serving.of(info).serving_p50_ms
-        for place, info in ((_place(info), info) for info in by_cell.values())
-        if place.benchmark == "serving_bench" and Serving.of(info).scenario == "SingleStream"
+    single = {
+        (cell.device, cell.place.model_name, cell.place.backend): Serving.of(cell.info).serving_p50_ms
+        for cell in run.cells_of("serving_bench")
+        if Serving.of(cell.info).scenario == "SingleStream"
     }
-    for info in by_cell.values():
-        place, latency = _place(info), Latency.of(info).latency_p50_ms
-        single = served.get((place.device, place.model_name, place.backend))
-        if place.benchmark != "latency_bench" or latency is None or not single:
-            continue
-        yield (
-            f"latency cell against LoadGen SingleStream ({place.device}, {place.model_name})",
-            f"p50 {latency:.3f} ms against {single:.3f} ms ({latency / single:.2f}x)",
-        )
+    found = []
+    for cell in run.cells_of("latency_bench"):
+        latency = Latency.of(cell.info).latency_p50_ms
+        served = single.get((cell.device, cell.place.model_name, cell.place.backend))
+        if latency is not None and served:
+            found.append(
+                (
+                    f"latency cell against LoadGen SingleStream ({cell.device}, {cell.place.model_name})",
+                    f"p50 {latency:.3f} ms against {served:.3f} ms ({latency / served:.2f}x)",
+                )
+            )
+    return found
 
 
 def table(all_rows: list[tuple[str, str]]) -> list[str]:
@@ -179,17 +142,20 @@ def main(benchmarks: Path, out: Path, extra: Sequence[str]) -> int:
     out.mkdir(parents=True, exist_ok=True)
     backends = installed()
     if not backends:
-        print(f"accelbench gpu-check: no Keras backend is installed: {BACKENDS['tensorflow'].install}, or jax, torch")
+        print(f"accelbench gpu-check: no Keras backend is installed: {EXTRAS}")
         return 2
     all_rows: list[tuple[str, str]] = []
     failed = []
     for backend in backends:
         print(f"accelbench gpu-check: the quick suite on cpu,gpu with {backend} as the process backend ...", flush=True)
-        saved, code, seconds = run_backend(backend, benchmarks, out, extra)
+        saved, code, seconds = run_backend(backend, benchmarks, out, extra, TOTAL_S / len(backends))
         all_rows.append((f"{backend}: the run", f"exit {code} in {seconds:.0f} s (log: {saved.with_suffix('.log')})"))
         if code != 0:
             failed.append(backend)
         if saved.exists():
-            all_rows.extend(rows(backend, json.loads(saved.read_text())))
+            try:
+                all_rows.extend(rows(backend, load_run(saved)))
+            except ReportError as error:  # a run that stopped before it saved a cell
+                all_rows.append((f"{backend}: its saved run", str(error)))
     print("\n".join(table(all_rows)))
     return 1 if failed else 0

@@ -10,7 +10,6 @@ variables are its environment's, which is the point of an A/B run.
 from __future__ import annotations
 
 import functools
-import os
 from pathlib import Path
 from typing import Any
 
@@ -25,16 +24,10 @@ from accelbench.work.growth import SizePeaks
 _WORK: dict[str, Any] = {}  # key -> the built work of a cell, until forget(key)
 
 
-def _backend() -> str:
-    """This worker's Keras backend, as Keras will read it (without importing Keras before
-    TensorFlow's variables are set: see the TensorFlow backend's start)."""
-    return os.environ.get("KERAS_BACKEND", PROCESS_BACKEND)
-
-
 @functools.cache
 def _inventory(intra_op_threads: int) -> Any:
     """This worker's devices, as its backend finds them."""
-    return backends.inventory(_backend(), intra_op_threads)
+    return backends.inventory(PROCESS_BACKEND, intra_op_threads)
 
 
 def _placement(device: str, intra_op_threads: int) -> Any:
@@ -42,7 +35,7 @@ def _placement(device: str, intra_op_threads: int) -> Any:
     inventory = _inventory(intra_op_threads)
     placement = inventory.get(device)
     if placement is None:
-        raise LookupError(f"{backends.absent_reason(inventory, device)} on {_backend()}")
+        raise LookupError(f"{backends.absent_reason(inventory, device)} on {PROCESS_BACKEND}")
     return placement
 
 
@@ -136,7 +129,7 @@ def step_memory(spec: dict[str, Any], steps_measured: int, repeats: int = 1, fre
         for _ in range(steps_measured):
             step.run()
 
-    device_peak = backends.device_peak_bytes(_backend(), site.placement, steps, fresh)
+    device_peak = backends.device_peak_bytes(PROCESS_BACKEND, site.placement, steps, fresh)
     repeated = [memory.host_peak(steps) for _ in range(repeats - 1)]  # recording: the peak's spread
     host_peak = memory.host_peak(steps)
     return StepMemory(
@@ -164,7 +157,7 @@ def trace_steps(spec: dict[str, Any], directory: str, cell_name: str) -> StepTra
 
     cell, site = _site(spec)
     step = STEPS[cell.kind](site)
-    return traces.trace_steps(Path(directory), cell_name, traces.PHASES[cell.kind], step.run, backend=_backend())
+    return traces.trace_steps(Path(directory), cell_name, traces.PHASES[cell.kind], step.run, backend=PROCESS_BACKEND)
 
 
 def growth_work(key: str, where: str, model: str, phase: str, run: dict[str, Any], options: dict[str, Any]) -> None:
@@ -203,7 +196,7 @@ def describe() -> Described:
     fingerprint, its accelerators as its own backend finds them."""
     from accelbench.judge import fingerprint
 
-    backend = backends.BACKENDS[_backend()]
+    backend = backends.BACKENDS[PROCESS_BACKEND]
     return Described(
         backend=backend.name,
         compiles=backend.compiles,
@@ -218,7 +211,7 @@ def roof(device: str, dtype: str, intra_op_threads: int, kept: dict[str, Any] | 
     from accelbench.measured import Roof
 
     placement = _placement(device, intra_op_threads)
-    return backends.measure_roof(_backend(), placement, dtype, Roof.from_json(kept) if kept else None).as_json()
+    return backends.measure_roof(PROCESS_BACKEND, placement, dtype, Roof.from_json(kept) if kept else None).as_json()
 
 
 def serve(spec: dict[str, Any], scenario: str, plan: dict[str, Any]) -> dict[str, Any]:

@@ -49,7 +49,9 @@ class FolderCache:
 
 
 class Roofs:
-    """One roof per backend, device and dtype a run: every cell of those is held to the same."""
+    """The roofs per backend, device and dtype: measured (or a kept one checked) before the
+    cells, and measured once more if a cell runs above them, so a run's later cells may be held
+    to a higher roof than its earlier ones."""
 
     def __init__(self, fingerprint: Callable[[], str], progress: Callable[[str], None], measure: Measure) -> None:
         self.fingerprint = fingerprint

@@ -85,10 +85,10 @@ class Backend:
     # This process, started for the backend: threads (0: the framework's own choice), float32
     # as IEEE float32, GPU memory taken as needed; returns the framework's module.
     start: Callable[[int], Any] = lambda threads: None
-    # (intra-op threads, TPU probe timeout) -> every device it finds, by --devices name
-    placements: Callable[[int, float], dict[str, Placement]] = lambda threads, timeout: {}
-    # (placement, dtype, matmul sizes, repeats, triad elements) -> the device's roofs (roof_kernels.py)
-    roof: Callable[[Any, str, tuple[int, ...], int, int], Roof] | None = None
+    # intra-op threads -> every device it finds, by --devices name
+    placements: Callable[[int], dict[str, Placement]] = lambda threads: {}
+    # (placement, dtype, matmul sizes, repeats) -> the device's roofs (roof_kernels.measured)
+    roof: Callable[[Any, str, tuple[int, ...], int], Roof] | None = None
     # A context around the framework's start that keeps its native notices off the terminal.
     quiet_start: Callable[[], Any] = contextlib.nullcontext
     gpu_install: str = ""  # how to get this backend's GPU build, for --devices gpu without one
@@ -134,9 +134,9 @@ def use_process_backend() -> str:
     return PROCESS_BACKEND
 
 
-def inventory(backend: str, intra_op_threads: int = 0, tpu_timeout_s: float = 60.0) -> Inventory:
+def inventory(backend: str, intra_op_threads: int = 0) -> Inventory:
     """The devices this machine has, as `backend` (this process's) finds them, once per run."""
-    return Inventory(BACKENDS[backend].placements(intra_op_threads, tpu_timeout_s), backend)
+    return Inventory(BACKENDS[backend].placements(intra_op_threads), backend)
 
 
 def absent_reason(inventory: Inventory, name: str) -> str:
@@ -177,15 +177,13 @@ class Neutral:
         return self.name if ":" in self.name else f"{self.name}:0"
 
     @property
-    def keras_device(self) -> str | None:
+    def keras_device(self) -> str:
         """What keras.device() is given: a "cpu" cell pinned to the CPU (Keras' torch backend
         otherwise puts every tensor on CUDA wherever CUDA is available, and JAX on its first
         accelerator), an accelerator's cell on its own device (`gpu` on the first)."""
         return self.device if is_accelerator(self.kind) else BACKENDS[self.backend].cpu_device
 
     def scope(self) -> Any:
-        if self.keras_device is None:
-            return contextlib.nullcontext()
         import keras
 
         return keras.device(self.keras_device)
@@ -237,9 +235,10 @@ def measure_roof(backend: str, placement: Any, dtype: str, kept: Roof | None = N
     if measure is None:
         raise LookupError(f"the {backend} backend measures no roofs")
     if kept is None:
-        return measure(placement, dtype, roof_kernels.MATMUL_SIZES, roof_kernels.REPEATS, roof_kernels.TRIAD_ELEMENTS)
-    sizes = roof_kernels.check_sizes(kept.matmul_size)
-    return kept.best_of(measure(placement, dtype, sizes, roof_kernels.CHECK_REPEATS, roof_kernels.TRIAD_ELEMENTS))
+        return measure(placement, dtype, roof_kernels.MATMUL_SIZES, roof_kernels.REPEATS)
+    return kept.best_of(
+        measure(placement, dtype, roof_kernels.check_sizes(kept.matmul_size), roof_kernels.CHECK_REPEATS)
+    )
 
 
 def peak_above_start(

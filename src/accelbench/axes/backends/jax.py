@@ -48,7 +48,7 @@ def _platform_devices(kind: str) -> list[Any]:
         return []
 
 
-def placements(intra_op_threads: int = 0, tpu_timeout_s: float = 0.0) -> dict[str, Any]:
+def placements(intra_op_threads: int = 0) -> dict[str, Any]:
     start(intra_op_threads)
     return neutral_placements(
         "jax", {kind: [device.device_kind for device in _platform_devices(kind)] for kind in ("gpu", "tpu")}
@@ -74,7 +74,7 @@ def device_peak(placement: Neutral, work: Callable[[], object], fresh: bool = Fa
     return peak_above_start(read, None, work, fresh)  # JAX has no reset
 
 
-def roof(placement: Neutral, dtype: str, sizes: tuple[int, ...], repeats: int, triad_elements: int) -> Roof:
+def roof(placement: Neutral, dtype: str, sizes: tuple[int, ...], repeats: int) -> Roof:
     """The device's matmul rate and triad bandwidth (roof_kernels.py) through jax.jit. The
     whole product is computed and waited for: a slice of it would let XLA multiply a slice."""
     import jax
@@ -95,7 +95,7 @@ def roof(placement: Neutral, dtype: str, sizes: tuple[int, ...], repeats: int, t
         triad = jax.jit(lambda b, c: b + 3.0 * c)
         return lambda: triad(b, c).block_until_ready()
 
-    return roof_kernels.measured("jax", placement.device, dtype, timed, make_triad, sizes, repeats, triad_elements)
+    return roof_kernels.measured("jax", placement.device, dtype, timed, make_triad, sizes, repeats)
 
 
 def bare_loop(model: Any, data: Any, placement: Neutral, batch_size: int) -> Callable[[int], Any]:

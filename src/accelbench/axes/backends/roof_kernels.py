@@ -79,7 +79,7 @@ def measured(
     make_triad: Callable[[int], Callable[[], object]],
     sizes: tuple[int, ...],
     repeats: int,
-    triad_elements: int,
+    triad_elements: int = TRIAD_ELEMENTS,
 ) -> Roof:
     """A device's roofs from a backend's two kernels: timed(n, repeats) -> the best seconds of an
     n x n multiply in `dtype`, and make_triad(elements) -> one triad call over float32 arrays

@@ -231,13 +231,13 @@ def _tpu_placement(tf, timeout_s: float) -> TensorflowPlacement | None:
     return TensorflowPlacement("tpu", "/device:TPU:0", f"TPU x {strategy.num_replicas_in_sync}", strategy)
 
 
-def placements(intra_op_threads: int = 0, tpu_timeout_s: float = TPU_PROBE_TIMEOUT_S) -> dict[str, TensorflowPlacement]:
+def placements(intra_op_threads: int = 0) -> dict[str, TensorflowPlacement]:
     """The CPU, every GPU (gpu, gpu:N) and a TPU where the environment hints at one, as
     TensorFlow finds them."""
     tf = start(intra_op_threads)
     found = {"cpu": TensorflowPlacement("cpu", "/cpu:0", cpu_description())}
     found.update(_gpu_placements(tf))
-    tpu = _tpu_placement(tf, tpu_timeout_s)
+    tpu = _tpu_placement(tf, TPU_PROBE_TIMEOUT_S)
     return found | ({"tpu": tpu} if tpu is not None else {})
 
 
@@ -261,7 +261,7 @@ def tf_device_name(device: str) -> str:
     return f"{parts[-2].upper()}:{parts[-1]}"
 
 
-def roof(placement: TensorflowPlacement, dtype: str, sizes: tuple[int, ...], repeats: int, triad_elements: int) -> Roof:
+def roof(placement: TensorflowPlacement, dtype: str, sizes: tuple[int, ...], repeats: int) -> Roof:
     """The device's matmul rate (in a graph, as Keras' steps run: oneDNN's rewrites apply on a
     CPU) and its triad bandwidth (roof_kernels.py), in this process."""
     import tensorflow as tf
@@ -282,9 +282,7 @@ def roof(placement: TensorflowPlacement, dtype: str, sizes: tuple[int, ...], rep
         return lambda: triad(b, c)[0].numpy()
 
     with tf.device(placement.device):
-        return roof_kernels.measured(
-            "tensorflow", placement.device, dtype, timed, make_triad, sizes, repeats, triad_elements
-        )
+        return roof_kernels.measured("tensorflow", placement.device, dtype, timed, make_triad, sizes, repeats)
 
 
 def custom_step(model: Any, optimizer: Any, global_batch: int, jit_compile: bool = False, training: bool = True) -> Any:

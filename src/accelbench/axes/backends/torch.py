@@ -35,7 +35,7 @@ def start(intra_op_threads: int = 0) -> Any:
     return torch
 
 
-def placements(intra_op_threads: int = 0, tpu_timeout_s: float = 0.0) -> dict[str, Any]:
+def placements(intra_op_threads: int = 0) -> dict[str, Any]:
     torch = start(intra_op_threads)
     count = torch.cuda.device_count() if torch.cuda.is_available() else 0
     return neutral_placements("torch", {"gpu": [torch.cuda.get_device_name(i) for i in range(count)]})
@@ -54,7 +54,7 @@ def device_peak(placement: Neutral, work: Callable[[], object], fresh: bool = Fa
     return peak_above_start(read, lambda: torch.cuda.reset_peak_memory_stats(device), work)
 
 
-def roof(placement: Neutral, dtype: str, sizes: tuple[int, ...], repeats: int, triad_elements: int) -> Roof:
+def roof(placement: Neutral, dtype: str, sizes: tuple[int, ...], repeats: int) -> Roof:
     """The device's matmul rate and triad bandwidth (roof_kernels.py), each call waited for."""
     import torch
 
@@ -73,9 +73,7 @@ def roof(placement: Neutral, dtype: str, sizes: tuple[int, ...], repeats: int, t
         return lambda: (torch.add(b, c, alpha=3.0, out=a), wait())
 
     with torch.inference_mode():
-        return roof_kernels.measured(
-            "torch", placement.device, dtype, timed, make_triad, sizes, repeats, triad_elements
-        )
+        return roof_kernels.measured("torch", placement.device, dtype, timed, make_triad, sizes, repeats)
 
 
 def bare_loop(model: Any, data: Any, placement: Neutral, batch_size: int) -> Callable[[int], Any]:

@@ -58,12 +58,17 @@ class Run:
     def machine_label(self) -> str:
         """The machine in a few words: the CPU, its count and ISA, and its accelerators from the
         fingerprint (the whole fingerprint is the Machines table's and the label's hover)."""
-        facts = dict(part.split("=", 1) for part in self.fingerprint.split("; ") if "=" in part)
+        facts = self.fingerprint_facts
         if not facts:
             return self.fingerprint
         label = f"{facts.get('cpu', '?')} {facts.get('cpus', '?')}c {facts.get('isa', '')}".strip()
         accelerators = facts.get("accelerators", "none")
         return label if accelerators == "none" else f"{label} + {accelerators}"
+
+    @property
+    def fingerprint_facts(self) -> dict[str, str]:
+        """The fingerprint's fields by name (cpu, isa, accelerators, ...); {} for a machine class."""
+        return dict(part.split("=", 1) for part in self.fingerprint.split("; ") if "=" in part)
 
     @property
     def commit_date(self) -> str:
