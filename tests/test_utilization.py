@@ -82,6 +82,38 @@ def test_roofs_are_kept_per_machine_checked_each_run_and_measured_again_when_a_c
     assert run().of("jax", "cpu", "float32").flops_per_s == 4e11 and asked[-1] == roof_kernels.MATMUL_SIZES
 
 
+def test_one_roof_per_run_a_cell_above_it_has_it_measured_again_and_the_earlier_cells_held_to_the_new_one():
+    """The issue's run: cells held to 139.7 GFLOP/s until one beat it, the rest to 219.5; now
+    every cell's utilization is against the run's last roof of its device and dtype."""
+    from types import SimpleNamespace
+
+    from accelbench.benches.context import record_rates
+
+    measured = iter([139.7e9, 219.5e9])
+    roofs = Roofs(lambda: "cpu=EPYC; cpus=2", lambda text: None, lambda b, d, t, kept: Roof(d, t, next(measured), 2e10, 2048, 1.0, b))
+    cells = {}
+
+    def cell(name, flops_per_s):
+        bench = SimpleNamespace(
+            name=name,
+            cell=SimpleNamespace(device="cpu", backend="jax", precision="float32"),
+            session=SimpleNamespace(roofs=roofs),
+            extra_info={},
+        )
+        bench.record = lambda *parts: [bench.extra_info.update(part.entries()) for part in parts]
+        record_rates(bench, Throughput(samples_per_s=1.0, flops_per_sample=flops_per_s, achieved_flops=flops_per_s), Costs())
+        cells[name] = bench.extra_info
+
+    cell("early", 100e9)
+    assert Utilization.of(cells["early"]).mfu == pytest.approx(100 / 139.7)
+    cell("above", 180e9)  # above 1.05 x 139.7: measured again, and below the new roof
+    cell("late", 100e9)
+    for name, share in (("early", 100 / 219.5), ("above", 180 / 219.5), ("late", 100 / 219.5)):
+        used = Utilization.of(cells[name])
+        assert used.peak_flops == 219.5e9 and used.mfu == pytest.approx(share), name
+    assert [r.flops_per_s for r in roofs.measured()] == [219.5e9]  # the run saves the one roof it held cells to
+
+
 @pytest.mark.slow(8)
 @pytest.mark.parametrize("backend", ["tensorflow", "jax", "torch"])
 def test_the_roofs_of_this_cpu_are_measured_by_each_backend_and_below_its_physical_limit(backend):

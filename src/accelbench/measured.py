@@ -159,7 +159,8 @@ class Utilization(Part):
 
     peak_flops: float | None = None  # the compute roof of the cell's device and dtype
     peak_dtype: str | None = None
-    peak_device: str | None = None  # the TensorFlow device the roof was measured on (Roof.device)
+    peak_device: str | None = None  # the device the roof was measured on, as its backend names it (Roof.device)
+    peak_backend: str | None = None  # the backend that measured the roof (Roof.backend; runs saved before: TensorFlow)
     mfu: float | None = None  # by model FLOPs (the convention's count)
     hfu: float | None = None  # by the FLOPs the kernels execute (padded taps left out): what the roof bounds
     bytes_per_sample: float | None = None

@@ -85,6 +85,7 @@ def utilization(throughput: Throughput, costs: Costs, roof: Roof | None) -> Util
         peak_flops=roof.flops_per_s,
         peak_dtype=roof.dtype,
         peak_device=roof.device,
+        peak_backend=roof.backend,
         mfu=throughput.achieved_flops / roof.flops_per_s,
         hfu=executed / roof.flops_per_s if executed is not None else None,
         bytes_per_sample=costs.bytes,
@@ -108,17 +109,19 @@ def above_the_roof(cell_name: str, used: Utilization) -> str | None:
 
 def record_rates(bench: Any, rates: Throughput, costs: Costs) -> None:
     """Record a cell's throughput and, beside it, its utilization of the device's measured roof
-    (measured once per device and dtype: run/session.py); a cell above the roof fails here, as
-    a measurement error, before its numbers are recorded."""
-    roof = None
+    (measured once per device and dtype: run/roofs.py); a cell above the roof fails here, as
+    a measurement error, before its numbers are recorded. Its utilization is restated if the
+    roof is measured again later in the run: every cell of a run against one roof."""
     where = (getattr(bench.cell, "backend", PROCESS_BACKEND), bench.cell.device)
     dtype = PRECISIONS[getattr(bench.cell, "precision", "float32")].compute
-    if rates.achieved_flops is not None and BACKENDS[where[0]].roof is not None:  # else: no roof to hold it to
-        roof = bench.session.roofs.of(*where, dtype)
-    used = utilization(rates, costs, roof)
-    if roof is not None and above_the_roof(bench.name, used):  # the roof may have been measured in a busy moment
+    if rates.achieved_flops is None or BACKENDS[where[0]].roof is None:  # no roof to hold it to
+        bench.record(rates, utilization(rates, costs, None))
+        return
+    used = utilization(rates, costs, bench.session.roofs.of(*where, dtype))
+    if above_the_roof(bench.name, used):  # the roof may have been measured in a busy moment
         used = utilization(rates, costs, bench.session.roofs.of(*where, dtype, again=True))
     error = above_the_roof(bench.name, used)
     if error:
         pytest.fail(error, pytrace=False)
-    bench.record(rates, used)
+    bench.record(rates)
+    bench.session.roofs.hold(*where, dtype, lambda roof: bench.record(utilization(rates, costs, roof)))

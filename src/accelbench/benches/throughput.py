@@ -234,10 +234,18 @@ KINDS: dict[str, Benchmark] = {
                 "flop_rate",
             ),
             Section(
-                "model FLOPs utilization: achieved FLOP/s over the device's measured matmul peak in the "
-                "cell's dtype (above 105%: a measurement error, failed)",
+                "MFU, model FLOPs utilization: the convention's FLOPs per sample (every tap of a convolution, "
+                "padding included) x samples/s over the run's measured matmul roof of the cell's device and dtype "
+                "(may pass 100% where padded taps are not computed)",
                 TRAIN_AND_PREDICT,
                 Utilization.keys.mfu,
+                "percent",
+            ),
+            Section(
+                "HFU, hardware FLOPs utilization: the FLOPs the kernels execute (padded taps left out) x samples/s "
+                "over the same roof; what the roof bounds (above 105%: a measurement error, failed)",
+                TRAIN_AND_PREDICT,
+                Utilization.keys.hfu,
                 "percent",
             ),
             Section(

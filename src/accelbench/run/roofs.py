@@ -2,7 +2,9 @@
 by the backend that runs the cells (axes/backends/roof_kernels.py), kept between runs per
 machine fingerprint, checked at the start of each run (one
 matmul and the triad: a roof kept from a busy moment rises to the better of the two, run by run),
-measured again in full when a cell beats one.
+measured again in full when a cell beats one. One roof per run, device and dtype: when it is
+measured again, the cells already held to it are held again to the new one, so every cell of a
+run is against the same roof.
 
 Kept in pytest's cache (`.pytest_cache`; `pytest --cache-clear` measures again), or in the folder
 ACCELBENCH_ROOFS_DIR names (a CI cache that outlives the checkout; runs made with
@@ -48,10 +50,14 @@ class FolderCache:
         written.replace(self._path(key))  # whole or not at all: a parallel run reads one or the other
 
 
+# hold(roof): a cell's utilization stated against `roof` (recorded into its results)
+Hold = Callable[[Roof], None]
+
+
 class Roofs:
     """The roofs per backend, device and dtype: measured (or a kept one checked) before the
-    cells, and measured once more if a cell runs above them, so a run's later cells may be held
-    to a higher roof than its earlier ones."""
+    cells, and measured once more if a cell runs above them; each cell's utilization is held to
+    the run's last roof of its device, the earlier cells' restated when the roof rises."""
 
     def __init__(self, fingerprint: Callable[[], str], progress: Callable[[str], None], measure: Measure) -> None:
         self.fingerprint = fingerprint
@@ -60,6 +66,7 @@ class Roofs:
         self.cache: Any = FolderCache(Path(os.environ[ROOFS_DIR])) if os.environ.get(ROOFS_DIR) else None
         self.by_device: dict[tuple[str, str, str], Roof] = {}  # (backend, device, dtype) -> its roofs
         self.measured_again: set[tuple[str, str, str]] = set()
+        self.held: dict[tuple[str, str, str], list[Hold]] = {}  # what to restate when a roof rises
 
     def use_cache(self, cache: Any) -> None:
         """pytest's cache, unless ACCELBENCH_ROOFS_DIR names a folder."""
@@ -86,7 +93,18 @@ class Roofs:
             self.measured_again.add(key)
             self.progress(f"a cell ran above the {dtype} roof of {where}: measuring it again")
             self._keep(key, self.by_device[key].best_of(self.measure(backend, device, dtype, None)))
+            for hold in self.held.get(key, ()):
+                hold(self.by_device[key])
         return self.by_device[key]
+
+    def hold(self, backend: str, device: str, dtype: str, hold: Hold) -> Roof:
+        """Hold a cell to the device's roof now (its roof, returned) and again whenever the roof
+        is measured again later in the run (a cell above it), so that no two cells of one run are
+        held to different roofs of one device and dtype."""
+        roof = self.of(backend, device, dtype)
+        self.held.setdefault((backend, device, dtype), []).append(hold)
+        hold(roof)
+        return roof
 
     def _saved(self, key: tuple[str, str, str]) -> Roof | None:
         saved = self.cache.get(self._key(key), None) if self.cache is not None else None

@@ -369,39 +369,43 @@ def accuracy(runs: Sequence[Run]) -> list[Plot]:
 
 
 def roofline(runs: Sequence[Run]) -> list[Plot]:
-    """Each device and dtype's measured roofs (Williams, Waterman and Patterson 2009): the
-    bandwidth roof rising to the ridge point, the compute roof flat after it; each throughput
-    cell a point at its arithmetic intensity and achieved FLOP/s, coloured by model, a circle
-    for training and a triangle for inference. A point left of the ridge is bandwidth-bound."""
-    roofs = {(roof.device, roof.dtype): roof for run in runs for roof in run.roofs}
-    points: dict[tuple[str, str], list[tuple[CellRecord, Utilization]]] = {}
+    """Each backend, device and dtype's measured roofs (Williams, Waterman and Patterson 2009):
+    the bandwidth roof rising to the ridge point, the compute roof flat after it; each throughput
+    cell a point at its arithmetic intensity and the FLOP/s its kernels execute (what the roof
+    bounds: HFU's numerator; the convention's model FLOPs may pass it on padded convolutions),
+    coloured by model, a circle for training and a triangle for inference. A point left of the
+    ridge is bandwidth-bound."""
+    roofs = {(roof.backend, roof.device, roof.dtype): roof for run in runs for roof in run.roofs}
+    points: dict[tuple[str, str, str], list[tuple[CellRecord, float, float]]] = {}
     for run in runs:
         for cell in run.cells_of("train_bench", "inference_bench"):
             used = Utilization.of(cell.info)
-            if used.arithmetic_intensity and cell.info.get(Throughput.keys.achieved_flops) and used.peak_device:
-                points.setdefault((used.peak_device, used.peak_dtype), []).append((cell, used))
+            share = used.hfu if used.hfu is not None else used.mfu
+            if used.arithmetic_intensity and share is not None and used.peak_flops and used.peak_device:
+                key = (used.peak_backend or "tensorflow", used.peak_device, used.peak_dtype)
+                points.setdefault(key, []).append((cell, used.arithmetic_intensity, share * used.peak_flops))
     shown = [key for key in roofs if key in points]
     if not shown:
         return []
     figure, axes = _panels(len(shown))
     colours = {
-        model: f"C{index % 10}" for index, model in enumerate(sorted({c.model for k in shown for c, _ in points[k]}))
+        model: f"C{index % 10}" for index, model in enumerate(sorted({c.model for k in shown for c, _, _ in points[k]}))
     }
     for ax, key in zip(axes, shown):
         roof, cells = roofs[key], points[key]
-        intensities = [used.arithmetic_intensity for _, used in cells]
+        intensities = [intensity for _, intensity, _ in cells]
         low = min(min(intensities), roof.ridge_intensity) / 4
         high = max(max(intensities), roof.ridge_intensity) * 4
         xs = np.geomspace(low, high, 200)
         ax.plot(xs, np.minimum(roof.flops_per_s, roof.bytes_per_s * xs), color="black", linewidth=1.5)
         ax.axvline(roof.ridge_intensity, color="grey", linestyle=":", linewidth=1)
         seen = set()
-        for cell, used in cells:
+        for cell, intensity, executed in cells:
             work = "train" if cell.benchmark == "train_bench" else "predict"
             label = f"{cell.model} {work}"
             ax.plot(
-                used.arithmetic_intensity,
-                cell.info[Throughput.keys.achieved_flops],
+                intensity,
+                executed,
                 marker="o" if work == "train" else "^",
                 color=colours[cell.model],
                 linestyle="",
@@ -409,7 +413,7 @@ def roofline(runs: Sequence[Run]) -> list[Plot]:
             )
             seen.add(label)
         ax.set_xscale("log")
-        _style(ax, f"{key[0]} {key[1]}: roofline", "FLOPs per byte", "FLOP/s", ylog=True)
+        _style(ax, f"{key[1]} {key[2]} on {key[0]}: roofline", "FLOPs per byte", "executed FLOP/s", ylog=True)
         from matplotlib.ticker import NullFormatter
 
         ax.yaxis.set_minor_formatter(NullFormatter())  # decades apart: a label per decade reads
@@ -417,7 +421,7 @@ def roofline(runs: Sequence[Run]) -> list[Plot]:
     return [
         Plot(
             "roofline",
-            "Roofline: achieved FLOP/s against arithmetic intensity, under the measured roofs",
+            "Roofline: executed FLOP/s against arithmetic intensity, under the measured roofs",
             _encode(figure),
             "The roofs are measured on this machine (a saturating matmul, a STREAM triad), not a datasheet's.",
         )
