@@ -149,6 +149,10 @@ class Throughput(Part):
     achieved_flops: float | None = None
     worker_round_seconds: list[float] | None = None  # another backend's: its worker's own clock
     pipe_seconds: float | None = None  # what the pipe to that worker added at the median round
+    # fit()'s own cost per call (beyond its steps) and its share of a round, where the steps were
+    # sized to keep it within work/measure.py's MAX_CALL_SHARE
+    call_seconds: float | None = None
+    call_share: float | None = None
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,8 @@ def built_in_worker(bench: Bench, kind: str, steps: int | None = None) -> Iterat
                 batch_size=bench.cell.batch_size,
                 steps_per_round=built.steps,
                 compile_seconds=built.compile_seconds,
+                call_seconds=built.call_seconds,
+                call_share=built.call_share,
             ),
             Timed(device=built.device),
             Workers(workers.pool.pids),

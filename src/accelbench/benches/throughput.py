@@ -200,6 +200,13 @@ KINDS: dict[str, Benchmark] = {
                 "rate",
                 (TIMING,),
             ),
+            Section(
+                "fit()'s own cost per call (beyond its steps) as a share of a round: steps per round are "
+                "raised to keep it within 2%",
+                {"train_bench": "{column}"},
+                Throughput.keys.call_share,
+                "percent",
+            ),
         ),
         plots=("throughput", "speedup", "roofline"),
     ),

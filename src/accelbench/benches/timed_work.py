@@ -18,7 +18,7 @@ from accelbench.benches import ab_cell, other_backend
 from accelbench.benches.base import Bench
 from accelbench.benches.context import backend_here, precision_used, record_rates, throughput
 from accelbench.measured import Throughput
-from accelbench.work.kinds import Work, costs_of, jit_compiled
+from accelbench.work.kinds import Work, call_cost, costs_of, jit_compiled
 
 
 def time_work(bench: Bench, benchmark: Any, kind: str) -> Work | None:
@@ -40,6 +40,7 @@ def time_work(bench: Bench, benchmark: Any, kind: str) -> Work | None:
         batch_size=bench.cell.batch_size,
         steps_per_round=work.steps,
         compile_seconds=work.compile_seconds,
+        **call_cost(work),
     )
     record_rates(bench, rates, costs_of(work))
     ab_cell.against_b(bench, kind, work.steps)

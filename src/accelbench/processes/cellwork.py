@@ -77,7 +77,7 @@ def prepare(spec: dict[str, Any], steps: int | None) -> Prepared:
     """Build the cell's work (a work.kinds.WORKS kind) at `steps` per round, as the pytest
     process calibrated it (None: calibrate here, to the run's round length), and warm it up; what
     it measured while building (compile seconds) and what the caller needs to report rounds."""
-    from accelbench.work.kinds import WORKS, costs_of, jit_compiled
+    from accelbench.work.kinds import WORKS, call_cost, costs_of, jit_compiled
 
     cell, site = _site(spec)
     work = _WORK[cell.key] = WORKS[cell.kind](site, steps)
@@ -91,6 +91,7 @@ def prepare(spec: dict[str, Any], steps: int | None) -> Prepared:
         bytes_per_sample=costs.bytes,
         device=site.placement.description,
         jit_compile=jit_compiled(work),
+        **call_cost(work),
     )
 
 

@@ -65,6 +65,8 @@ class Prepared:
     # a sample's executed FLOPs and bytes moved (axes/flops.Costs; flat: a reply crosses as JSON)
     executed_flops_per_sample: float | None = None
     bytes_per_sample: float | None = None
+    call_seconds: float | None = None  # a round's call's own cost, where the work sized its steps by it
+    call_share: float | None = None
 
 
 @dataclass(frozen=True)

@@ -62,9 +62,10 @@ class Preset:
     # fewer than 8 rounds (4 a side, p >= 0.014) can hardly be significant.
     rounds: int
     # Target length of one round. A round is one fit() call running its steps as one compiled
-    # execution; what fit() costs per call beyond its steps was 3 ms on a 2-core Xeon (4.5 ms
-    # for one step of 1.5 ms; docs/measurements.md), 3% of quick's 0.1 s rounds. Speedups
-    # compare rounds of equal length.
+    # execution; what fit() costs per call beyond its steps was 1-7 ms on a 2-core EPYC, up to
+    # 7% of quick's 0.1 s rounds, so a trainer's steps are raised past this length until that
+    # cost is within 2% of a round (work/measure.py sized_for_calls). Speedups compare rounds of
+    # equal length.
     round_seconds: float
     # A prediction round is one compiled loop with no per-call cost worth amortising: shorter.
     predict_round_seconds: float

@@ -70,6 +70,12 @@ def costs_of(work: Work) -> Costs:
     return estimate() if callable(estimate) else Costs()
 
 
+def call_cost(work: Work) -> dict[str, float | None]:
+    """A round's call's own cost and its share of the round, where the work sized its steps by
+    it (a trainer's fit()); a work that did not (a user's) has none."""
+    return {"call_seconds": getattr(work, "call_seconds", None), "call_share": getattr(work, "call_share", None)}
+
+
 def jit_compiled(work: Work) -> bool:
     """Whether the work's Keras model runs under XLA (an estimator's work has no model)."""
     return bool(getattr(getattr(work, "model", None), "jit_compile", False))

@@ -13,6 +13,13 @@ from accelbench.judge import comparison
 MAX_STEPS_PER_ROUND = 10_000
 CALIBRATION_STEPS = 5  # steps timed to size a round
 CALIBRATION_GROWTH = 8  # the most a calibrating call's steps grow by at once (calibrated_steps)
+# The most of a round a call's own cost (Keras fit()'s: its callbacks, its data adapter, its
+# dispatch; not its steps) may take. Steps are sized to half of it (sized_for_calls): the split of
+# a call into its steps and its own cost is an estimate, and in simulation with every call slowed
+# by noise of 10% on average, sizing to 2% itself left 50% of rounds above 2%, to 1% left 0.8%
+# (tests/test_measure.py).
+MAX_CALL_SHARE = 0.02
+SIZED_CALL_SHARE = MAX_CALL_SHARE / 2
 
 
 def seconds(work: Callable[[], object]) -> float:
@@ -56,6 +63,38 @@ def calibrated_steps(run: Callable[[int], object], round_seconds: float) -> int:
         last = (steps, elapsed)
         growth = min(CALIBRATION_GROWTH, max(2, math.ceil(needed / steps)))
         steps = min(MAX_STEPS_PER_ROUND, steps * growth)
+
+
+@dataclass(frozen=True)
+class CallCost:
+    """What a call of a round costs beyond its steps, and its share of a round of `steps`."""
+
+    seconds: float
+    step_seconds: float
+    steps: int
+
+    @property
+    def share(self) -> float:
+        return self.seconds / (self.seconds + self.steps * self.step_seconds)
+
+
+def sized_for_calls(run: Callable[[int], object], steps: int, share: float = SIZED_CALL_SHARE) -> CallCost:
+    """Steps per round (at least `steps`) that keep a call's own cost within `share` of a round,
+    and that cost: a call of one step and a call of more, each the best of a few, split into the
+    steps' time and the call's; where more steps are needed, measured again at that many (a
+    split taken over a few short steps is mostly noise). On an accelerator fit()'s per-call cost
+    (dispatch, callbacks, a sync) can be a round's tenth where the steps are short."""
+    one = best_of(lambda: run(1), repeats=3)
+    longer = max(steps, 2)
+    for _ in range(3):  # from a 3-step round to 700 steps took two here (tests/test_measure.py)
+        many = best_of(lambda: run(longer), repeats=3)
+        per_step = max((many - one) / (longer - 1), 1e-9)
+        call = max(0.0, one - per_step)
+        needed = min(MAX_STEPS_PER_ROUND, max(steps, math.ceil(call * (1 - share) / (share * per_step))))
+        if needed <= longer or longer >= MAX_STEPS_PER_ROUND:
+            break
+        longer = needed
+    return CallCost(call, per_step, max(needed, steps))
 
 
 def interleaved(first: Callable[[], float], second: Callable[[], float], pairs: int) -> tuple[list[float], list[float]]:

@@ -172,6 +172,8 @@ class Trainer:
     steps: int = 1
     compile_seconds: float = 0.0
     fastest_samples_per_s: float = 0.0  # the best round this run has timed, wherever it was timed
+    call_seconds: float | None = None  # fit()'s own cost per call, where steps were sized here
+    call_share: float | None = None  # its share of a round of `steps`
 
     @classmethod
     def build(
@@ -185,11 +187,16 @@ class Trainer:
         round_seconds: float,
         steps: int | None = None,
     ) -> Trainer:
-        """steps: per round, as a compared run timed them; None calibrates them to round_seconds."""
+        """steps: per round, as a compared run timed them; None calibrates them to round_seconds,
+        raised where fit()'s own cost per call would be above MAX_CALL_SHARE of a round."""
         model = one_execution_per_fit(build_compiled(spec, dataset, placement, options))
         trainer = cls(where, placement, model, training_input(dataset, batch_size, placement), batch_size)
         trainer.compile_seconds = measure.seconds(lambda: trainer._fit(1))  # first call traces
-        trainer.steps = steps or measure.calibrated_steps(trainer._fit, round_seconds)
+        if steps:
+            trainer.steps = steps
+        else:
+            cost = measure.sized_for_calls(trainer._fit, measure.calibrated_steps(trainer._fit, round_seconds))
+            trainer.steps, trainer.call_seconds, trainer.call_share = cost.steps, cost.seconds, cost.share
         trainer.run_round()  # warm at the timed length (and its input made), as a predictor is
         return trainer
 
