@@ -1,6 +1,7 @@
 """Distributed cells: the processes they own, the loss they must match, and Keras fit() under
 MultiWorkerMirroredStrategy (keras-team/keras#20585)."""
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -8,6 +9,8 @@ import time
 
 import pytest
 
+from accelbench.axes.backends import BACKENDS
+from accelbench.grid.cells import Distributed
 from accelbench.processes import distributed
 from accelbench.processes.distributed import Job, JobFailed, WorkerGroup
 from accelbench.processes.protocol import RunFields
@@ -70,6 +73,7 @@ SMALL = dict(model="mlp", run=DIGITS, per_replica_batch=32, check_steps=5, round
     reason="keras-team/keras#20585: Keras 3's fit() does not run "
     "under MultiWorkerMirroredStrategy; this passes once Keras fixes it",
 )
+@needs_tensorflow
 @pytest.mark.slow
 def test_keras_fit_under_multi_worker_mirrored_strategy():
     try:
@@ -109,3 +113,50 @@ def test_the_parity_steps_catch_a_loss_not_averaged_over_the_global_batch(model,
     assert np.max(np.abs(right - again)) <= distributed.LOSS_TOLERANCE
     # the first loss is before any update (and doubled by the planted scale): compare the later ones
     assert np.max(np.abs(right[1:] - planted[1:] / 2)) > 100 * distributed.LOSS_TOLERANCE
+
+
+needs_jax = pytest.mark.skipif(not BACKENDS["jax"].installed(), reason=BACKENDS["jax"].missing_reason())
+
+
+@needs_jax
+@pytest.mark.slow(25)
+def test_three_cpu_devices_under_keras_data_parallel_train_to_the_loss_of_one_device_on_jax():
+    """JAX's multi-device job (keras.distribution.DataParallel over 3 logical CPU devices, the
+    cnn with its dropout) against JAX's one-device job at the same global batch: within the
+    gate's tolerance; and the planted fault, one device stepping on a third of the global batch
+    (a sharding that dropped two replicas' rows), moves the losses by far more than it."""
+    small = dict(
+        model="cnn", run=DIGITS, per_replica_batch=32, check_steps=3, rounds=1, steps_per_round=2, backend="jax"
+    )
+    reference = distributed.run_job(Job("single", replicas=3, **small), 120.0)
+    spread = distributed.run_job(Job("replicas", replicas=3, **small), 120.0)
+    assert spread.replicas_in_sync == 3 and spread.devices == ["cpu:0", "cpu:1", "cpu:2"]
+    assert (
+        spread.samples_per_round == reference.samples_per_round == 96 * 2
+        and reference.reference_samples_per_round == 64
+    )
+    assert max(abs(a - b) for a, b in zip(spread.losses, reference.losses)) <= distributed.LOSS_TOLERANCE
+    planted = distributed.run_job(Job("single", replicas=1, **small), 120.0)
+    assert max(abs(a - b) for a, b in zip(spread.losses[1:], planted.losses[1:])) > 100 * distributed.LOSS_TOLERANCE
+
+
+def test_replicas_run_on_the_process_backends_own_job_workers_on_tensorflows_and_else_one_line(monkeypatch):
+    """Which backend's job a distributed cell runs, and the one line where none can."""
+    from accelbench.benches import distributed as bench
+
+    for name in ("tensorflow", "jax", "torch"):  # each installed (a module every Python has)
+        monkeypatch.setitem(BACKENDS._entries, name, dataclasses.replace(BACKENDS[name], module="json"))
+    assert distributed.job_backend("replicas", "jax") == "jax"
+    assert distributed.job_backend("workers", "jax") == "tensorflow"
+    assert distributed.job_backend("replicas", "torch") == "tensorflow"
+    monkeypatch.setitem(BACKENDS._entries, "tensorflow", dataclasses.replace(BACKENDS["tensorflow"], module="absent_"))
+    assert distributed.job_backend("replicas", "torch") is None and distributed.job_backend("workers", "jax") is None
+    monkeypatch.setattr(bench, "PROCESS_BACKEND", "torch")
+    cell = Distributed("cpu", 256, "mlp", 2, "replicas")
+    assert bench.no_job_backend(None, cell) == (
+        "replicas cells run on tensorflow or jax (torch has no replicas job): "
+        "pip install 'accelbench[tensorflow]' or 'accelbench[jax]'"
+    )
+    assert bench.no_job_backend(None, dataclasses.replace(cell, unit="workers")) == (
+        "workers cells run on tensorflow (torch has no workers job): pip install 'accelbench[tensorflow]'"
+    )

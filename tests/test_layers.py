@@ -174,7 +174,12 @@ def test_the_judge_imports_neither_pytest_nor_a_framework():
 
 # layout.md's "(parent)" and "(child)" halves of processes/: neither imports the other, and only
 # a worker (by the module path it is started with) runs the child half.
-CHILD_HALF = ("accelbench.processes.worker_main", "accelbench.processes.cellwork", "accelbench.processes.job_main")
+CHILD_HALF = (
+    "accelbench.processes.worker_main",
+    "accelbench.processes.cellwork",
+    "accelbench.processes.job_main",
+    "accelbench.processes.jax_job_main",
+)
 PARENT_HALF = (
     "accelbench.processes.workers",
     "accelbench.processes.ab",

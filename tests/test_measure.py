@@ -80,7 +80,10 @@ def test_a_rounds_steps_are_raised_until_the_calls_own_cost_is_within_2_percent_
     noise = random.Random(7)
     above = 0
     for per_call, per_step, noisy in (
-        (0.003, 0.0015, False), (0.04, 0.00001, False), (0.0, 0.02, False), (0.015, 0.0002, False),
+        (0.003, 0.0015, False),
+        (0.04, 0.00001, False),
+        (0.0, 0.02, False),
+        (0.015, 0.0002, False),
     ) + tuple((noise.uniform(0.001, 0.05), noise.uniform(1e-5, 0.02), True) for _ in range(500)):
 
         def run(steps, per_call=per_call, per_step=per_step, noisy=noisy):

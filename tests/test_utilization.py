@@ -90,7 +90,11 @@ def test_one_roof_per_run_a_cell_above_it_has_it_measured_again_and_the_earlier_
     from accelbench.benches.context import record_rates
 
     measured = iter([139.7e9, 219.5e9])
-    roofs = Roofs(lambda: "cpu=EPYC; cpus=2", lambda text: None, lambda b, d, t, kept: Roof(d, t, next(measured), 2e10, 2048, 1.0, b))
+    roofs = Roofs(
+        lambda: "cpu=EPYC; cpus=2",
+        lambda text: None,
+        lambda b, d, t, kept: Roof(d, t, next(measured), 2e10, 2048, 1.0, b),
+    )
     cells = {}
 
     def cell(name, flops_per_s):
@@ -101,7 +105,9 @@ def test_one_roof_per_run_a_cell_above_it_has_it_measured_again_and_the_earlier_
             extra_info={},
         )
         bench.record = lambda *parts: [bench.extra_info.update(part.entries()) for part in parts]
-        record_rates(bench, Throughput(samples_per_s=1.0, flops_per_sample=flops_per_s, achieved_flops=flops_per_s), Costs())
+        record_rates(
+            bench, Throughput(samples_per_s=1.0, flops_per_sample=flops_per_s, achieved_flops=flops_per_s), Costs()
+        )
         cells[name] = bench.extra_info
 
     cell("early", 100e9)

@@ -1,4 +1,4 @@
-"""Beyond one device and one process: tf.distribute over several replicas and several workers."""
+"""Beyond one device and one process: several replicas (tf.distribute, or Keras' DataParallel on JAX) and several workers (tf.distribute)."""
 
 
 def test_multi_device(benchmark, multi_device):

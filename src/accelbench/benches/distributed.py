@@ -1,5 +1,6 @@
-"""Cells whose work runs in fresh processes (processes/distributed.py owns them): tf.distribute
-across replicas and workers, and one intra-op thread against all."""
+"""Cells whose work runs in fresh processes (processes/distributed.py owns them): one model
+across replicas of one process (tf.distribute's MirroredStrategy, or Keras' DataParallel on JAX)
+and across worker processes (tf.distribute), and one intra-op thread against all."""
 
 from __future__ import annotations
 
@@ -10,12 +11,12 @@ from typing import Any
 import pytest
 
 from accelbench import measured
-from accelbench.axes.backends import BACKENDS
+from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND
 from accelbench.axes.devices import DEVICE_KINDS, REFERENCE_DEVICE, kind_of
 from accelbench.benches.base import Bench, Benchmark
 from accelbench.grid.cells import Cell, Distributed, Grid, device_absent, device_unsupported, params, placeholder
 from accelbench.judge import comparison, held_to
-from accelbench.measured import Threads, Workers
+from accelbench.measured import BackendUsed, Threads, Workers
 from accelbench.processes import distributed
 from accelbench.results.summary import Section
 from accelbench.work import measure
@@ -25,11 +26,14 @@ class ProcessBench(Bench):
     """A cell whose work runs in fresh processes (distributed.py owns them): TensorFlow fixes
     its threads, devices and cluster when it starts."""
 
-    def job(self, mode: str, replicas: int = 1, threads: int | None = None, **fields: Any) -> distributed.Job:
+    def job(
+        self, mode: str, replicas: int = 1, threads: int | None = None, backend: str = "tensorflow", **fields: Any
+    ) -> distributed.Job:
         """The cell's job, the run's fields as every worker gets them (RunConfig.worker_fields);
-        `threads`: intra-op threads other than the run's."""
+        `threads`: intra-op threads other than the run's; `backend`: whose job runs it."""
         job = distributed.Job(
             mode=mode,
+            backend=backend,
             model=self.cell.model,
             per_replica_batch=self.cell.batch_size,
             replicas=replicas,
@@ -91,14 +95,20 @@ class DistributedBench(ProcessBench):
 
     cell: Distributed
 
+    @property
+    def backend(self) -> str:
+        """Whose job trains the cell: the process backend's where it has one (the cells' rule
+        skipped it where no installed backend has)."""
+        return distributed.job_backend(self.cell.unit, PROCESS_BACKEND) or "tensorflow"
+
     def run_both(self) -> tuple[distributed.Result, distributed.Result]:
-        reference_job = self.job("single", self.cell.count)
+        reference_job = self.job("single", self.cell.count, backend=self.backend)
         reference = self.session.process_results.get(reference_job)
         if reference is None:  # replicas and workers of one model share the same reference
             self.say("training on one device (the reference)")
             reference = self.session.process_results[reference_job] = self.run_job(reference_job)
         self.say(f"training on {self.cell.count} {self.cell.unit}")
-        return reference, self.run_job(self.job(self.cell.unit, self.cell.count))
+        return reference, self.run_job(self.job(self.cell.unit, self.cell.count, backend=self.backend))
 
     def __call__(self, benchmark: Any) -> None:
         reference, distributed_run = benchmark.pedantic(self.run_both, rounds=1, iterations=1)
@@ -110,6 +120,7 @@ class DistributedBench(ProcessBench):
             )
         gap = max(abs(a - b) for a, b in zip(distributed_run.losses, reference.losses))
         one_device = reference.reference_samples_per_s
+        self.record(BackendUsed(backend=self.backend, compiled_with=BACKENDS[self.backend].compiles))
         self.record(
             measured.Distributed(
                 **{self.cell.unit: self.cell.count},  # replicas or workers
@@ -143,7 +154,20 @@ def _distributed_cells(grid: Grid, unit: str, devices: Iterable[str]) -> list:
         )
     batch = max((b for b in grid.batch_sizes if b <= SPREAD_BATCH), default=min(grid.batch_sizes))
     cells = [Distributed(d, batch, m, grid.replicas, unit) for d in devices for m in grid.trainable_models()]
-    return params(grid, cells, (no_tensorflow, device_absent, device_unsupported))
+    return params(grid, cells, (no_job_backend, device_absent, device_unsupported))
+
+
+def no_job_backend(grid: Grid, cell: Distributed) -> str | None:
+    """Replicas run on the process backend where it has a multi-device job (TensorFlow's
+    MirroredStrategy, JAX's DataParallel), workers on tf.distribute only; else on TensorFlow
+    where it is installed."""
+    if distributed.job_backend(cell.unit, PROCESS_BACKEND) is not None:
+        return None
+    runs = " or ".join(backend for backend, modes in distributed.JOB_MODES.items() if cell.unit in modes)
+    extras = " or ".join(
+        f"'accelbench[{backend}]'" for backend, modes in distributed.JOB_MODES.items() if cell.unit in modes
+    )
+    return f"{cell.unit} cells run on {runs} ({PROCESS_BACKEND} has no {cell.unit} job): pip install {extras}"
 
 
 def no_tensorflow(grid: Grid, cell: object) -> str | None:
@@ -201,8 +225,10 @@ KINDS: dict[str, Benchmark] = {
         "test_multi_device",
         ("loss_gap",),
         file="test_distributed.py",
-        file_doc="Beyond one device and one process: tf.distribute over several replicas and several workers.",
-        about="tf.distribute across replicas of one process against one device (benches/distributed.py).",
+        file_doc="Beyond one device and one process: several replicas (tf.distribute, or Keras' DataParallel on "
+        "JAX) and several workers (tf.distribute).",
+        about="One model across replicas of one process against one device: tf.distribute's MirroredStrategy, or "
+        "Keras' DataParallel on JAX (benches/distributed.py).",
     ),
     "multi_worker": Benchmark(
         multi_worker_cells,

@@ -41,6 +41,11 @@ from accelbench.processes import workers
 from accelbench.processes.protocol import Job, Result
 
 LOSS_TOLERANCE = 1e-5  # the loss of W workers against one process's, after the same steps
+# backend -> the module whose main runs one process of a job on it: tf.distribute's strategies
+# (single, replicas, workers), or Keras' DataParallel on JAX (single, replicas). PyTorch's Keras
+# backend has no multi-device path (keras.distribution runs on JAX only).
+JOB_MAINS = {"tensorflow": "accelbench.processes.job_main", "jax": "accelbench.processes.jax_job_main"}
+JOB_MODES = {"tensorflow": ("single", "replicas", "workers"), "jax": ("single", "replicas")}
 TRANSIENT = (
     "UNAVAILABLE",
     "Connection reset",
@@ -50,7 +55,30 @@ TRANSIENT = (
     "Address already in use",
 )
 
-__all__ = ["LOSS_TOLERANCE", "Job", "JobFailed", "Result", "WorkerGroup", "free_ports", "run_job", "tf_config"]
+__all__ = [
+    "JOB_MAINS",
+    "JOB_MODES",
+    "LOSS_TOLERANCE",
+    "Job",
+    "JobFailed",
+    "Result",
+    "WorkerGroup",
+    "free_ports",
+    "job_backend",
+    "run_job",
+    "tf_config",
+]
+
+
+def job_backend(mode: str, process_backend: str) -> str | None:
+    """The backend that runs a job of `mode`: the process backend where it has such a job, else
+    TensorFlow's tf.distribute where TensorFlow is installed; None where neither can."""
+    from accelbench.axes.backends import BACKENDS
+
+    for backend in dict.fromkeys((process_backend, "tensorflow")):
+        if mode in JOB_MODES.get(backend, ()) and BACKENDS[backend].installed():
+            return backend
+    return None
 
 
 class JobFailed(RuntimeError):
@@ -93,8 +121,8 @@ class WorkerGroup:
         job_path.write_text(json.dumps(asdict(job)))
         self.processes.append(
             workers.spawn(
-                [sys.executable, "-m", "accelbench.processes.job_main", str(job_path), str(result_path)],
-                {**env, "KERAS_BACKEND": "tensorflow"},  # a tf.distribute job, whatever the process backend
+                [sys.executable, "-m", JOB_MAINS[job.backend], str(job_path), str(result_path)],
+                {**env, "KERAS_BACKEND": job.backend},  # the job's backend, whatever the process backend
                 self.folder / f"log{index}.txt",
             )
         )

@@ -183,6 +183,7 @@ class Job:
     steps_per_round: int = 10
     device: str = "cpu"  # replicas: cpu (logical CPU devices) or gpu (the GPUs)
     use_fit: bool = False  # train with Keras fit() instead of the custom loop (the xfail check)
+    backend: str = "tensorflow"  # whose job runs it (distributed.JOB_MAINS): tf.distribute's, or JAX's DataParallel
 
     @property
     def global_batch(self) -> int:
