@@ -101,3 +101,29 @@ def test_an_ungated_memory_number_names_the_nearest_machine_and_what_differs(tmp
         RECORD_HERE,
     ]  # the block ends with the command
     assert RECORD_HERE.startswith("record this machine's baselines with: pytest benchmarks --update-baselines")
+
+
+# nvidia-smi as it answered on the H200 host of issue 49 (driver 580, CUDA 13), two boards
+SMI_CSV = "NVIDIA H200, 143771 MiB, 580.95.05\nNVIDIA H200, 143771 MiB, 580.95.05\n"
+SMI_BANNER = """Thu Nov 26 08:00:00 2026
++-----------------------------------------------------------------------------------------+
+| NVIDIA-SMI 580.95.05              Driver Version: 580.95.05      CUDA Version: 13.0     |
+|-----------------------------------------+------------------------+----------------------+
+"""
+
+
+def test_gpus_are_named_the_drivers_way_with_the_driver_and_cuda_versions_among_the_libraries(monkeypatch):
+    """The same accelerator string whichever backend found the GPUs (each words them its own
+    way), so another card is another machine; and the driver's and CUDA's versions beside the
+    libraries'. Without nvidia-smi: the backend's words, and no versions."""
+    answers = {fingerprint.NVIDIA_SMI: SMI_CSV, ("nvidia-smi",): SMI_BANNER}
+    monkeypatch.setattr(fingerprint, "_nvidia_smi", lambda *arguments: answers.get(arguments, ""))
+    fingerprint.nvidia_gpus.cache_clear(), fingerprint.nvidia_cuda.cache_clear()
+    for backend_words in ("2 x NVIDIA H200", "2 x cuda:0 NVIDIA H200 (jax)", "2 x NVIDIA H200 (torch)"):
+        assert fingerprint.accelerators({"gpu": backend_words}) == ["2 x NVIDIA H200 (143771 MiB)"]
+    assert fingerprint.driver_versions() == {"nvidia-driver": "580.95.05", "cuda": "13.0"}
+    answers.clear()
+    fingerprint.nvidia_gpus.cache_clear(), fingerprint.nvidia_cuda.cache_clear()
+    assert fingerprint.accelerators({"tpu": "4 x TPU v4"}) == ["4 x TPU v4"]
+    assert fingerprint.driver_versions() == {}
+    fingerprint.nvidia_gpus.cache_clear(), fingerprint.nvidia_cuda.cache_clear()

@@ -20,6 +20,7 @@ import functools
 import importlib.metadata
 import os
 import platform
+import re
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -176,18 +177,42 @@ def cpu_flags() -> frozenset[str]:
 # words a GPU its own way (TensorFlow's device_name, JAX's device_kind, torch's device name),
 # and with the board's memory, which tells an H100 80GB from an H100 NVL.
 NVIDIA_SMI = ("nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader")
+NVIDIA_SMI_TIMEOUT_S = 20
+
+
+def _nvidia_smi(*arguments: str) -> str:
+    """What nvidia-smi prints; "" where there is no NVIDIA driver (or it does not answer)."""
+    try:
+        return subprocess.run(
+            arguments, capture_output=True, text=True, timeout=NVIDIA_SMI_TIMEOUT_S, check=True
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def gpu_rows(listed: str) -> tuple[tuple[str, str, str], ...]:
+    """(name, memory, driver version) of each GPU in NVIDIA_SMI's CSV."""
+    rows = [tuple(part.strip() for part in line.split(",")) for line in listed.splitlines() if line.strip()]
+    return tuple(row for row in rows if len(row) == 3)  # type: ignore[misc]
+
+
+def cuda_version(banner: str) -> str | None:
+    """The CUDA version the driver supports, from nvidia-smi's banner ('CUDA Version: 13.0'):
+    its query has no field for it."""
+    found = re.search(r"CUDA Version:\s*([0-9][0-9.]*)", banner)
+    return found.group(1) if found else None
 
 
 @functools.cache
 def nvidia_gpus() -> tuple[tuple[str, str, str], ...]:
     """(name, memory, driver version) of each NVIDIA GPU, as nvidia-smi lists them; () where
-    there is no NVIDIA driver (or it does not answer in 20 s)."""
-    try:
-        listed = subprocess.run(NVIDIA_SMI, capture_output=True, text=True, timeout=20, check=True).stdout
-    except (OSError, subprocess.SubprocessError):
-        return ()
-    rows = [tuple(part.strip() for part in line.split(",")) for line in listed.splitlines() if line.strip()]
-    return tuple(row for row in rows if len(row) == 3)  # type: ignore[misc]
+    there is no NVIDIA driver."""
+    return gpu_rows(_nvidia_smi(*NVIDIA_SMI))
+
+
+@functools.cache
+def nvidia_cuda() -> str | None:
+    return cuda_version(_nvidia_smi("nvidia-smi")) if nvidia_gpus() else None
 
 
 def accelerators(found: Mapping[str, str]) -> list[str]:
@@ -207,9 +232,11 @@ def accelerators(found: Mapping[str, str]) -> list[str]:
 
 
 def driver_versions() -> dict[str, str]:
-    """The accelerator driver's version, among the libraries a number depends on."""
+    """The accelerator driver's version and the CUDA version it supports, among the libraries a
+    number depends on."""
     drivers = sorted({driver for _, _, driver in nvidia_gpus()})
-    return {"nvidia-driver": ", ".join(drivers)} if drivers else {}
+    cuda = nvidia_cuda()
+    return ({"nvidia-driver": ", ".join(drivers)} if drivers else {}) | ({"cuda": cuda} if cuda else {})
 
 
 def hardware(accelerators: Sequence[str] = ()) -> Fingerprint:
