@@ -241,17 +241,11 @@ def test_the_classes_every_cell_goes_through_keep_ten_public_methods_or_fewer():
     assert {name: methods for name, methods in counts.items() if len(methods) > MOST_PUBLIC_METHODS} == {}
 
 
-# Where `import tensorflow` may stand (issue 49): the TensorFlow backend's module, tf.distribute's
-# job (TensorFlow's by nature), and the TensorFlow paths of the work that still live beside the
-# other backends' (tf.data input, the tf.function prediction loop and predict step). No other
-# module: a run without TensorFlow installed imports none of them on its way.
-IMPORTS_TENSORFLOW = {
-    "accelbench.axes.backends.tensorflow",
-    "accelbench.processes.job_main",
-    "accelbench.work.training",
-    "accelbench.work.inference",
-    "accelbench.work.serving",
-}
+# Where `import tensorflow` may stand (issue 49): the TensorFlow backend's module (its start,
+# devices, roofs, and the work's TensorFlow paths: tf.data input, the tf.function prediction loop
+# and predict step) and tf.distribute's job (TensorFlow's by nature). No other module: a run
+# without TensorFlow installed imports none of them on its way.
+IMPORTS_TENSORFLOW = {"accelbench.axes.backends.tensorflow", "accelbench.processes.job_main"}
 
 
 def test_only_the_tensorflow_backend_and_tensorflows_own_work_import_tensorflow():

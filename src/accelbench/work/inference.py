@@ -3,6 +3,7 @@ batch at a time for latency."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,12 +68,10 @@ class Predictor(KerasRounds):
 
     model: Any
     placement: Placement
-    loop: Any  # tf.function(iterator, steps) -> one logit, fetched to sync
-    iterator: Any
+    loop: Callable[[int], float]  # steps -> one logit, fetched to sync (backends/tensorflow.py prediction_loop)
     batch_size: int
     steps: int = 1
     compile_seconds: float = 0.0
-    _counts: dict[int, Any] = field(default_factory=dict)
 
     @classmethod
     def build(
@@ -87,24 +86,11 @@ class Predictor(KerasRounds):
     ) -> Predictor | ArrayPredictor:
         if placement.FEEDS_ARRAYS:  # a backend other than TensorFlow: no tf.function to loop in
             return ArrayPredictor.build(spec, dataset, placement, batch_size, options, round_seconds, steps)
-        import tensorflow as tf
+        from accelbench.axes.backends import tensorflow
 
         model = serving_model(spec, dataset, placement, options)
         (images,) = fixed_batches((dataset.x_test,), batch_size)
-        iterator = iter(placement.feed(tf.data.Dataset.from_tensor_slices(images).repeat()))
-
-        @tf.function(jit_compile=model.jit_compile)
-        def serve(x):
-            return model(x, training=False)
-
-        @tf.function
-        def loop(iterator, steps):
-            logits = placement.run(serve, (next(iterator),))
-            for _ in tf.range(steps - 1):
-                logits = placement.run(serve, (next(iterator),))
-            return placement.synced(logits)
-
-        predictor = cls(model, placement, loop, iterator, batch_size)
+        predictor = cls(model, placement, tensorflow.prediction_loop(model, placement, images), batch_size)
         predictor.compile_seconds = measure.seconds(lambda: predictor._predict(1))
         calibration = measure.CALIBRATION_STEPS
         predictor.steps = steps or measure.steps_for(
@@ -114,12 +100,7 @@ class Predictor(KerasRounds):
         return predictor
 
     def _predict(self, steps: int) -> float:
-        import tensorflow as tf
-
-        if steps not in self._counts:  # first made while warming up, never inside a timed round
-            self._counts[steps] = tf.constant(steps)
-        with self.placement.scope():
-            return float(self.loop(self.iterator, self._counts[steps]))  # float() waits for the device
+        return self.loop(steps)
 
 
 @dataclass

@@ -67,16 +67,10 @@ def one_batch(arrays: tuple[np.ndarray, ...], batch_size: int) -> tuple[np.ndarr
 
 
 def repeated_batches(dataset: Dataset, batch_size: int) -> Any:
-    """Endless full batches of training data, batched once up front.
+    """Endless full batches of training data, batched once up front, as a tf.data pipeline."""
+    from accelbench.axes.backends import tensorflow
 
-    tf.data batching slice by slice cost more CPU than a small model's training step, and
-    its cache() is bypassed while an earlier iterator is still alive (Keras makes one per
-    fit), which doubled some rounds: so the batches are made once, in numpy.
-    """
-    import tensorflow as tf
-
-    batches = fixed_batches((dataset.x_train, dataset.y_train), batch_size)
-    return tf.data.Dataset.from_tensor_slices(batches).repeat()
+    return tensorflow.batches_pipeline(fixed_batches((dataset.x_train, dataset.y_train), batch_size))
 
 
 def batches_for(batches: np.ndarray, steps: int) -> np.ndarray:
@@ -349,13 +343,9 @@ def recipe_input(dataset: Dataset, batch_size: int, placement: Any, seed: int) -
             return {"x": dataset.x_train[order], "y": dataset.y_train[order], "batch_size": batch_size}
 
         return epoch_arrays
-    import tensorflow as tf
+    from accelbench.axes.backends import tensorflow
 
-    pipeline = placement.feed(
-        tf.data.Dataset.from_tensor_slices((dataset.x_train, dataset.y_train))
-        .shuffle(len(dataset.x_train), seed=seed)
-        .batch(batch_size)
-    )
+    pipeline = placement.feed(tensorflow.shuffled_pipeline(dataset.x_train, dataset.y_train, batch_size, seed))
     return lambda number: {"x": pipeline}
 
 
