@@ -296,3 +296,44 @@ def test_an_undecided_ab_line_shows_one_interval_and_names_it():
     assert len(re.findall(r"\[95% interval \d\.\d+, \d\.\d+\]", line)) == 1, line
     assert line.count("[") == 1 and " between " not in line, line
     assert re.search(r"B/A's \d+\.\d% upper bound is \d\.\d{3}", line), line
+
+
+@pytest.mark.parametrize("preset", ["smoke", "quick", "full"])
+def test_no_preset_passes_a_planted_3x_slowdown_and_what_cannot_show_one_is_unknown(preset):
+    """Issue 50's case: under smoke, a 3.7x slower cell read pass (4 rounds a side: the fast
+    halves' rank test can give no p below 1/6). Under every preset, 200 draws of a cell's rounds
+    (lognormal noise, 10% spread) against the same cell 3x slower never read pass: fail where the
+    rounds can show it, unknown (saying how many rounds would) where they cannot. Unchanged rounds
+    under the same presets read pass or unknown, never fail more than the rule's false-alarm rate."""
+    import numpy as np
+
+    from accelbench.run.presets import PRESETS
+
+    rounds = PRESETS[preset].rounds
+    noise = np.random.default_rng(3)
+    outcomes, unchanged = set(), []
+    for _ in range(200):
+        saved = list(noise.lognormal(0.0, 0.1, rounds))
+        judged = verdicts(saved_runs=[saved_run({"t[a]": {"seconds_per_sample": saved}})])
+        slower = judged.timing("t[a]", list(3 * noise.lognormal(0.0, 0.1, rounds)))
+        outcomes.add(slower.outcome)
+        unchanged.append(judged.timing("t[a]", list(noise.lognormal(0.0, 0.1, rounds))).outcome)
+    if rounds >= 7:
+        assert outcomes == {"fail"}
+        assert unchanged.count("fail") <= 10 and "unknown" not in unchanged  # the 5% rule, in 200 draws
+    else:
+        assert outcomes == {"unknown"} and set(unchanged) == {"unknown"}
+        assert "4 saved and 4 new rounds cannot show a slowdown" in slower.message
+        assert "p >= 0.167 however slow; at least 7 rounds a side can" in slower.message
+
+
+def test_pairs_too_few_to_show_a_shortfall_are_unknown_not_pass(tmp_path):
+    """A gate on pair ratios fails only where Wilcoxon agrees: with 4 pairs it never could (p >=
+    1/16), so the verdict is unknown however far below the floor; 5 pairs can fail."""
+    store = BaselineFile(tmp_path / "speedup.json", depth=2, data={"m": {"digits": {"c": {"speedup": 2.0}}}})
+    gate = Gate("speedup", store, ("m", "digits"), RelativeDrop(0.1), timed=True, significance=True)
+    judged = verdicts()
+    four = judged.against_baseline("c", gate, 0.5, [0.5, 0.5, 0.52, 0.49])
+    assert four.outcome == "unknown" and "4 pairs cannot show a shortfall" in four.message
+    assert "at least 5 pairs can" in four.message
+    assert judged.against_baseline("c", gate, 0.5, [0.5, 0.5, 0.52, 0.49, 0.51]).outcome == "fail"

@@ -44,6 +44,32 @@ def significantly_below(ratios: Sequence[float], floor: float, alpha: float = 0.
     return p_value < alpha, p_value
 
 
+def mann_whitney_floor(first: int, second: int) -> float:
+    """The smallest one-sided p that Mann-Whitney's exact test can give samples of these sizes
+    (every value of one above every value of the other): 1 / C(first + second, first). Two
+    fast halves of 2 rounds can give no less than 1/6, however much slower one is."""
+    return 1.0 / math.comb(first + second, first)
+
+
+def wilcoxon_floor(pairs: int) -> float:
+    """The smallest one-sided p that Wilcoxon's exact signed-rank test can give `pairs` pairs
+    (every difference of one sign): 1 / 2**pairs."""
+    return 0.5**pairs
+
+
+def rounds_to_show_a_shift(alpha: float = 0.05) -> int:
+    """The fewest rounds a side whose fast halves can show a shift at p < alpha (shift)."""
+    rounds = 1
+    while mann_whitney_floor(*(len(fast_half(range(rounds))),) * 2) >= alpha:
+        rounds += 1
+    return rounds
+
+
+def pairs_to_show_a_shortfall(alpha: float = 0.05) -> int:
+    """The fewest pairs whose ratios can show a shortfall at p < alpha (significantly_below)."""
+    return math.floor(math.log2(1.0 / alpha)) + 1
+
+
 @functools.cache
 def median_interval_ranks(n: int, confidence: float = 0.95) -> tuple[int, int] | None:
     """The 0-based order statistics (k, n - 1 - k) of n samples that bound the median with at
@@ -94,9 +120,16 @@ class Shift:
     threshold: float  # the smallest slowdown that counts, as a fraction
     alpha: float
 
+    floor: float = 0.0  # the smallest p_value these sample sizes can give (mann_whitney_floor)
+
     @property
     def slower(self) -> bool:
         return self.ratio > 1.0 + self.threshold and self.p_value < self.alpha
+
+    @property
+    def could_show(self) -> bool:
+        """Whether these rounds could have shown a slowdown at all: a pass needs it."""
+        return self.floor < self.alpha
 
     @property
     def faster(self) -> bool:
@@ -114,7 +147,7 @@ def shift(saved: Sequence[float], new: Sequence[float], threshold: float, alpha:
 
     ratio = typical_fast(new) / typical_fast(saved)
     p_value = float(mannwhitneyu(fast_half(new), fast_half(saved), alternative="greater").pvalue)
-    return Shift(ratio, p_value, threshold, alpha)
+    return Shift(ratio, p_value, threshold, alpha, mann_whitney_floor(len(fast_half(new)), len(fast_half(saved))))
 
 
 def crossover(xs: Sequence[float], ratios: Sequence[float]) -> float | None:

@@ -11,7 +11,9 @@ and an outcome:
   another machine);
 - skipped: deliberately not judged (the cell was skipped, or --memray slowed the timings);
 - unknown: an A/B comparison that did not decide within its pairs (comparison.py); a quality
-  past its twin's tolerance that too few test images show (analysis.paired);
+  past its twin's tolerance that too few test images show (analysis.paired); a test that could
+  not have failed however large the change (a saved run's comparison on fewer than 7 rounds a
+  side, a gate's pairs fewer than 5): never a pass that could not have been a fail;
 - reported: shown beside a verdict, never failing: an A/B run's host peak and compile seconds,
   one measurement a side, which the A/B rule's error rates do not cover;
 - invalid: MLPerf LoadGen found a serving result INVALID (its reason), or no rate met the
@@ -250,6 +252,21 @@ class Verdicts:
             statistic.update(
                 {"pairs": len(ratios), "pair_ratio_min": round(min(ratios), 4), "pair_ratio_max": round(max(ratios), 4)}
             )
+        if ratios and analysis.wilcoxon_floor(len(ratios)) >= 0.05:  # no shortfall could fail: not a pass
+            return self.add(
+                Verdict(
+                    outcome=UNKNOWN,
+                    baseline=float(reference),
+                    against=against,
+                    statistic=tuple(statistic.items()),
+                    message=(
+                        f"{base['cell']}: {len(ratios)} pairs cannot show a shortfall (Wilcoxon's p >= "
+                        f"{format_small(analysis.wilcoxon_floor(len(ratios)), 3)} however far below); at least "
+                        f"{analysis.pairs_to_show_a_shortfall()} pairs can"
+                    ),
+                    **base,
+                )
+            )
         if message and ratios:
             # A shortfall of one best-of ratio may be noise: it fails only if the pairs agree.
             below, p_value = analysis.significantly_below(ratios, rule.bound(reference))
@@ -290,6 +307,21 @@ class Verdicts:
             ("mann_whitney_p", round(found.p_value, 4)),
             ("rounds", [len(rounds), len(seconds_per_sample)]),
         )
+        if not found.could_show:  # a pass here could not have been a fail
+            return self.add(
+                Verdict(
+                    outcome=UNKNOWN,
+                    baseline=analysis.typical_fast(rounds),
+                    statistic=statistic,
+                    message=(
+                        f"{cell}: {len(rounds)} saved and {len(seconds_per_sample)} new rounds cannot show a slowdown "
+                        f"({found.ratio:.2f}x here): their fast halves' rank test gives p >= "
+                        f"{format_small(found.floor, 3)} however slow; at least "
+                        f"{analysis.rounds_to_show_a_shift()} rounds a side can (--preset quick times 8)"
+                    ),
+                    **base,
+                )
+            )
         message = ""
         if found.slower:
             message = (
