@@ -281,3 +281,41 @@ def test_the_gpu_check_runs_the_suite_per_installed_backend_and_prints_each_deci
         rf"^{backend}: a cpu cell runs on the cpu +test_train\[cpu-bs32-mlp\]: on .*samples/s", printed, re.M
     )
     assert re.search(rf"^{backend}: roof of \S+ in float32 +[\d.]+ [GT]FLOP/s", printed, re.M)
+
+
+@pytest.mark.slow(10)
+@pytest.mark.parametrize(("backend", "array"), [("jax", "jax"), ("torch", "torch")])
+def test_a_trainer_with_its_inputs_on_the_device_is_fed_the_backends_arrays_and_trains(backend, array, tmp_path):
+    """The device speedup without the copy: the trainer's inputs made resident (Backend.resident)
+    are the backend's own arrays, which Keras' data adapter slices where they lie, and the trainer
+    still trains on them. On the CPU there is no copy to leave out; on a GPU it is the point."""
+    if not BACKENDS[backend].installed():
+        pytest.skip(BACKENDS[backend].missing_reason())
+    base = BACKENDS[backend].environment()
+    environment = Environment(
+        backend, sys.executable, (*base.variables, ("PYTHONPATH", os.pathsep.join([HERE, *sys.path])))
+    )
+    pool = Workers(tmp_path)
+    try:
+        found = pool.call(environment, "worker_faults:resident_trainer", 300, steps=20)
+    finally:
+        pool.end()
+    assert found["fed"].startswith(array) and "numpy" not in found["fed"], found
+    assert 0 < found["last"] < 0.5 * found["first"], found
+
+
+def test_only_an_accelerator_on_a_backend_that_can_hold_its_inputs_is_timed_again_without_the_copy():
+    from accelbench.benches.speedup import inputs_can_lie_on
+    from accelbench.grid.cells import Cell
+    from accelbench.work.training import training_input
+
+    assert inputs_can_lie_on(Cell("gpu", 256, "mlp", backend="jax"))
+    assert inputs_can_lie_on(Cell("gpu:1", 256, "mlp", backend="torch"))
+    assert not inputs_can_lie_on(Cell("cpu", 256, "mlp", backend="jax"))
+    assert not inputs_can_lie_on(Cell("gpu", 256, "mlp", backend="tensorflow"))  # tf.data feeds its own pipeline
+
+    class TensorflowLike:
+        FEEDS_ARRAYS = False
+
+    with pytest.raises(LookupError, match="TensorFlow's trainers feed a tf.data pipeline"):
+        training_input(None, 32, TensorflowLike(), resident=True)

@@ -130,3 +130,23 @@ def bare_loop_losses(steps):
     for _ in range(3):
         last = hand.run_round()
     return {"first": first, "last": last, "samples_per_round": hand.steps * 32}
+
+
+def resident_trainer(steps):
+    """A trainer whose inputs were made resident on its device (the device speedup without the
+    host-to-device copy), on this worker's backend, on the CPU: what its rounds are fed (the
+    backend's own arrays, not NumPy's), and its loss before and after some rounds."""
+    from accelbench.axes import backends, data
+    from accelbench.axes.models import MODELS, ModelOptions
+    from accelbench.work.training import Trainer
+
+    placement = backends.inventory(backends.current()).get("cpu")
+    dataset = data.load("digits", None)
+    trainer = Trainer.build(
+        "resident", MODELS["mlp"], dataset, placement, 32, ModelOptions(), 0.01, steps, resident=True
+    )
+    fed = trainer.data.for_steps(steps)["x"]
+    first = trainer.warm()
+    for _ in range(5):
+        last = trainer.run_round()
+    return {"fed": f"{type(fed).__module__}.{type(fed).__name__}", "first": first, "last": last}

@@ -428,6 +428,11 @@ class Speedup(Part):
     reference_samples_per_s: float | None = None
     candidate_samples_per_s: float | None = None
     pair_ratios: list[float] | None = None
+    # An accelerator over the CPU once more, its inputs lying on the device from the start: no
+    # host-to-device copy in its rounds (the copy's cost: speedup_inputs_on_device over speedup)
+    speedup_inputs_on_device: float | None = None
+    inputs_on_device_samples_per_s: float | None = None
+    inputs_on_device_pair_ratios: list[float] | None = None
 
 
 @dataclass(frozen=True)

@@ -106,6 +106,24 @@ def _trainer(site: Site, steps: int | None) -> Work:
     )
 
 
+def _trainer_with_inputs_on_device(site: Site, steps: int | None) -> Work:
+    """A trainer whose inputs lie on its device from the start: its rounds copy nothing from
+    the host (the device speedup without the host-to-device copy)."""
+    from accelbench.work.training import Trainer
+
+    return Trainer.build(
+        site.cell_id,
+        site.model,
+        site.dataset,
+        site.placement,
+        site.batch_size,
+        site.options,
+        site.round_seconds,
+        steps=steps,
+        resident=True,
+    )
+
+
 def _predictor(site: Site, steps: int | None) -> Work:
     from accelbench.work.inference import PREDICTORS
 
@@ -123,6 +141,7 @@ def _predictor(site: Site, steps: int | None) -> Work:
 # A kind of timed work -> its builder (site, steps per round or None to calibrate) -> Work.
 WORKS: Registry[Callable[[Site, int | None], Work]] = Registry("cell work")
 WORKS.register("train", _trainer)
+WORKS.register("train_inputs_on_device", _trainer_with_inputs_on_device)
 WORKS.register("inference", _predictor)
 
 

@@ -106,18 +106,33 @@ class ArrayInput:
     moves to the backend's device itself. No tf.data, so TensorFlow is not in the loop."""
 
     batches: tuple[np.ndarray, np.ndarray]  # (batches, batch_size, ...) each
+    # array -> the array on the device (Backend.resident): the inputs made resident there when
+    # made, so no round copies them from the host; None: Keras copies each batch as it goes
+    put: Callable[[np.ndarray], Any] | None = None
     _made: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     def for_steps(self, steps: int) -> dict[str, Any]:
         if steps not in self._made:
-            x, y = self.batches
-            self._made[steps] = {"x": batches_for(x, steps), "y": batches_for(y, steps), "batch_size": x.shape[1]}
+            x, y = (batches_for(a, steps) for a in self.batches)
+            if self.put is not None:
+                x, y = self.put(x), self.put(y)
+            self._made[steps] = {"x": x, "y": y, "batch_size": self.batches[0].shape[1]}
         return self._made[steps]
 
 
-def training_input(dataset: Dataset, batch_size: int, placement: Any) -> PipelineInput | ArrayInput:
+def training_input(
+    dataset: Dataset, batch_size: int, placement: Any, resident: bool = False
+) -> PipelineInput | ArrayInput:
+    """fit()'s input: from the host (each batch copied to the device as it goes), or `resident`
+    on the device from the start (where the backend can put it there: Backend.resident)."""
     if placement.FEEDS_ARRAYS:
-        return ArrayInput(fixed_batches((dataset.x_train, dataset.y_train), batch_size))
+        put = BACKENDS[placement.backend].resident if resident else None
+        if resident and put is None:
+            raise LookupError(f"the {placement.backend} backend cannot make a trainer's inputs resident on its device")
+        batches = fixed_batches((dataset.x_train, dataset.y_train), batch_size)
+        return ArrayInput(batches, functools.partial(put, placement) if put else None)
+    if resident:
+        raise LookupError("TensorFlow's trainers feed a tf.data pipeline: their inputs are not made resident")
     return PipelineInput(repeated_batches(dataset, batch_size), placement)
 
 
@@ -180,11 +195,14 @@ class Trainer:
         options: ModelOptions,
         round_seconds: float,
         steps: int | None = None,
+        resident: bool = False,
     ) -> Trainer:
         """steps: per round, as a compared run timed them; None calibrates them to round_seconds,
-        raised where fit()'s own cost per call would be above MAX_CALL_SHARE of a round."""
+        raised where fit()'s own cost per call would be above MAX_CALL_SHARE of a round.
+        resident: its inputs on the device from the start (training_input)."""
         model = one_execution_per_fit(build_compiled(spec, dataset, placement, options))
-        trainer = cls(where, placement, model, training_input(dataset, batch_size, placement), batch_size)
+        data = training_input(dataset, batch_size, placement, resident)
+        trainer = cls(where, placement, model, data, batch_size)
         trainer.compile_seconds = measure.seconds(lambda: trainer._fit(1))  # first call traces
         if steps:
             trainer.steps = steps

@@ -95,6 +95,10 @@ class Backend:
     # The harness-overhead cells' reference (work/training.HandLoop): (model, the trainer's input,
     # placement, batch size) -> a loop of `steps` hand-written training steps -> the last loss.
     bare_loop: Callable[[Any, Any, Any, int], Callable[[int], Any]] | None = None
+    # (placement, a NumPy array) -> the array on the placement's device, synced: a trainer's
+    # inputs made resident there once, so its rounds copy nothing from the host (the device
+    # speedup without the host-to-device copy). None: the backend feeds its own pipeline.
+    resident: Callable[[Any, Any], Any] | None = None
     # Where its host tensors come from, as machine_info records it (memray sees what it allocates).
     host_allocator: Callable[[], str] = lambda: "the framework's own"
 

@@ -74,6 +74,14 @@ def device_peak(placement: Neutral, work: Callable[[], object], fresh: bool = Fa
     return peak_above_start(read, None, work, fresh)  # JAX has no reset
 
 
+def resident(placement: Neutral, array: Any) -> Any:
+    """The array on the placement's device (Keras' JAX data adapter slices a jax.Array where it
+    lies, so fit() then copies nothing from the host)."""
+    import jax
+
+    return jax.device_put(array, _device(placement)).block_until_ready()
+
+
 def roof(placement: Neutral, dtype: str, sizes: tuple[int, ...], repeats: int) -> Roof:
     """The device's matmul rate and triad bandwidth (roof_kernels.py) through jax.jit. The
     whole product is computed and waited for: a slice of it would let XLA multiply a slice."""
@@ -177,6 +185,7 @@ BACKENDS.register(
         roof=roof,
         gpu_install="pip install 'jax[cuda13]' (or 'jax[cuda12]')",
         bare_loop=bare_loop,
+        resident=resident,
         device_peak_resets=False,
         settle=settle,
     ),

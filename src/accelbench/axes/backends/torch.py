@@ -54,6 +54,17 @@ def device_peak(placement: Neutral, work: Callable[[], object], fresh: bool = Fa
     return peak_above_start(read, lambda: torch.cuda.reset_peak_memory_stats(device), work)
 
 
+def resident(placement: Neutral, array: Any) -> Any:
+    """The array as a tensor on the placement's device (Keras' torch data adapter slices a
+    tensor where it lies, so fit() then copies nothing from the host)."""
+    import torch
+
+    tensor = torch.as_tensor(array).to(_device(placement))
+    if tensor.is_cuda:
+        torch.cuda.synchronize(tensor.device)
+    return tensor
+
+
 def roof(placement: Neutral, dtype: str, sizes: tuple[int, ...], repeats: int) -> Roof:
     """The device's matmul rate and triad bandwidth (roof_kernels.py), each call waited for."""
     import torch
@@ -137,5 +148,6 @@ BACKENDS.register(
         roof=roof,
         gpu_install="pip install torch (PyPI's Linux wheel is a CUDA build)",
         bare_loop=bare_loop,
+        resident=resident,
     ),
 )
