@@ -218,3 +218,21 @@ def test_a_users_layer_counted_honestly_gets_mfu_and_one_counted_far_too_high_fa
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*test_train[[]cpu-bs32-gain_mlp[]]: * FLOP/s executed is *% of this device's*"])
     assert "measurement error" in result.stdout.str()
+
+
+def test_the_tf32_roof_is_float32_work_with_tensorfloat32_allowed_and_only_where_a_gpu_has_it():
+    """The TF32 roof (shown beside float32's on an NVIDIA GPU of compute capability 8.0 or
+    above): measured by the process backend's kernels in float32 storage; no CPU has it, so on
+    this machine it is never asked for, and measuring it leaves float32 IEEE afterwards."""
+    placement = backends.inventory(backends.PROCESS_BACKEND).get("cpu")
+    assert BACKENDS[backends.PROCESS_BACKEND].tf32(placement) is False
+    roof = BACKENDS[backends.PROCESS_BACKEND].roof(placement, roof_kernels.TF32, (64, 128), 1)
+    assert roof.dtype == "tensorfloat32" and roof.flops_per_s > 0 and roof.backend == backends.PROCESS_BACKEND
+    if backends.PROCESS_BACKEND == "tensorflow":
+        import tensorflow as tf
+
+        assert tf.config.experimental.tensor_float_32_execution_enabled() is False
+    if backends.PROCESS_BACKEND == "torch":
+        import torch
+
+        assert torch.backends.cuda.matmul.allow_tf32 is False

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from accelbench.axes import backends
+from accelbench.axes.backends import roof_kernels
 from accelbench.axes.formats import DataError
 from accelbench.axes.precisions import PRECISIONS, REFERENCE_PRECISION
 from accelbench.benches import catalog
@@ -153,8 +154,16 @@ def _measure_roofs(items: list[pytest.Item], state: Session) -> None:
         if not (name and BENCHMARKS[name].held_to_roofs and cell is not None) or item.get_closest_marker("skip"):
             continue
         backend = getattr(cell, "backend", backends.PROCESS_BACKEND)
-        if state.inventory.get(cell.device) is not None and backends.BACKENDS[backend].roof is not None:
-            state.roofs.of(backend, cell.device, PRECISIONS[getattr(cell, "precision", REFERENCE_PRECISION)].compute)
+        placement = state.inventory.get(cell.device)
+        if placement is not None and backends.BACKENDS[backend].roof is not None:
+            dtype = PRECISIONS[getattr(cell, "precision", REFERENCE_PRECISION)].compute
+            state.roofs.of(backend, cell.device, dtype)
+            if (
+                dtype == "float32"
+                and backend == backends.PROCESS_BACKEND
+                and backends.BACKENDS[backend].tf32(placement)
+            ):
+                state.roofs.of(backend, cell.device, roof_kernels.TF32)  # shown beside: cells stay IEEE float32
 
 
 def _read_peak_history(config: pytest.Config, state: Session) -> None:

@@ -95,6 +95,9 @@ class Backend:
     # The harness-overhead cells' reference (work/training.HandLoop): (model, the trainer's input,
     # placement, batch size) -> a loop of `steps` hand-written training steps -> the last loss.
     bare_loop: Callable[[Any, Any, Any, int], Callable[[int], Any]] | None = None
+    # placement -> whether its device computes float32 matmuls in TensorFloat-32 where allowed
+    # (an NVIDIA GPU of compute capability 8.0 or above): its TF32 roof is measured beside float32's
+    tf32: Callable[[Any], bool] = lambda placement: False
     # (placement, a NumPy array) -> the array on the placement's device, synced: a trainer's
     # inputs made resident there once, so its rounds copy nothing from the host (the device
     # speedup without the host-to-device copy). None: the backend feeds its own pipeline.

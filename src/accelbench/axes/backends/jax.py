@@ -74,6 +74,14 @@ def device_peak(placement: Neutral, work: Callable[[], object], fresh: bool = Fa
     return peak_above_start(read, None, work, fresh)  # JAX has no reset
 
 
+def tf32(placement: Neutral) -> bool:
+    """An NVIDIA GPU of compute capability 8.0 or above (JAX's CUDA devices say theirs)."""
+    if placement.kind != "gpu":
+        return False
+    capability = getattr(_device(placement), "compute_capability", None)
+    return capability is not None and float(capability) >= 8.0
+
+
 def resident(placement: Neutral, array: Any) -> Any:
     """The array on the placement's device (Keras' JAX data adapter slices a jax.Array where it
     lies, so fit() then copies nothing from the host)."""
@@ -89,12 +97,16 @@ def roof(placement: Neutral, dtype: str, sizes: tuple[int, ...], repeats: int) -
     import jax.numpy as jnp
 
     device = _device(placement)
-    multiply = jax.jit(jnp.matmul)
+    # float32 runs at HIGHEST (IEEE) whatever the process's default; the TF32 roof at DEFAULT,
+    # which on a GPU that has it is TensorFloat-32
+    precision = jax.lax.Precision.DEFAULT if dtype == roof_kernels.TF32 else jax.lax.Precision.HIGHEST
+    multiply = jax.jit(functools.partial(jnp.matmul, precision=precision))
     keys = jax.random.split(jax.random.key(0))
+    stored = roof_kernels.arrays_dtype(dtype)
 
     def timed(n: int, reps: int) -> float:
-        a = jax.device_put(jax.random.normal(keys[0], (n, n)).astype(dtype), device)
-        b = jax.device_put(jax.random.normal(keys[1], (n, n)).astype(dtype), device)
+        a = jax.device_put(jax.random.normal(keys[0], (n, n)).astype(stored), device)
+        b = jax.device_put(jax.random.normal(keys[1], (n, n)).astype(stored), device)
         return best_seconds(lambda: multiply(a, b).block_until_ready(), reps)
 
     def make_triad(elements: int) -> Callable[[], object]:
@@ -186,6 +198,7 @@ BACKENDS.register(
         gpu_install="pip install 'jax[cuda13]' (or 'jax[cuda12]')",
         bare_loop=bare_loop,
         resident=resident,
+        tf32=tf32,
         device_peak_resets=False,
         settle=settle,
     ),

@@ -269,9 +269,11 @@ def roof(placement: TensorflowPlacement, dtype: str, sizes: tuple[int, ...], rep
     # one trace for every size (TensorFlow warns of a retrace per size otherwise)
     multiply = tf.function(lambda a, b: tf.matmul(a, b)[0, 0], reduce_retracing=True)
 
+    stored = roof_kernels.arrays_dtype(dtype)
+
     def timed(n: int, reps: int) -> float:
-        a = tf.cast(tf.random.normal((n, n)), dtype)
-        b = tf.cast(tf.random.normal((n, n)), dtype)
+        a = tf.cast(tf.random.normal((n, n)), stored)
+        b = tf.cast(tf.random.normal((n, n)), stored)
         # reading one element back waits for the multiply to finish on an accelerator
         return best_seconds(lambda: multiply(a, b).numpy(), reps)
 
@@ -281,8 +283,25 @@ def roof(placement: TensorflowPlacement, dtype: str, sizes: tuple[int, ...], rep
         triad = tf.function(lambda b, c: b + 3.0 * c, jit_compile=True)
         return lambda: triad(b, c)[0].numpy()
 
-    with tf.device(placement.device):
-        return roof_kernels.measured("tensorflow", placement.device, dtype, timed, make_triad, sizes, repeats)
+    allowed = tf.config.experimental.tensor_float_32_execution_enabled()
+    tf.config.experimental.enable_tensor_float_32_execution(dtype == roof_kernels.TF32)  # IEEE otherwise
+    try:
+        with tf.device(placement.device):
+            return roof_kernels.measured("tensorflow", placement.device, dtype, timed, make_triad, sizes, repeats)
+    finally:
+        tf.config.experimental.enable_tensor_float_32_execution(allowed)
+
+
+def tf32(placement: TensorflowPlacement) -> bool:
+    """An NVIDIA GPU of compute capability 8.0 or above (the first of the placement's GPUs)."""
+    import tensorflow as tf
+
+    if placement.kind != "gpu":
+        return False
+    index = int(placement.device.rsplit(":", 1)[-1])
+    gpus = tf.config.list_physical_devices("GPU")
+    details = tf.config.experimental.get_device_details(gpus[index]) if index < len(gpus) else {}
+    return tuple(details.get("compute_capability") or (0, 0)) >= (8, 0)
 
 
 def custom_step(model: Any, optimizer: Any, global_batch: int, jit_compile: bool = False, training: bool = True) -> Any:
@@ -433,6 +452,7 @@ BACKENDS.register(
         quiet_start=start_notices_dropped,
         host_allocator=host_allocator,
         bare_loop=bare_loop,
+        tf32=tf32,
         gpu_install="pip install 'accelbench[tensorflow]' 'tensorflow[and-cuda]' (CUDA 12)",
     ),
 )

@@ -73,9 +73,11 @@ def roof(placement: Neutral, dtype: str, sizes: tuple[int, ...], repeats: int) -
     wait = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
     generator = torch.Generator(device=device).manual_seed(0)
 
+    stored = getattr(torch, roof_kernels.arrays_dtype(dtype))
+
     def timed(n: int, reps: int) -> float:
-        a = torch.randn((n, n), generator=generator, device=device).to(getattr(torch, dtype))
-        b = torch.randn((n, n), generator=generator, device=device).to(getattr(torch, dtype))
+        a = torch.randn((n, n), generator=generator, device=device).to(stored)
+        b = torch.randn((n, n), generator=generator, device=device).to(stored)
         return best_seconds(lambda: (torch.matmul(a, b), wait()), reps)
 
     def make_triad(elements: int) -> Callable[[], object]:
@@ -83,8 +85,21 @@ def roof(placement: Neutral, dtype: str, sizes: tuple[int, ...], repeats: int) -
         b, c = torch.ones((elements,), device=device), torch.full((elements,), 2.0, device=device)
         return lambda: (torch.add(b, c, alpha=3.0, out=a), wait())
 
-    with torch.inference_mode():
-        return roof_kernels.measured("torch", placement.device, dtype, timed, make_triad, sizes, repeats)
+    allowed = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = dtype == roof_kernels.TF32  # IEEE float32 otherwise
+    try:
+        with torch.inference_mode():
+            return roof_kernels.measured("torch", placement.device, dtype, timed, make_triad, sizes, repeats)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = allowed
+
+
+def tf32(placement: Neutral) -> bool:
+    """An NVIDIA GPU of compute capability 8.0 or above."""
+    import torch
+
+    device = _device(placement)
+    return device.startswith("cuda") and torch.cuda.get_device_capability(device) >= (8, 0)
 
 
 def bare_loop(model: Any, data: Any, placement: Neutral, batch_size: int) -> Callable[[int], Any]:
@@ -149,5 +164,6 @@ BACKENDS.register(
         gpu_install="pip install torch (PyPI's Linux wheel is a CUDA build)",
         bare_loop=bare_loop,
         resident=resident,
+        tf32=tf32,
     ),
 )
