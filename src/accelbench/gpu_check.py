@@ -64,6 +64,7 @@ def rows(backend: str, run: Run) -> list[tuple[str, str]]:
         ("devices found", "; ".join(f"{n}: {what}" for n, what in run.machine.get("accelbench_devices", {}).items())),
         ("fingerprint names the accelerator", run.fingerprint_facts.get("accelerators", "?")),
         ("driver among the libraries", run.machine.get("nvidia-driver") or "no nvidia-smi here"),
+        ("CUDA among the libraries", run.machine.get("cuda") or "no nvidia-smi here"),
     ]
     trained = [cell for cell in run.cells_of("train_bench") if cell.samples_per_s]
     for device in ("cpu", "gpu"):
@@ -72,6 +73,15 @@ def rows(backend: str, run: Run) -> list[tuple[str, str]]:
         seen.append((f"a {device} cell runs on the {device}", _where(fastest) if fastest else "no cell ran there"))
     speedups = [f"{cell.name} {Speedup.of(cell.info).speedup:.2f}x" for cell in run.cells_of("device_speedup")]
     seen.append(("GPU over CPU (training)", ", ".join(speedups) or "not measured (no GPU cell ran)"))
+    resident = [
+        f"{cell.name} {Speedup.of(cell.info).speedup_inputs_on_device:.2f}x"
+        for cell in run.cells_of("device_speedup")
+        if Speedup.of(cell.info).speedup_inputs_on_device is not None
+    ]
+    seen.append(("GPU over CPU, inputs on the GPU (no copy)", ", ".join(resident) or "not measured"))
+    calls = [Throughput.of(cell.info).call_share for cell in trained if kind_of(cell.device) == "gpu"]
+    calls = [share for share in calls if share is not None]
+    seen.append(("fit()'s own cost per call, of a gpu round", f"at most {max(calls):.1%}" if calls else "not measured"))
     seen += [
         (
             f"roof of {roof.device} in {roof.dtype}",
