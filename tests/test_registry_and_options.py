@@ -313,3 +313,49 @@ def test_an_ab_run_keeps_the_round_lengths_its_error_rates_were_measured_at(pyte
     assert ab.worker_fields().round_seconds == 0.2
     smoke = PRESETS["smoke"]
     assert presets.for_ab_run(smoke) is smoke  # no A/B lengths of its own: the same preset
+
+
+RAISING_KIND = """
+import accelbench
+from accelbench.benches.base import Bench, Benchmark
+from accelbench.grid.cells import Cell, params
+
+
+class RaisingBench(Bench):
+    def __call__(self, benchmark):
+        benchmark.pedantic(lambda: None, rounds=1, iterations=1)
+        return {}["no such number"]  # the kind's own bug
+
+
+accelbench.register_benchmark(
+    "raising",
+    Benchmark(
+        lambda grid: params(grid, [Cell(d, 1, m) for d in grid.devices for m in grid.models], ()),
+        RaisingBench,
+        "test_raising",
+        file="test_raising.py",
+    ),
+)
+"""
+
+
+def test_a_users_kind_that_raises_stops_the_run_in_one_line_and_is_not_saved_as_a_run(pytester, heavy_imports):
+    """Its code raising is one line naming the kind and the error's last line (the traceback
+    with -v, as for a raising builder); the run stops there and is not autosaved, and the log
+    does not say it saved one."""
+    pytester.makepyfile(raising_kind=RAISING_KIND)
+    pytester.makepyfile(test_raising="def test_raising(benchmark, raising):\n    raising(benchmark)\n")
+    (pytester.path / "baselines").mkdir()
+    common = ("-p", "accelbench.plugin", "-p", "no:cacheprovider", "--modules", "raising_kind", "--preset", "smoke")
+    common += ("--baselines", "baselines", "--models", "mlp,cnn", "--benchmark-storage", "storage")
+    result = pytester.runpytest(*common, "--benchmark-autosave", "test_raising.py")
+    result.assert_outcomes(failed=1)  # the run stopped at the first: the other model's cell never ran
+    result.stdout.fnmatch_lines(
+        ["*test_raising[[]cpu-bs1-mlp[]]: benchmark kind 'raising' raised KeyError: 'no such number'*"]
+    )
+    out = result.stdout.str()
+    assert "Traceback" not in out and "return {}[" not in out
+    assert "Saved benchmark data" not in out and not list((pytester.path / "storage").rglob("*.json"))
+    assert "this run was not saved to .benchmarks: it stopped on an error in your code" in out
+    verbose = pytester.runpytest(*common, "-v", "test_raising.py")
+    assert 'return {}["no such number"]' in verbose.stdout.str()  # the whole traceback under -v

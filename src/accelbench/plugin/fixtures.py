@@ -15,21 +15,52 @@ from __future__ import annotations
 
 import types
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
 from accelbench.benches.base import Bench
 from accelbench.benches.catalog import BENCHMARKS
 from accelbench.plugin.state import session_of
+from accelbench.user_modules import call_user
 
 PLUGIN_NAME = "accelbench-benchmark-fixtures"
 
 
 def bench_for(name: str, request: pytest.FixtureRequest) -> Bench:
-    """The Bench of benchmark kind `name` for the cell pytest parameterized this test with."""
-    made = BENCHMARKS[name].bench(session_of(request.config), request.param, request.node.name)
-    made.setup(request.node)
-    return made
+    """The Bench of benchmark kind `name` for the cell pytest parameterized this test with. A
+    user's kind's comes wrapped (UsersBench): its code raising is the user's code raising."""
+    kind = BENCHMARKS[name].bench
+    if kind.__module__.split(".")[0] == "accelbench":
+        made = kind(session_of(request.config), request.param, request.node.name)
+        made.setup(request.node)
+        return made
+    made = call_user(f"benchmark kind {name!r}", kind, session_of(request.config), request.param, request.node.name)
+    call_user(f"benchmark kind {name!r}: its setup", made.setup, request.node)
+    return UsersBench(name, made)  # type: ignore[return-value]
+
+
+class UsersBench:
+    """A user's kind's Bench, as its test sees it: called, whatever its code raises (its own
+    measuring, its work's builder, a round) stops the run in one line naming the kind and the
+    error's last line, as a user's model builder that raises does (UserCodeFailed; the whole
+    traceback under -v or --tb=long), and the run is not saved as one to compare with. Every
+    other attribute is the Bench's own."""
+
+    def __init__(self, kind: str, bench: Bench) -> None:
+        self._kind, self._bench = kind, bench
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._bench, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:  # the hooks set the Bench's own (extra_info)
+        if name.startswith("_"):
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self._bench, name, value)
+
+    def __call__(self, *args: Any) -> Any:
+        return call_user(f"benchmark kind {self._kind!r}", self._bench, *args)
 
 
 def _fixture(name: str) -> Callable[[pytest.FixtureRequest], Bench]:
