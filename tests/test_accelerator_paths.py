@@ -14,7 +14,7 @@ from accelbench.axes.backends import BACKENDS, Neutral
 from accelbench.environments import Environment
 from accelbench.processes import distributed, job_main
 from accelbench.processes.protocol import Job, RunFields
-from accelbench.processes.workers import Workers
+from accelbench.processes.workers import WorkerPool
 from accelbench.work import memory
 from conftest import needs_tensorflow
 
@@ -77,7 +77,7 @@ def test_the_jax_worker_runs_with_those_settings_and_places_a_cpu_cell_on_the_cp
     environment = Environment(
         "jax", sys.executable, (*base.variables, ("PYTHONPATH", os.pathsep.join([HERE, *sys.path])))
     )
-    pool = Workers(tmp_path)
+    pool = WorkerPool(tmp_path)
     try:
         found = pool.call(environment, "worker_faults:jax_worker_settings", 120)
     finally:
@@ -245,7 +245,7 @@ def test_each_backend_s_bare_loop_trains_the_model_it_is_held_to(backend, tmp_pa
     environment = Environment(
         backend, sys.executable, (*base.variables, ("PYTHONPATH", os.pathsep.join([HERE, *sys.path])))
     )
-    pool = Workers(tmp_path)
+    pool = WorkerPool(tmp_path)
     try:
         found = pool.call(environment, "worker_faults:bare_loop_losses", 300, steps=20)
     finally:
@@ -295,7 +295,7 @@ def test_a_trainer_with_its_inputs_on_the_device_is_fed_the_backends_arrays_and_
     environment = Environment(
         backend, sys.executable, (*base.variables, ("PYTHONPATH", os.pathsep.join([HERE, *sys.path])))
     )
-    pool = Workers(tmp_path)
+    pool = WorkerPool(tmp_path)
     try:
         found = pool.call(environment, "worker_faults:resident_trainer", 300, steps=20)
     finally:

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from accelbench.axes.backends import BACKENDS
-from accelbench.grid.cells import Distributed
+from accelbench.grid.cells import DistributedCell
 from accelbench.processes import distributed
 from accelbench.processes.distributed import Job, JobFailed, WorkerGroup
 from accelbench.processes.protocol import RunFields
@@ -152,7 +152,7 @@ def test_replicas_run_on_the_process_backends_own_job_workers_on_tensorflows_and
     monkeypatch.setitem(BACKENDS._entries, "tensorflow", dataclasses.replace(BACKENDS["tensorflow"], module="absent_"))
     assert distributed.job_backend("replicas", "torch") is None and distributed.job_backend("workers", "jax") is None
     monkeypatch.setattr(bench, "PROCESS_BACKEND", "torch")
-    cell = Distributed("cpu", 256, "mlp", 2, "replicas")
+    cell = DistributedCell("cpu", 256, "mlp", 2, "replicas")
     assert bench.no_job_backend(None, cell) == (
         "replicas cells run on tensorflow or jax (torch has no replicas job): "
         "pip install 'accelbench[tensorflow]' or 'accelbench[jax]'"

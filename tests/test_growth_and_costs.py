@@ -63,7 +63,7 @@ def test_byte_formatting_past_every_unit():
 
 
 def projected(device, seconds, model="mlp", phase="train", target=60_000_000_000):
-    return costs.Projected(model, phase, device, target, seconds, (0.9 * seconds, 1.1 * seconds), ("far",))
+    return costs.ProjectedTime(model, phase, device, target, seconds, (0.9 * seconds, 1.1 * seconds), ("far",))
 
 
 def test_measured_and_assumed_devices_get_hours_and_dollars_each_labelled():
@@ -134,7 +134,7 @@ def test_an_svm_s_peaks_are_measured_in_a_worker_that_never_loads_tensorflow_by_
     from accelbench.axes import data
     from accelbench.axes.models import ModelOptions
     from accelbench.processes.protocol import Cellwork, RunFields
-    from accelbench.processes.workers import WorkerFailed, Workers
+    from accelbench.processes.workers import WorkerFailed, WorkerPool
     from accelbench.run.backend_workers import WITHOUT_TENSORFLOW
 
     sizes = (100, 200, 400)
@@ -142,7 +142,7 @@ def test_an_svm_s_peaks_are_measured_in_a_worker_that_never_loads_tensorflow_by_
     built = dict(
         key="k", where="test_train_data_scaling[cpu-svm]", phase="train", run=run, options=asdict(ModelOptions())
     )
-    pool = Workers(tmp_path)
+    pool = WorkerPool(tmp_path)
     try:
         with pytest.raises(WorkerFailed, match="mlp is a keras model: its peaks are measured where TensorFlow is"):
             pool.call(WITHOUT_TENSORFLOW, Cellwork.GROWTH_WORK.target, 60, **{**built, "model": "mlp"})

@@ -251,3 +251,14 @@ IMPORTS_TENSORFLOW = {"accelbench.axes.backends.tensorflow", "accelbench.process
 def test_only_the_tensorflow_backend_and_tensorflows_own_work_import_tensorflow():
     importing = {module for module, path in module_names().items() if "tensorflow" in third_party_imports(path)}
     assert importing == IMPORTS_TENSORFLOW
+
+
+def test_no_class_name_is_defined_twice():
+    """One name, one meaning (issue 50): a class name that two modules define (a worker's reply
+    and a recorded part, a preset's settings and a result) reads as the same thing where it is not."""
+    defined: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                defined.setdefault(node.name, []).append(str(path.relative_to(PACKAGE)))
+    assert {name: where for name, where in defined.items() if len(where) > 1} == {}

@@ -26,7 +26,7 @@ def test_mfu_is_model_flops_over_the_roof_hfu_executed_flops_and_intensity_flops
     used = utilization(rates, Costs(executed_flops=1.5e7, bytes=4e5), ROOF)
     assert used.mfu == pytest.approx(0.2) and used.hfu == pytest.approx(0.15)
     assert used.arithmetic_intensity == pytest.approx(50.0)
-    assert (used.peak_flops, used.peak_dtype, used.peak_device) == (1e11, "float32", "/CPU:0")
+    assert (used.roof_flops, used.roof_dtype, used.roof_device) == (1e11, "float32", "/CPU:0")
     assert above_the_roof("test_train[cpu-bs32-mlp]", used) is None
     unknown = utilization(Throughput(samples_per_s=1000.0, flops_per_sample="unknown: no counter"), Costs(), ROOF)
     assert unknown == Utilization()  # nothing made up where the FLOPs are not counted
@@ -116,7 +116,7 @@ def test_one_roof_per_run_a_cell_above_it_has_it_measured_again_and_the_earlier_
     cell("late", 100e9)
     for name, share in (("early", 100 / 219.5), ("above", 180 / 219.5), ("late", 100 / 219.5)):
         used = Utilization.of(cells[name])
-        assert used.peak_flops == 219.5e9 and used.mfu == pytest.approx(share), name
+        assert used.roof_flops == 219.5e9 and used.mfu == pytest.approx(share), name
     assert [r.flops_per_s for r in roofs.measured()] == [219.5e9]  # the run saves the one roof it held cells to
 
 
@@ -130,11 +130,11 @@ def test_the_roofs_of_this_cpu_are_measured_by_each_backend_and_below_its_physic
     import os
 
     from accelbench.processes.protocol import Cellwork
-    from accelbench.processes.workers import Workers
+    from accelbench.processes.workers import WorkerPool
 
     if not BACKENDS[backend].installed():
         pytest.skip(BACKENDS[backend].missing_reason())
-    pool = Workers()
+    pool = WorkerPool()
     try:
         wire = pool.call(
             BACKENDS[backend].environment(),
@@ -205,7 +205,7 @@ def test_a_users_layer_counted_honestly_gets_mfu_and_one_counted_far_too_high_fa
     used = Utilization.of(cell["extra_info"])
     assert 0 < used.mfu <= 1.05 and used.arithmetic_intensity > 0
     (roof,) = document["accelbench"][ROOFS_KEY]
-    assert roof["dtype"] == "float32" and used.peak_flops == roof["flops_per_s"]
+    assert roof["dtype"] == "float32" and used.roof_flops == roof["flops_per_s"]
     from accelbench.results.report import markdown, plots
     from accelbench.results.report.runs import load_runs
 
@@ -236,3 +236,14 @@ def test_the_tf32_roof_is_float32_work_with_tensorfloat32_allowed_and_only_where
         import torch
 
         assert torch.backends.cuda.matmul.allow_tf32 is False
+
+
+def test_a_run_saved_before_roofs_were_called_roofs_still_loads_its_utilization():
+    """Compute limits are roofs, never peaks (a peak is memory's): the keys were peak_flops,
+    peak_dtype and peak_device; a run saved then reads back under today's names."""
+    saved = {"peak_flops": 1e11, "peak_dtype": "float32", "peak_device": "/cpu:0", "mfu": 0.5}
+    used = Utilization.of(saved)
+    assert (used.roof_flops, used.roof_dtype, used.roof_device, used.mfu) == (1e11, "float32", "/cpu:0", 0.5)
+    today = Utilization(roof_flops=2e11, roof_dtype="bfloat16", roof_device="gpu:0", roof_backend="jax").entries()
+    assert set(today) == {"roof_flops", "roof_dtype", "roof_device", "roof_backend"}
+    assert Utilization.of({**saved, **today}).roof_flops == 2e11  # today's key first

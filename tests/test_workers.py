@@ -14,7 +14,7 @@ import pytest
 from accelbench.environments import Environment
 from accelbench.plugin import options
 from accelbench.processes import workers
-from accelbench.processes.workers import WorkerFailed, Workers
+from accelbench.processes.workers import WorkerFailed, WorkerPool
 
 HERE = str(Path(__file__).parent)
 B = Environment("B", sys.executable, (("PYTHONPATH", os.pathsep.join([HERE, *sys.path])), ("PLANTED", "yes")))
@@ -23,7 +23,7 @@ C = Environment("C", sys.executable, B.variables[:1])  # the same functions, PLA
 
 @pytest.fixture
 def pool(tmp_path):
-    made = Workers(tmp_path)
+    made = WorkerPool(tmp_path)
     yield made
     made.end()
     assert not [pid for pid in made.pids if workers.alive(pid)]
@@ -111,7 +111,7 @@ def test_a_hung_worker_s_children_die_with_it(pool):
 
 
 def test_end_all_kills_every_process_left(tmp_path):
-    pool = Workers(tmp_path)
+    pool = WorkerPool(tmp_path)
     pids = {pool.call(B, "worker_faults:pid", 30), pool.call(Environment("A"), "os:getpid", 30)}
     assert all(workers.alive(pid) for pid in pids)
     assert pids <= set(workers.end_all())
@@ -144,7 +144,7 @@ def test_workers_ask_malloc_for_huge_pages_unless_the_environment_says_otherwise
 
 
 def test_a_typed_reply_crosses_a_real_worker_as_itself(pool):
-    """cellwork's replies are dataclasses (protocol.Prepared, StepMemory, Described): a worker
+    """cellwork's replies are dataclasses (protocol.Prepared, StepMemoryReply, Described): a worker
     sends their fields as JSON and Cellwork.reply rebuilds the same object on this side."""
     import worker_faults
 

@@ -63,6 +63,9 @@ class Part:
     run, or from a cell that did not measure a field, has None there, never a KeyError."""
 
     KEYS: ClassVar[Mapping[str, str]] = {}  # field -> its key, a template over the NAMING fields
+    # field -> the key runs saved before a rename wrote it under: read where the key is missing,
+    # so an older run still loads (its numbers under today's names)
+    FORMERLY: ClassVar[Mapping[str, str]] = {}
     NAMING: ClassVar[tuple[str, ...]] = ()
     keys: ClassVar[_Keys] = _Keys()  # Part.keys.<field>: its key
 
@@ -89,7 +92,7 @@ class Part:
         return cls(
             **naming,
             **{
-                f.name: info.get(cls.key_for(f.name, **naming))
+                f.name: info.get(cls.key_for(f.name, **naming), info.get(cls.FORMERLY.get(f.name, "")))
                 for f in dataclasses.fields(cls)
                 if f.name not in cls.NAMING
             },
@@ -161,10 +164,17 @@ class Utilization(Part):
     utilization (achieved FLOP/s over the compute roof, as the PaLM paper defines MFU) and
     arithmetic intensity (FLOPs over the bytes a sample moves, estimated per layer: axes/flops.py)."""
 
-    peak_flops: float | None = None  # the compute roof of the cell's device and dtype
-    peak_dtype: str | None = None
-    peak_device: str | None = None  # the device the roof was measured on, as its backend names it (Roof.device)
-    peak_backend: str | None = None  # the backend that measured the roof (Roof.backend; runs saved before: TensorFlow)
+    # A compute limit is a roof, never a peak (a peak is memory's): saved before as peak_*
+    FORMERLY: ClassVar[Mapping[str, str]] = {
+        "roof_flops": "peak_flops",
+        "roof_dtype": "peak_dtype",
+        "roof_device": "peak_device",
+    }
+
+    roof_flops: float | None = None  # the compute roof of the cell's device and dtype
+    roof_dtype: str | None = None
+    roof_device: str | None = None  # the device the roof was measured on, as its backend names it (Roof.device)
+    roof_backend: str | None = None  # the backend that measured the roof (Roof.backend; runs saved before: TensorFlow)
     mfu: float | None = None  # by model FLOPs (the convention's count)
     hfu: float | None = None  # by the FLOPs the kernels execute (padded taps left out): what the roof bounds
     bytes_per_sample: float | None = None

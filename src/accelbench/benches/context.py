@@ -82,10 +82,10 @@ def utilization(throughput: Throughput, costs: Costs, roof: Roof | None) -> Util
         return Utilization(bytes_per_sample=costs.bytes, arithmetic_intensity=intensity)
     executed = costs.executed_flops * throughput.samples_per_s if costs.executed_flops is not None else None
     return Utilization(
-        peak_flops=roof.flops_per_s,
-        peak_dtype=roof.dtype,
-        peak_device=roof.device,
-        peak_backend=roof.backend,
+        roof_flops=roof.flops_per_s,
+        roof_dtype=roof.dtype,
+        roof_device=roof.device,
+        roof_backend=roof.backend,
         mfu=throughput.achieved_flops / roof.flops_per_s,
         hfu=executed / roof.flops_per_s if executed is not None else None,
         bytes_per_sample=costs.bytes,
@@ -101,8 +101,8 @@ def above_the_roof(cell_name: str, used: Utilization) -> str | None:
     if share is None or share <= ABOVE_THE_ROOF:
         return None
     return (
-        f"{cell_name}: {share * used.peak_flops:.3g} FLOP/s executed is {share:.0%} of this device's measured "
-        f"{used.peak_dtype} peak ({used.peak_flops:.3g} FLOP/s; more than {ABOVE_THE_ROOF:.0%} is a measurement "
+        f"{cell_name}: {share * used.roof_flops:.3g} FLOP/s executed is {share:.0%} of this device's measured "
+        f"{used.roof_dtype} roof ({used.roof_flops:.3g} FLOP/s; more than {ABOVE_THE_ROOF:.0%} is a measurement "
         "error: a FLOP count too high, or a clock stopped before the device finished), not a result"
     )
 

@@ -124,7 +124,7 @@ class DataScalingBench(Bench):
             _projected(peak, MEMORY_PROJECTION),
         )
         self.session.projections.append(
-            costs.Projected(
+            costs.ProjectedTime(
                 self.cell.model, self.phase, self.cell.device, target, time.value, time.ci95, tuple(reasons)
             )
         )

@@ -14,7 +14,7 @@ from accelbench import measured
 from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND
 from accelbench.axes.devices import DEVICE_KINDS, REFERENCE_DEVICE, kind_of
 from accelbench.benches.base import Bench, Benchmark
-from accelbench.grid.cells import Cell, Distributed, Grid, device_absent, device_unsupported, params, placeholder
+from accelbench.grid.cells import Cell, DistributedCell, Grid, device_absent, device_unsupported, params, placeholder
 from accelbench.judge import comparison, held_to
 from accelbench.measured import BackendUsed, Threads, Workers
 from accelbench.processes import distributed
@@ -93,7 +93,7 @@ class DistributedBench(ProcessBench):
     scaling efficiency, throughput on N / (N x throughput on one) at the same per-replica batch.
     Each side runs in fresh processes (distributed.py owns them)."""
 
-    cell: Distributed
+    cell: DistributedCell
 
     @property
     def backend(self) -> str:
@@ -153,11 +153,11 @@ def _distributed_cells(grid: Grid, unit: str, devices: Iterable[str]) -> list:
             f"TensorFlow processes: 20-40 s); run them with --preset full",
         )
     batch = max((b for b in grid.batch_sizes if b <= SPREAD_BATCH), default=min(grid.batch_sizes))
-    cells = [Distributed(d, batch, m, grid.replicas, unit) for d in devices for m in grid.trainable_models()]
+    cells = [DistributedCell(d, batch, m, grid.replicas, unit) for d in devices for m in grid.trainable_models()]
     return params(grid, cells, (no_job_backend, device_absent, device_unsupported))
 
 
-def no_job_backend(grid: Grid, cell: Distributed) -> str | None:
+def no_job_backend(grid: Grid, cell: DistributedCell) -> str | None:
     """Replicas run on the process backend where it has a multi-device job (TensorFlow's
     MirroredStrategy, JAX's DataParallel), workers on tf.distribute only; else on TensorFlow
     where it is installed."""

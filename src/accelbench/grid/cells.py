@@ -115,7 +115,7 @@ class SvmCell:
 
 
 @dataclass(frozen=True)
-class Distributed:
+class DistributedCell:
     """One model trained across several replicas of one process, or several worker processes:
     `cpu-bs256-mlp-2workers`. batch_size is per replica."""
 

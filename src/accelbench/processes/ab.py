@@ -25,7 +25,7 @@ from typing import Any
 from accelbench.environments import Environment
 from accelbench.judge import comparison
 from accelbench.processes.protocol import CellSpec, Cellwork, Described, Prepared, RunFields
-from accelbench.processes.workers import WorkerFailed, Workers
+from accelbench.processes.workers import WorkerFailed, WorkerPool
 from accelbench.processes.worktree import Worktree
 
 A_ENVIRONMENT = Environment("A")
@@ -88,7 +88,7 @@ class ABRun:
     setup: Setup
     run_fields: RunFields  # what a worker needs to build a cell as this run does
     cells_judged: int = 1
-    workers: Workers = field(default_factory=Workers)
+    workers: WorkerPool = field(default_factory=WorkerPool)
     described: dict[str, Described] = field(default_factory=dict)
     worktree: Worktree | None = None  # --ab-ref: where A imports the project from
 

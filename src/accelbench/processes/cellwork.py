@@ -17,7 +17,7 @@ from accelbench import user_modules
 from accelbench.axes import backends
 from accelbench.axes.backends import PROCESS_BACKEND
 from accelbench.measured import StepTrace
-from accelbench.processes.protocol import CellSpec, Described, Prepared, RunFields, StepMemory
+from accelbench.processes.protocol import CellSpec, Described, Prepared, RunFields, StepMemoryReply
 from accelbench.work import measure
 from accelbench.work.growth import SizePeaks
 
@@ -114,7 +114,7 @@ def one_prediction(key: str) -> float:
     return measure.seconds(_WORK[key].predict_one)
 
 
-def step_memory(spec: dict[str, Any], steps_measured: int, repeats: int = 1, fresh: bool = False) -> StepMemory:
+def step_memory(spec: dict[str, Any], steps_measured: int, repeats: int = 1, fresh: bool = False) -> StepMemoryReply:
     """A memory cell measured here, as the pytest process measures its own (StepMemoryBench):
     the step built and warmed up, then the backend allocator's device peak where it keeps one,
     memray's host peak over `steps_measured` steps, and the analytic estimate. `fresh`: this
@@ -133,7 +133,7 @@ def step_memory(spec: dict[str, Any], steps_measured: int, repeats: int = 1, fre
     device_peak = backends.device_peak_bytes(PROCESS_BACKEND, site.placement, steps, fresh)
     repeated = [memory.host_peak(steps) for _ in range(repeats - 1)]  # recording: the peak's spread
     host_peak = memory.host_peak(steps)
-    return StepMemory(
+    return StepMemoryReply(
         host_peak_bytes=host_peak,
         host_peak_repeats=repeated,
         device_peak_bytes=device_peak,

@@ -1,6 +1,6 @@
 """What crosses to another process, declared once: the cell a worker builds (CellSpec, with
 the run's settings in RunFields), the calls a worker answers (Cellwork) and their typed replies
-(Prepared, StepMemory, Described), and a tf.distribute job with its result (Job, Result: JSON
+(Prepared, StepMemoryReply, Described), and a tf.distribute job with its result (Job, Result: JSON
 files beside the job's process).
 
 A CellSpec is made from a grid cell in one place (CellSpec.of) and serialized in one place
@@ -70,7 +70,7 @@ class Prepared:
 
 
 @dataclass(frozen=True)
-class StepMemory:
+class StepMemoryReply:
     """A memory cell measured in a worker (Cellwork.STEP_MEMORY), as StepMemoryBench measures one."""
 
     host_peak_bytes: int
@@ -93,7 +93,7 @@ class Described:
 
 REPLIES: dict[Cellwork, type] = {
     Cellwork.PREPARE: Prepared,
-    Cellwork.STEP_MEMORY: StepMemory,
+    Cellwork.STEP_MEMORY: StepMemoryReply,
     Cellwork.DESCRIBE: Described,
     Cellwork.TRACE_STEPS: StepTrace,  # a result part (accelbench.measured): it crosses as itself
     Cellwork.PEAKS_AT: SizePeaks,

@@ -220,7 +220,7 @@ def _exit(code: int) -> str:
 
 
 @dataclass
-class Workers:
+class WorkerPool:
     """One worker per environment, started on first use and ended together."""
 
     folder: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="accelbench-workers-")))

@@ -21,7 +21,7 @@ SECONDS_PER_HOUR = 3600.0
 
 
 @dataclass(frozen=True)
-class Projected:
+class ProjectedTime:
     """One data-scaling cell's time at the target size, as the cost table needs it."""
 
     model: str
@@ -53,7 +53,7 @@ class Projected:
 
 @dataclass(frozen=True)
 class DeviceCost:
-    projected: Projected  # the measurement it comes from (the CPU's, for an assumed device)
+    projected: ProjectedTime  # the measurement it comes from (the CPU's, for an assumed device)
     device: str
     basis: str  # "measured", or "assumed: <speedup>x cpu (--assume-speedup)"
     speedup: float  # over the projected measurement: 1 where measured
@@ -89,7 +89,7 @@ class DeviceCost:
 
 
 def device_costs(
-    projected: Iterable[Projected], assumed_speedups: Mapping[str, float], prices: Mapping[str, float]
+    projected: Iterable[ProjectedTime], assumed_speedups: Mapping[str, float], prices: Mapping[str, float]
 ) -> list[DeviceCost]:
     """Every measured device, then every assumed one (scaled from the CPU's projection) that the
     run did not measure, for each model and phase. Assumptions apply to models that run on

@@ -24,9 +24,9 @@ class BackendWorkers:
         self.run = run
 
     @functools.cached_property
-    def pool(self) -> workers.Workers:
+    def pool(self) -> workers.WorkerPool:
         """One worker per backend, started on first use."""
-        return workers.Workers()
+        return workers.WorkerPool()
 
     def spec(self, kind: str, cell: Cell, tag: str = "") -> dict[str, Any]:
         """The cell as a worker builds it, on the wire (processes.protocol.CellSpec)."""
@@ -39,7 +39,7 @@ class BackendWorkers:
     def call_fresh(self, backend: str, call: Cellwork, **kwargs: Any) -> Any:
         """A cellwork call in a fresh worker of the backend, ended after it: nothing of an earlier
         cell runs there first (an allocator whose peak cannot be reset sees this call's alone)."""
-        pool = workers.Workers()
+        pool = workers.WorkerPool()
         try:
             return call.reply(
                 pool.call(BACKENDS[backend].environment(), call.target, self.run.worker_deadline_s, **kwargs)

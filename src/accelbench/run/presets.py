@@ -12,7 +12,7 @@ from accelbench.work.serving import Batching
 
 
 @dataclass(frozen=True)
-class Memory:
+class MemorySettings:
     """The memory cells' settings beyond one step's peak."""
 
     # Batch sizes whose step peaks fit memory = fixed + per-sample. Not smaller: below about
@@ -23,7 +23,7 @@ class Memory:
 
 
 @dataclass(frozen=True)
-class DataScaling:
+class DataScalingSettings:
     """How the data-scaling cells grow the data: sizes double from `smallest` (training, test
     images) up to all of the data; every size is timed in `rounds` interleaved rounds and its
     host peak taken `memory_repeats` times (a memray tracker costs about 0.4 s once TensorFlow
@@ -38,7 +38,7 @@ class DataScaling:
 
 
 @dataclass(frozen=True)
-class Serving:
+class ServingSettings:
     """How the serving cells run LoadGen (work/serving.py): each run lasts at least
     min_duration_ms and min_query_count queries (--serving-rules mlperf: MLPerf's own); Server's
     peak search tries every batching setting, stopping at qps_precision or max_search_runs."""
@@ -76,9 +76,9 @@ class Preset:
     svm_subsets: tuple[int, ...]  # n-image subsets the SVM is fitted on
     latency_rounds: int  # batch-1 predictions timed for p50/p90/p99
     interleaved_pairs: int  # A/B rounds behind every ratio (speedups, harness overhead)
-    memory: Memory
-    data_scaling: DataScaling
-    serving: Serving
+    memory: MemorySettings
+    data_scaling: DataScalingSettings
+    serving: ServingSettings
     # Multi-device and multi-worker cells: replicas (or worker processes) each; 0 leaves them
     # out (each starts fresh TensorFlow processes: 20-40 s a cell on 2 cores).
     replicas: int = 0
@@ -110,7 +110,7 @@ QUICK_LEAVES_OUT = {
 }
 # Quick serves the MLP (and a user's models) alone, each LoadGen run a quarter of a second:
 # about 6 s for its four scenarios on a 2-core CPU (docs/measurements.md).
-QUICK_SERVING = Serving(
+QUICK_SERVING = ServingSettings(
     models=("mlp",),
     min_duration_ms=250,
     min_query_count=64,
@@ -119,7 +119,7 @@ QUICK_SERVING = Serving(
     max_search_runs=8,
 )
 # The quick and smoke presets' memory cells: the ladder's first three rungs, a short leak watch.
-SHORT_MEMORY = Memory(ladder=(256, 512, 1024), leak_predictions=20, sweep_to_largest=False)
+SHORT_MEMORY = MemorySettings(ladder=(256, 512, 1024), leak_predictions=20, sweep_to_largest=False)
 PRESETS.register(
     "quick",
     Preset(
@@ -137,7 +137,7 @@ PRESETS.register(
         interleaved_pairs=6,
         ab_round_seconds=(0.2, 0.1),
         memory=SHORT_MEMORY,
-        data_scaling=DataScaling(
+        data_scaling=DataScalingSettings(
             smallest=(100, 32),
             models=("svm",),
             rounds=3,
@@ -163,12 +163,12 @@ PRESETS.register(
         svm_subsets=(1000, 2000, 5000),
         latency_rounds=1000,
         interleaved_pairs=15,
-        memory=Memory(
+        memory=MemorySettings(
             ladder=(256, 512, 1024, 2048, 4096),
             leak_predictions=200,
             sweep_to_largest=True,
         ),
-        data_scaling=DataScaling(
+        data_scaling=DataScalingSettings(
             smallest=(250, 128),
             models=ALL_MODELS,
             rounds=5,
@@ -177,7 +177,7 @@ PRESETS.register(
         ),
         # Three maximum batch sizes x two batching timeouts (Triton's max_queue_delay), each
         # searched for its peak QPS under the bound.
-        serving=Serving(
+        serving=ServingSettings(
             models=ALL_MODELS,
             min_duration_ms=2000,
             min_query_count=256,
@@ -207,7 +207,7 @@ PRESETS.register(
         latency_rounds=10,
         interleaved_pairs=5,
         memory=SHORT_MEMORY,
-        data_scaling=DataScaling(
+        data_scaling=DataScalingSettings(
             smallest=(100, 32),
             models=("mlp", "svm"),
             rounds=1,

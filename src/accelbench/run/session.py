@@ -23,7 +23,7 @@ from accelbench.judge.verdicts import Verdicts
 from accelbench.measured import Roof
 from accelbench.processes import ab, workers
 from accelbench.processes.protocol import Cellwork
-from accelbench.results.costs import Projected
+from accelbench.results.costs import ProjectedTime
 from accelbench.run import presets
 from accelbench.run.backend_workers import BackendWorkers
 from accelbench.run.built import BuiltWork
@@ -37,7 +37,7 @@ class Session:
         self.run = run
         # every finished cell's extra_info: the summary tables, the JSON's untimed cells
         self.cells: dict[str, dict] = {}
-        self.projections: list[Projected] = []  # data-scaling cells' projections, for the cost table
+        self.projections: list[ProjectedTime] = []  # data-scaling cells' projections, for the cost table
         self.progress = progress.Progress()  # silent until the plugin gives it pytest's terminal
         self.deferred: list[tuple[str, Callable[[], None]]] = []  # (what, work) after the last cell: step traces
         self.notes: list[str] = []  # shown at the end of the run (baselines written or refused)

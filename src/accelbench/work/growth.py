@@ -45,7 +45,7 @@ def subsets(arrays: tuple[np.ndarray, ...], seed: int) -> tuple[np.ndarray, ...]
     return tuple(a[order] for a in arrays)
 
 
-class Work:
+class GrowthWork:
     """One phase of one model, run on the first n images."""
 
     unit: int = 1  # sizes are multiples of this
@@ -56,7 +56,7 @@ class Work:
 
 
 @dataclass
-class KerasEpoch(Work):
+class KerasEpoch(GrowthWork):
     """One epoch of the recipe: fit() on n images at the recipe's batch size, shuffled, as a user
     trains. Every size is whole batches, so the step is traced once."""
 
@@ -86,7 +86,7 @@ PREDICT_BATCH = 32  # Keras's own default for predict(): what model.predict(x) d
 
 
 @dataclass
-class KerasPrediction(Work):
+class KerasPrediction(GrowthWork):
     """predict() of n test images at Keras's default batch of 32 (the weights do not change the
     time). Every size is whole batches, so the prediction is traced once."""
 
@@ -107,7 +107,7 @@ class KerasPrediction(Work):
 
 
 @dataclass
-class EstimatorFit(Work):
+class EstimatorFit(GrowthWork):
     """A scikit-learn fit on n flattened images (the RBF SVM study's fit time)."""
 
     spec: ModelSpec
@@ -128,7 +128,7 @@ class EstimatorFit(Work):
 
 
 @dataclass
-class EstimatorPrediction(Work):
+class EstimatorPrediction(GrowthWork):
     """predict() of n flattened test images by the estimator test_inference measures."""
 
     estimator: Any
@@ -151,7 +151,7 @@ class Phase:
     name: str
     slot: int  # its place in (training, test) pairs: the preset's smallest sizes, --target-sizes
     images: Callable[[Dataset], np.ndarray]
-    works: dict[str, Callable[..., Work]]  # by the model's framework
+    works: dict[str, Callable[..., GrowthWork]]  # by the model's framework
 
 
 PHASES: Registry[Phase] = Registry("data-scaling phase")
@@ -184,7 +184,7 @@ class SizePeaks:
         object.__setattr__(self, "peaks", tuple(self.peaks))
 
 
-def peaks_at(work: Work, size: int, repeats: int) -> SizePeaks:
+def peaks_at(work: GrowthWork, size: int, repeats: int) -> SizePeaks:
     """Warm the size up (tracing at its shapes), then take its host peak `repeats` times.
 
     Runs outside any test body: memray runs one tracker at a time, and pytest-memray may be
@@ -226,7 +226,7 @@ def measure_peaks(
 
 
 def time_rounds(
-    work: Work, sizes: tuple[int, ...], rounds: int, say: Callable[[str], None] = progress.quiet
+    work: GrowthWork, sizes: tuple[int, ...], rounds: int, say: Callable[[str], None] = progress.quiet
 ) -> tuple[tuple[float, ...], ...]:
     """Seconds of every size in every round, the sizes taken in turn within each round: a slow
     spell on a shared machine then touches all sizes alike instead of bending the curve."""

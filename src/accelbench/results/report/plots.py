@@ -381,9 +381,9 @@ def roofline(runs: Sequence[Run]) -> list[Plot]:
         for cell in run.cells_of("train_bench", "inference_bench"):
             used = Utilization.of(cell.info)
             share = used.hfu if used.hfu is not None else used.mfu
-            if used.arithmetic_intensity and share is not None and used.peak_flops and used.peak_device:
-                key = (used.peak_backend or "tensorflow", used.peak_device, used.peak_dtype)
-                points.setdefault(key, []).append((cell, used.arithmetic_intensity, share * used.peak_flops))
+            if used.arithmetic_intensity and share is not None and used.roof_flops and used.roof_device:
+                key = (used.roof_backend or "tensorflow", used.roof_device, used.roof_dtype)
+                points.setdefault(key, []).append((cell, used.arithmetic_intensity, share * used.roof_flops))
     shown = [key for key in roofs if key in points]
     if not shown:
         return []
