@@ -166,8 +166,9 @@ def registries_as_they_were():
     from accelbench.axes.data import DATASETS
     from accelbench.axes.models import MODELS
     from accelbench.benches.catalog import BENCHMARKS
+    from accelbench.judge.gates import GATES
 
-    saved = [(registry, dict(registry._entries)) for registry in (MODELS, DATASETS, BENCHMARKS)]
+    saved = [(registry, dict(registry._entries)) for registry in (MODELS, DATASETS, BENCHMARKS, GATES)]
     yield
     for registry, entries in saved:
         registry._entries.clear()

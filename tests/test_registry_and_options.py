@@ -1,6 +1,8 @@
 """Registries and option parsers: duplicates rejected, unknown names list the choices."""
 
 import importlib.util
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -359,3 +361,77 @@ def test_a_users_kind_that_raises_stops_the_run_in_one_line_and_is_not_saved_as_
     assert "this run was not saved to .benchmarks: it stopped on an error in your code" in out
     verbose = pytester.runpytest(*common, "-v", "test_raising.py")
     assert 'return {}["no such number"]' in verbose.stdout.str()  # the whole traceback under -v
+
+
+GATED_KIND = """
+import os
+import time
+
+import accelbench
+from accelbench.benches.base import Bench, Benchmark
+from accelbench.grid.cells import Cell, params
+
+
+class BatchOfOneBench(Bench):
+    '''The time of one prediction of one sample, gated: at most 50% slower than its baseline.'''
+
+    def __call__(self, benchmark):
+        model = self.session.built.site(self.cell).keras_model()
+        sample = self.dataset.x_test[:1]
+        model.predict_on_batch(sample)
+
+        def predict():
+            start = time.perf_counter()
+            model.predict_on_batch(sample)
+            if os.environ.get("PLANTED_SLOWDOWN"):  # the planted fault: 3x the time
+                time.sleep(2 * (time.perf_counter() - start))
+
+        benchmark.pedantic(predict, rounds=30, iterations=1)
+        seconds = sorted(benchmark.stats.stats.data)[:10]  # the fast third: noise only adds
+        value = 1e3 * sum(seconds) / len(seconds)
+        self.extra_info["one_sample_ms"] = value
+        self.verdicts.against_baseline(self.name, self.gates["one_sample_ms"], value)
+
+
+accelbench.register_gate("one_sample_ms", "rise", 0.5)
+accelbench.register_benchmark(
+    "one_sample",
+    Benchmark(
+        lambda grid: params(grid, [Cell(d, 1, m) for d in grid.devices for m in grid.models], ()),
+        BatchOfOneBench,
+        "test_one_sample",
+        judges=("one_sample_ms",),
+        file="test_one_sample.py",
+    ),
+)
+"""
+
+
+def test_a_users_kind_gates_its_own_number_through_the_public_gate_registration(pytester, heavy_imports, monkeypatch):
+    """register_gate: a rule and a tolerance, baselines keyed by this machine and recorded by
+    --update-baselines; unchanged code passes, a planted 3x slowdown fails naming cell, baseline,
+    value and tolerance; bad words are one line naming the choices."""
+    import accelbench
+
+    pytester.makepyfile(gated_kind=GATED_KIND)
+    pytester.makepyfile(test_one_sample="def test_one_sample(benchmark, one_sample):\n    one_sample(benchmark)\n")
+    (pytester.path / "baselines").mkdir()
+    common = ("-p", "accelbench.plugin", "-p", "no:cacheprovider", "--modules", "gated_kind", "--preset", "smoke")
+    common += ("--baselines", "baselines", "--models", "mlp", "test_one_sample.py")
+    pytester.runpytest(*common, "--update-baselines").assert_outcomes(passed=1)
+    stored = json.loads((pytester.path / "baselines" / "one_sample_ms.json").read_text())
+    assert "one_sample_ms" in json.dumps(stored)
+    pytester.runpytest(*common).assert_outcomes(passed=1)
+    monkeypatch.setenv("PLANTED_SLOWDOWN", "1")
+    slower = pytester.runpytest(*common)
+    slower.assert_outcomes(failed=1)
+    slower.stdout.fnmatch_lines(
+        ["*one_sample_ms regression in test_one_sample[[]cpu-bs1-mlp[]]: measured *, baseline *"]
+    )
+    for bad, says in (
+        (dict(rule="faster"), "rule 'faster' is not one of drop, rise, absolute_drop"),
+        (dict(rule="rise", keyed_by="weather"), "keyed_by 'weather' is not one of machine, data"),
+        (dict(rule="rise", tolerance=-1), "tolerance -1 must be a number >= 0"),
+    ):
+        with pytest.raises(ValueError, match=re.escape(says)):
+            accelbench.register_gate("x", **{"tolerance": 0.1, **bad})

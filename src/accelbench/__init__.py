@@ -14,6 +14,8 @@ declarations in a module of your own and name it once, in the ini key `accelbenc
     accelbench.register_model(accelbench.ModelSpec("tiny", "a linear classifier", build))
 """
 
+import sys
+
 from accelbench.axes.data import DATASETS, Dataset
 from accelbench.axes.models import MODELS, ModelOptions, ModelSpec
 
@@ -25,6 +27,7 @@ __all__ = [
     "ModelSpec",
     "register_benchmark",
     "register_dataset",
+    "register_gate",
     "register_layer_flops",
     "register_model",
     "register_work",
@@ -77,3 +80,40 @@ def register_benchmark(name: str, benchmark, *sections) -> None:
 
     benchmark = dataclasses.replace(benchmark, sections=(*benchmark.sections, *sections))
     BENCHMARKS.register(name, benchmark, origin=benchmark.bench.__module__)
+
+
+# register_gate's rules by the word a user gives: what a number may not do past its tolerance
+GATE_RULES = {
+    "drop": "RelativeDrop",  # a rate: may not fall by more than the tolerance, as a fraction
+    "rise": "RelativeRise",  # a time or a size: may not rise by more than the tolerance
+    "absolute_drop": "AbsoluteDrop",  # an accuracy: may not fall by more than the tolerance itself
+}
+# what a baseline is keyed by: this machine (its hardware fingerprint) and the data's name, or
+# the data alone (a number that holds across machines, as accuracy from a fixed seed does)
+GATE_KEYS = {"machine": 1, "data": 0}
+
+
+def register_gate(metric: str, rule: str, tolerance: float, keyed_by: str = "machine") -> None:
+    """Hold a number of your kind to stored baselines, as the built-in gates hold theirs: `rule`
+    is "drop" (a rate may not fall by more than `tolerance`, a fraction), "rise" (a time or a
+    size may not rise by more) or "absolute_drop" (may not fall by more than `tolerance`
+    itself); `keyed_by` "machine" (this machine's hardware fingerprint and the data's name) or
+    "data" (the data alone). The baselines live in `<metric>.json` under --baselines, written
+    by --update-baselines. Your Bench hands a number over with
+    `self.verdicts.against_baseline(self.name, self.gates[metric], value)`: the verdict names
+    the cell, the baseline, the value and the tolerance, and a machine with no baseline reads
+    `ungated`. Bad words are one ValueError naming the choices."""
+    from accelbench.judge import rules
+    from accelbench.judge.gates import GATES, GateSpec
+
+    if rule not in GATE_RULES:
+        raise ValueError(f"gate {metric!r}: rule {rule!r} is not one of {', '.join(GATE_RULES)}")
+    if keyed_by not in GATE_KEYS:
+        raise ValueError(f"gate {metric!r}: keyed_by {keyed_by!r} is not one of {', '.join(GATE_KEYS)}")
+    if not tolerance >= 0:
+        raise ValueError(f"gate {metric!r}: tolerance {tolerance!r} must be a number >= 0")
+    made = getattr(rules, GATE_RULES[rule])(float(tolerance))
+    fingerprints = GATE_KEYS[keyed_by]
+    keys = (lambda s: (s.hardware, s.dataset.name)) if fingerprints else (lambda s: (s.dataset.key,))
+    spec = GateSpec(metric, f"{metric}.json", keys, lambda tolerances: made, fingerprints=fingerprints)
+    GATES.register(metric, spec, origin=sys._getframe(1).f_globals.get("__name__"))  # the declaring module
