@@ -10,7 +10,7 @@ from pathlib import Path
 import accelbench
 from accelbench.benches.base import Bench, Benchmark
 from accelbench.benches.timed_work import time_work
-from accelbench.grid.cells import Cell, params
+from accelbench.grid.cells import Cell, backend_cells, params
 from accelbench.measured import Part, Timed
 from accelbench.results.summary import Section
 
@@ -60,7 +60,8 @@ accelbench.register_work("first_prediction", load_and_predict)
 accelbench.register_benchmark(
     "first_prediction",
     Benchmark(
-        lambda grid: params(grid, [Cell(device, 1, model) for device in grid.devices for model in grid.models], ()),
+        # over the run's devices and models, and (backend_cells) its backends and precisions
+        lambda grid: params(grid, backend_cells(grid, [Cell(d, 1, m) for d in grid.devices for m in grid.models]), ()),
         FirstPredictionBench,
         "test_first_prediction",
         ab=True,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from accelbench.axes.backends import PROCESS_BACKEND
+from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND
 from accelbench.judge.fingerprint import Fingerprint
 from accelbench.run.presets import PRESETS
 from conftest import needs_tensorflow
@@ -1455,3 +1455,25 @@ def test_one_recording_stores_a_steadied_peak_without_a_spread_and_a_halved_base
     text = run(suite, *args).stdout.str()
     missed = [cell for cell in must_fail if f"peak_memory_bytes regression in {cell}" not in text]
     assert not missed, f"halved baselines that passed: {missed}"
+
+
+@pytest.mark.slow(25)
+def test_a_users_kind_runs_on_each_backend_asked_for_with_the_built_ins_ids(pytester, heavy_imports):
+    """Issue 50's case: `--backends tensorflow,jax` ran a user's kind on TensorFlow only. Its
+    cells through backend_cells run on each backend asked for, named as the built-ins' are, the
+    JAX cell in JAX's worker, and the summary keeps both numbers."""
+    if not (BACKENDS["tensorflow"].installed() and BACKENDS["jax"].installed()):
+        pytest.skip("needs TensorFlow and JAX")
+    saved = pytester.path / "run.json"
+    result = run(pytester, *user_kind(pytester), "--backends", "tensorflow,jax", f"--benchmark-json={saved}")
+    result.assert_outcomes(passed=2)
+    cells = {cell["name"]: cell["extra_info"] for cell in json.loads(saved.read_text())["benchmarks"]}
+    assert set(cells) == {
+        "test_first_prediction[tensorflow-cpu-bs1-mlp]",
+        "test_first_prediction[jax-cpu-bs1-mlp]",
+    }
+    assert cells["test_first_prediction[jax-cpu-bs1-mlp]"]["backend"] == "jax"
+    assert all(info["first_prediction_ms"] > 0 for info in cells.values())
+    result.stdout.fnmatch_lines(
+        ["time to a first prediction after load, median round", "cpu *mlp on tensorflow *ms", "cpu *mlp on jax *ms"]
+    )

@@ -435,3 +435,12 @@ def test_a_users_kind_gates_its_own_number_through_the_public_gate_registration(
     ):
         with pytest.raises(ValueError, match=re.escape(says)):
             accelbench.register_gate("x", **{"tolerance": 0.1, **bad})
+
+
+def test_the_extending_page_shows_the_users_kind_word_for_word():
+    """docs/extending.md holds the example kind inline (an include line shows nothing on GitHub);
+    this keeps its copy the module the tests run."""
+    root = Path(__file__).resolve().parents[1]
+    page = (root / "docs" / "extending.md").read_text()
+    block = page.split("``` { .python }\n", 1)[1].split("```\n", 1)[0]
+    assert block == (root / "tests" / "first_prediction_kind.py").read_text()
