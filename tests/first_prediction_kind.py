@@ -33,6 +33,10 @@ class LoadAndPredict:
     def flops_per_sample(self):
         return None  # loading is not counted in FLOPs
 
+    def measured(self):
+        """A number of its own, wherever the work ran (here, or a backend's worker)."""
+        return {"saved_model_bytes": Path(self.path).stat().st_size}
+
 
 def load_and_predict(site, steps):
     """Built the same in the pytest process and in an A/B or backend worker."""
@@ -46,6 +50,7 @@ def load_and_predict(site, steps):
 @dataclass(frozen=True)
 class FirstPrediction(Part):
     first_prediction_ms: float | None = None
+    saved_model_bytes: int | None = None
 
 
 class FirstPredictionBench(Bench):

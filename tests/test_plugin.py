@@ -1474,6 +1474,8 @@ def test_a_users_kind_runs_on_each_backend_asked_for_with_the_built_ins_ids(pyte
     }
     assert cells["test_first_prediction[jax-cpu-bs1-mlp]"]["backend"] == "jax"
     assert all(info["first_prediction_ms"] > 0 for info in cells.values())
+    # the work's own number, measured in the pytest process and in JAX's worker alike
+    assert all(info["saved_model_bytes"] > 1000 for info in cells.values()), cells
     result.stdout.fnmatch_lines(
         ["time to a first prediction after load, median round", "cpu *mlp on tensorflow *ms", "cpu *mlp on jax *ms"]
     )

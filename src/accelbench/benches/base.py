@@ -6,7 +6,7 @@ a step trace, step_trace.py's."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,11 +70,12 @@ class Bench:
     def setup(self, node: pytest.Item) -> None:
         """Work done when the fixture is made, before the test body (which pytest-memray may track)."""
 
-    def record(self, *parts: Part) -> None:
+    def record(self, *parts: Part | Mapping[str, Any]) -> None:
         """The one place a cell's result goes into its extra_info: typed parts, each written
-        under its fields' keys (accelbench.measured)."""
+        under its fields' keys (accelbench.measured), or a work's own numbers as it named them
+        (work.kinds.its_own)."""
         for part in parts:
-            self.extra_info.update(part.entries())
+            self.extra_info.update(part if isinstance(part, Mapping) else part.entries())
 
     def time_rounds(
         self,

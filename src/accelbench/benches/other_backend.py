@@ -91,6 +91,7 @@ def time_in_worker(bench: Bench, benchmark: Any, kind: str) -> None:
             setup=partner.setup if partner else None,
             teardown=partner.teardown if partner else None,
         )
+        bench.record(call(Cellwork.ITS_OWN))  # the work's own numbers, measured there
     inside = inside[BACKEND_WARMUP_ROUNDS : BACKEND_WARMUP_ROUNDS + bench.preset.rounds]
     rates = throughput(
         built.samples_per_round,

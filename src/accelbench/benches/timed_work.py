@@ -18,7 +18,7 @@ from accelbench.benches import ab_cell, other_backend
 from accelbench.benches.base import Bench
 from accelbench.benches.context import backend_here, precision_used, record_rates, throughput
 from accelbench.measured import Throughput
-from accelbench.work.kinds import Work, call_cost, costs_of, jit_compiled
+from accelbench.work.kinds import Work, call_cost, costs_of, its_own, jit_compiled
 
 
 def time_work(bench: Bench, benchmark: Any, kind: str) -> Work | None:
@@ -43,5 +43,6 @@ def time_work(bench: Bench, benchmark: Any, kind: str) -> Work | None:
         **call_cost(work),
     )
     record_rates(bench, rates, costs_of(work))
+    bench.record(its_own(work))  # the work's own numbers, as a backend's worker returns them
     ab_cell.against_b(bench, kind, work.steps)
     return work

@@ -109,6 +109,13 @@ def one_round(key: str) -> float:
     return measure.seconds(_WORK[key].run_round)
 
 
+def its_own(key: str) -> dict[str, Any]:
+    """The numbers the cell's work measured of its own, after its rounds (work.kinds.its_own)."""
+    from accelbench.work.kinds import its_own as numbers
+
+    return numbers(_WORK[key])
+
+
 def one_prediction(key: str) -> float:
     """Seconds of one prediction that waits for its result (a latency cell's sample), timed here."""
     return measure.seconds(_WORK[key].predict_one)

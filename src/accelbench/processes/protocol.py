@@ -28,6 +28,7 @@ class Cellwork(enum.Enum):
     PREPARE = "prepare"  # build and warm up a cell's work: (spec, steps) -> what it built
     ONE_ROUND = "one_round"  # (key) -> seconds of one round
     ONE_PREDICTION = "one_prediction"  # (key) -> seconds of one waited-for prediction
+    ITS_OWN = "its_own"  # (key) -> the work's own numbers (work.kinds.its_own), after its rounds
     PEAK = "peak"  # (key) -> host bytes of one round (memray)
     FORGET = "forget"  # (key) -> drop the built work
     RECIPE_RUN = "recipe_run"  # (spec, epochs, target) -> the recipe's RecipeRun fields

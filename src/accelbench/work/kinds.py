@@ -76,6 +76,18 @@ def call_cost(work: Work) -> dict[str, float | None]:
     return {"call_seconds": getattr(work, "call_seconds", None), "call_share": getattr(work, "call_share", None)}
 
 
+def its_own(work: Work) -> dict[str, Any]:
+    """The numbers a work measured of its own (a user's kind's: a size, a count, a time the
+    rounds do not show), from its optional `measured()` method, as {extra_info key: a number or
+    a string}: recorded into the cell's extra_info wherever the work ran, this process or a
+    backend's worker. A work without the method has none."""
+    measured = getattr(work, "measured", None)
+    found = measured() if callable(measured) else {}
+    if not isinstance(found, dict) or not all(isinstance(key, str) for key in found):
+        raise TypeError(f"{type(work).__name__}.measured() must return a dict of str keys, not {found!r}")
+    return found
+
+
 def jit_compiled(work: Work) -> bool:
     """Whether the work's Keras model runs under XLA (an estimator's work has no model)."""
     return bool(getattr(getattr(work, "model", None), "jit_compile", False))
