@@ -209,7 +209,7 @@ def test_a_layer_with_weights_and_no_counter_makes_the_count_unknown_naming_it(h
         "unknown: FLOPs not counted for my_scale (Scale): has weights and no counter; "
         "register a counter with accelbench.register_layer_flops"
     )
-    table = {layer.kind: layer for layer in counted.layers}
+    table = {layer.layer_class: layer for layer in counted.layers}
     assert table["Scale"].forward_flops is None and table["Dense"].forward_flops == 2 * 8 * 4
     # a layer without weights whose size is unknown (a sequence of any length) is not a 0 either
     steps = keras.Input((None, 8))
@@ -240,7 +240,7 @@ def test_nested_models_are_walked_and_a_users_counter_is_used(heavy_imports):
         inputs = keras.Input((8,))
         model = keras.Model(inputs, keras.layers.Dense(2)(inner(inputs)))
         counted = flops.count(model)
-        assert [layer.path.split("/")[0] for layer in counted.layers if layer.kind != "InputLayer"][:2] == [
+        assert [layer.path.split("/")[0] for layer in counted.layers if layer.layer_class != "InputLayer"][:2] == [
             "inner",
             "inner",
         ]

@@ -226,5 +226,5 @@ def test_the_trend_page_has_a_plot_for_the_changed_series_and_one_for_the_rest(t
         saved_run(tmp_path, number, {"mlp": noisy(rng, 40e-6 if number >= 6 else 20e-6), "cnn": noisy(rng, 50e-6)})
     assert cli.main(["history", str(tmp_path), "-o", str(tmp_path / "history.html")]) == 0
     page = (tmp_path / "history.html").read_text()
-    assert page.count("data-kind='trend'") == 2 and "series with a change of level" in page
+    assert page.count("data-plot='trend'") == 2 and "series with a change of level" in page
     assert "data:image/png;base64," in page

@@ -258,7 +258,7 @@ def test_report_of_one_run_has_every_cell_and_a_plot_of_each_kind(tmp_path, two_
     for name in names_of(two_runs[0]):
         assert name in page, name
     kinds = re.findall(
-        r"<figure data-kind='([a-z ]+)'><h3>[^<]*</h3><img alt='[^']*' src='data:image/png;base64,", page
+        r"<figure data-plot='([a-z ]+)'><h3>[^<]*</h3><img alt='[^']*' src='data:image/png;base64,", page
     )
     assert {"throughput", "speedup", "memory", "data size", "accuracy", "serving"} <= set(kinds)
     assert "Its logs: <a href='file:///" in page and "test_serving-cpu-mlp-server" not in page  # the run's folder
@@ -482,7 +482,7 @@ def test_the_report_draws_the_plots_a_run_names_and_leaves_out_a_name_it_does_no
     document["accelbench"] = {**document.get("accelbench", {}), "schema": 2, "plots": ["speedup", "no_such_plot"]}
     path = tmp_path / "run.json"
     path.write_text(json.dumps(document))
-    assert {plot.kind for plot in plots.all_plots(load_runs([path]))} == {"speedup"}
+    assert {plot.name for plot in plots.all_plots(load_runs([path]))} == {"speedup"}
 
 
 def test_a_run_of_a_newer_schema_is_one_line_and_an_older_one_loads(tmp_path, capsys):
@@ -495,7 +495,7 @@ def test_a_run_of_a_newer_schema_is_one_line_and_an_older_one_loads(tmp_path, ca
     assert loaded.sections == SCHEMA_0_SECTIONS and loaded.plots is None
     titles = [table.title for table in summary.tables(tagged_cells([loaded]), sections_of([loaded]))]
     assert "training throughput (samples/s), median round" in titles
-    assert [plot.kind for plot in plots.all_plots([loaded])][:1] == ["throughput"]
+    assert [plot.name for plot in plots.all_plots([loaded])][:1] == ["throughput"]
     newer = tmp_path / "newer.json"
     document = run_document()
     document["accelbench"]["schema"] = 99

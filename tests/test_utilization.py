@@ -211,7 +211,7 @@ def test_a_users_layer_counted_honestly_gets_mfu_and_one_counted_far_too_high_fa
 
     runs = load_runs([saved])  # the pull request's comment says what the utilization is taken against
     assert "### Roofs, measured" in markdown.render(runs) and "roofs of " in markdown.render(runs)
-    assert [plot.kind for plot in plots.all_plots(runs) if plot.kind == "roofline"] == ["roofline"]
+    assert [plot.name for plot in plots.all_plots(runs) if plot.name == "roofline"] == ["roofline"]
 
     pytester.makepyfile(my_models=USER_MODEL.format(counted=10**9))
     result = smoke(pytester, *cells)

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from accelbench.axes.backends import BACKENDS, EXTRAS
-from accelbench.axes.devices import kind_of
+from accelbench.axes.devices import type_of
 from accelbench.measured import Latency, PrecisionUsed, Serving, Speedup, StepMemory, Throughput, Timed, Utilization
 from accelbench.results.report.runs import ReportError, Run, load_run
 from accelbench.results.summary import CellRecord
@@ -68,7 +68,7 @@ def rows(backend: str, run: Run) -> list[tuple[str, str]]:
     ]
     trained = [cell for cell in run.cells_of("train_bench") if cell.samples_per_s]
     for device in ("cpu", "gpu"):
-        on = [cell for cell in trained if kind_of(cell.device) == device]
+        on = [cell for cell in trained if type_of(cell.device) == device]
         fastest = max(on, key=lambda cell: cell.samples_per_s or 0.0) if on else None
         seen.append((f"a {device} cell runs on the {device}", _where(fastest) if fastest else "no cell ran there"))
     speedups = [f"{cell.name} {Speedup.of(cell.info).speedup:.2f}x" for cell in run.cells_of("device_speedup")]
@@ -79,7 +79,7 @@ def rows(backend: str, run: Run) -> list[tuple[str, str]]:
         if Speedup.of(cell.info).speedup_inputs_on_device is not None
     ]
     seen.append(("GPU over CPU, inputs on the GPU (no copy)", ", ".join(resident) or "not measured"))
-    calls = [Throughput.of(cell.info).call_share for cell in trained if kind_of(cell.device) == "gpu"]
+    calls = [Throughput.of(cell.info).call_share for cell in trained if type_of(cell.device) == "gpu"]
     calls = [share for share in calls if share is not None]
     seen.append(("fit()'s own cost per call, of a gpu round", f"at most {max(calls):.1%}" if calls else "not measured"))
     seen += [

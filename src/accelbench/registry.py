@@ -18,8 +18,8 @@ class UnknownName(KeyError):
 class Registry(Generic[T]):
     """Holds named entries (models, datasets, ...) registered once each."""
 
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
+    def __init__(self, noun: str) -> None:
+        self.noun = noun
         self._entries: dict[str, T] = {}
         self._origins: dict[str, str] = {}  # name -> the module that declared it, where one said
 
@@ -27,7 +27,7 @@ class Registry(Generic[T]):
         """Add an entry; a name taken is refused, unless `origin` (the declaring module) declared
         it: a module imported anew (pytester's runs, importlib.reload) replaces its own entries."""
         if name in self._entries and (origin is None or self._origins.get(name) != origin):
-            raise ValueError(f"{self.kind} {name!r} is already registered")
+            raise ValueError(f"{self.noun} {name!r} is already registered")
         self._entries[name] = entry
         if origin is not None:
             self._origins[name] = origin
@@ -37,7 +37,7 @@ class Registry(Generic[T]):
         try:
             return self._entries[name]
         except KeyError:
-            raise UnknownName(f"unknown {self.kind} {name!r}; choose from: {', '.join(self.names())}") from None
+            raise UnknownName(f"unknown {self.noun} {name!r}; choose from: {', '.join(self.names())}") from None
 
     def __contains__(self, name: object) -> bool:
         return name in self._entries

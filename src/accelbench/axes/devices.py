@@ -1,8 +1,8 @@
-"""Device kinds (DEVICE_KINDS: cpu, gpu, tpu), the names --devices takes, and the inventory of
+"""Device kinds (DEVICE_TYPES: cpu, gpu, tpu), the names --devices takes, and the inventory of
 the devices a run found. Finding and placing them is the backend's (axes/backends/): a
 TensorFlow device scope or tf.distribute strategy there, keras.device elsewhere.
 
-A device kind is one DeviceKind entry here: the names --devices accepts for it, whether it
+A device type is one DeviceType entry here: the names --devices accepts for it, whether it
 is an accelerator (its own allocator's memory, XLA as Keras chooses, the largest batch found
 by real steps), and whether it hosts the multi-replica cells."""
 
@@ -29,17 +29,17 @@ def parse_devices(text: str) -> tuple[str, ...]:
     bad = [word for word in words if not _named(word)]
     if bad:
         raise ValueError(
-            f"unknown device {bad[0]!r}; use {', '.join(kind.usage for kind in DEVICE_KINDS.values())} or all"
+            f"unknown device {bad[0]!r}; use {', '.join(kind.usage for kind in DEVICE_TYPES.values())} or all"
         )
     return tuple(dict.fromkeys(words))
 
 
 def _named(word: str) -> bool:
-    kind = DEVICE_KINDS.get(kind_of(word))
+    kind = DEVICE_TYPES.get(type_of(word))
     return kind is not None and (word == kind.name or (kind.numbered and re.fullmatch(rf"{kind.name}:\d+", word)))
 
 
-def kind_of(name: str) -> str:
+def type_of(name: str) -> str:
     return name.split(":")[0]
 
 
@@ -56,7 +56,7 @@ def jit_compile_for(kind: str) -> bool | str:
 
 
 def is_accelerator(kind: str) -> bool:
-    return DEVICE_KINDS[kind].accelerator
+    return DEVICE_TYPES[kind].accelerator
 
 
 class Placement(Protocol):
@@ -68,7 +68,7 @@ class Placement(Protocol):
     FEEDS_ARRAYS: ClassVar[bool]  # fed NumPy arrays (Neutral), or tf.data pipelines (TensorFlow)
 
     @property
-    def kind(self) -> str: ...
+    def device_type(self) -> str: ...
     @property
     def jit_compile(self) -> bool | str: ...
     def scope(self) -> Any: ...
@@ -86,7 +86,7 @@ def cpu_description() -> str:
 
 
 @dataclass(frozen=True)
-class DeviceKind:
+class DeviceType:
     """A kind of device, as --devices names it (each backend finds its own: Backend.placements)."""
 
     name: str  # "cpu", "gpu", "tpu": also the name of the placement of every device of the kind
@@ -103,11 +103,11 @@ class DeviceKind:
 
 # Device kinds in the order --devices all lists them; the first is the reference every
 # device's speedup and parity are measured against.
-DEVICE_KINDS: Registry[DeviceKind] = Registry("device kind")
-DEVICE_KINDS.register("cpu", DeviceKind("cpu", accelerator=False, replicas=True))
-DEVICE_KINDS.register("gpu", DeviceKind("gpu", accelerator=True, numbered=True, replicas=True))
-DEVICE_KINDS.register("tpu", DeviceKind("tpu", accelerator=True))
-REFERENCE_DEVICE = next(iter(DEVICE_KINDS))  # "cpu"
+DEVICE_TYPES: Registry[DeviceType] = Registry("device type")
+DEVICE_TYPES.register("cpu", DeviceType("cpu", accelerator=False, replicas=True))
+DEVICE_TYPES.register("gpu", DeviceType("gpu", accelerator=True, numbered=True, replicas=True))
+DEVICE_TYPES.register("tpu", DeviceType("tpu", accelerator=True))
+REFERENCE_DEVICE = next(iter(DEVICE_TYPES))  # "cpu"
 
 
 @dataclass(frozen=True)
@@ -119,8 +119,8 @@ class Inventory:
     backend: str = ""  # the Keras backend that found them, and places the cells on them
 
     def default_names(self) -> tuple[str, ...]:
-        """'all': one placement per device kind present."""
-        return tuple(name for name in DEVICE_KINDS if name in self.placements)
+        """'all': one placement per device type present."""
+        return tuple(name for name in DEVICE_TYPES if name in self.placements)
 
     def get(self, name: str) -> Placement | None:
         return self.placements.get(name)
@@ -144,6 +144,6 @@ class Inventory:
         for all its devices."""
         return {
             kind.name: self.placements[kind.name].description
-            for kind in DEVICE_KINDS.values()
+            for kind in DEVICE_TYPES.values()
             if kind.accelerator and kind.name in self.placements
         }

@@ -55,7 +55,7 @@ class LayerFlops:
     """One layer's line of a model's FLOP table."""
 
     path: str  # the layer's name, under its enclosing models' (encoder/block_1/attention)
-    kind: str  # its class
+    layer_class: str  # its class name
     params: int
     forward_flops: float | None  # per sample; None: not counted (why says why)
     why: str = ""  # what is or is not counted
@@ -116,7 +116,7 @@ class FlopCount:
         missing = self.uncounted
         if not missing:
             return ""
-        named = "; ".join(f"{layer.path} ({layer.kind}): {layer.why}" for layer in missing[:3])
+        named = "; ".join(f"{layer.path} ({layer.layer_class}): {layer.why}" for layer in missing[:3])
         more = f"; and {len(missing) - 3} more" if len(missing) > 3 else ""
         hint = (
             "; register a counter with accelbench.register_layer_flops"
@@ -172,25 +172,25 @@ def _walk(model: Any, prefix: str):
 
 
 def _layer(layer: Any, path: str) -> LayerFlops:
-    kind = type(layer).__name__
+    layer_class = type(layer).__name__
     params = int(sum(math.prod(weight.shape) for weight in layer.weights))
-    counter = COUNTERS.get(kind)
+    counter = COUNTERS.get(layer_class)
     if counter is None:
         if params:
-            return LayerFlops(path, kind, params, None, NO_COUNTER)
-        return LayerFlops(path, kind, 0, 0.0, NOT_COUNTED_WITHOUT_WEIGHTS)
+            return LayerFlops(path, layer_class, params, None, NO_COUNTER)
+        return LayerFlops(path, layer_class, 0, 0.0, NOT_COUNTED_WITHOUT_WEIGHTS)
     try:
         inputs, outputs = _shapes(layer.input), _shapes(layer.output)
     except (AttributeError, ValueError) as error:  # a subclassed model's layers record no shapes
-        return LayerFlops(path, kind, params, None, f"its shapes are not recorded ({error})")
+        return LayerFlops(path, layer_class, params, None, f"its shapes are not recorded ({error})")
     try:
         forward = float(counter(layer, inputs, outputs))
         shapes = (*inputs, *outputs)
         activations = None if any(None in shape for shape in shapes) else sum(map(_size, shapes))
-        executed = EXECUTED[kind](layer, inputs, outputs) if kind in EXECUTED else None
+        executed = EXECUTED[layer_class](layer, inputs, outputs) if layer_class in EXECUTED else None
     except TypeError:  # a size the count needs is None: a sequence of any length, say
-        return LayerFlops(path, kind, params, None, f"a dimension of unknown size: {inputs} -> {outputs}")
-    return LayerFlops(path, kind, params, forward, activations=activations, executed_flops=executed)
+        return LayerFlops(path, layer_class, params, None, f"a dimension of unknown size: {inputs} -> {outputs}")
+    return LayerFlops(path, layer_class, params, forward, activations=activations, executed_flops=executed)
 
 
 def _shapes(tensors: Any) -> list[tuple[int | None, ...]]:

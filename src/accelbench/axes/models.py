@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from accelbench.axes.data import DEFAULT_DATASET, SMALLER
-from accelbench.axes.devices import DEVICE_KINDS, REFERENCE_DEVICE
+from accelbench.axes.devices import DEVICE_TYPES, REFERENCE_DEVICE
 from accelbench.axes.flops import COUNTERS
 from accelbench.registry import Registry
 
 CPU_ONLY = frozenset({REFERENCE_DEVICE})
-ANY_DEVICE = frozenset(DEVICE_KINDS)  # every device kind (axes/devices.py)
+ANY_DEVICE = frozenset(DEVICE_TYPES)  # every device type (axes/devices.py)
 
 
 @dataclass(frozen=True)

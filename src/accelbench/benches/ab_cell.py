@@ -1,5 +1,5 @@
 """A cell in an A/B run: its work's rounds in worker A and worker B, interleaved, judged B
-against A; then each side's host peak of one round and its compile seconds. Any WORKS kind
+against A; then each side's host peak of one round and its compile seconds. Any WORKS entry
 (work/kinds.py) is compared this way, a user's too: both workers build it from the same spec."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from accelbench.measured import AgainstB, Workers
 from accelbench.processes.workers import WorkerFailed
 
 
-def against_b(bench: Bench, kind: str, steps: int) -> None:
-    """In an A/B run: the cell's rounds of `kind` in worker A and worker B, at the steps this
+def against_b(bench: Bench, work_name: str, steps: int) -> None:
+    """In an A/B run: the cell's rounds of `work_name` in worker A and worker B, at the steps this
     process calibrated. A worker that crashed or hung fails the cell with one line; the run goes on."""
     ab_run = bench.session.ab_run
     if ab_run is None:
@@ -26,7 +26,7 @@ def against_b(bench: Bench, kind: str, steps: int) -> None:
         return
     plan = ab_run.plan(*bench.preset.ab_pairs)
     try:
-        rounds = ab_run.compare(kind, bench.cell, plan, bench.say, steps)
+        rounds = ab_run.compare(work_name, bench.cell, plan, bench.say, steps)
     except WorkerFailed as error:
         bench.verdicts.failed(bench.name, AB_TIME, f"{bench.name}: A/B: {error}")
         return
@@ -41,7 +41,7 @@ def against_b(bench: Bench, kind: str, steps: int) -> None:
         bench.verdicts, bench.name, AB_PEAK, rounds.a_peak, rounds.b_peak, bench.gates["peak_memory_bytes"].rule
     )
     try:
-        a_compile, b_compile = _compile_seconds(bench, ab_run, kind, steps, rounds)
+        a_compile, b_compile = _compile_seconds(bench, ab_run, work_name, steps, rounds)
     except WorkerFailed as error:
         bench.verdicts.failed(bench.name, AB_COMPILE, f"{bench.name}: A/B compile measured again: {error}")
         a_compile, b_compile = rounds.a_build.compile_seconds, rounds.b_build.compile_seconds
@@ -66,7 +66,7 @@ def against_b(bench: Bench, kind: str, steps: int) -> None:
     )
 
 
-def _compile_seconds(bench: Bench, ab_run: Any, kind: str, steps: int, rounds: Any) -> tuple[float, float]:
+def _compile_seconds(bench: Bench, ab_run: Any, work_name: str, steps: int, rounds: Any) -> tuple[float, float]:
     """A's and B's compile seconds, from the builds made at once; where B looked slower by the
     rule, each side's fastest of that and one more build made alone (a fail must repeat: on
     a loaded machine two compiles at once slowed one side 2.2x in an A/A run)."""
@@ -74,7 +74,7 @@ def _compile_seconds(bench: Bench, ab_run: Any, kind: str, steps: int, rounds: A
     if AB_COMPILE_RULE.holds(b_compile, a_compile):
         return a_compile, b_compile
     bench.say("A/B: B compiled slower: measuring both compiles again, one at a time")
-    again = ab_run.compile_again(kind, bench.cell, steps)
+    again = ab_run.compile_again(work_name, bench.cell, steps)
     bench.record(
         AgainstB(ab_compile_seconds_at_once=[a_compile, b_compile], ab_compile_seconds_alone=[again["A"], again["B"]])
     )

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from accelbench.axes.backends import BACKENDS, FLOAT32_IEEE, PROCESS_BACKEND
-from accelbench.axes.devices import is_accelerator, kind_of
+from accelbench.axes.devices import is_accelerator, type_of
 from accelbench.axes.flops import Costs
 from accelbench.axes.precisions import PRECISIONS
 from accelbench.judge import fingerprint
@@ -31,7 +31,7 @@ def precision_used(cell: Any) -> PrecisionUsed:
     """The cell's dtype policy, and on a CPU whether it computes natively in it, and why not."""
     precision = PRECISIONS[cell.precision]
     arithmetic, note = None, None
-    if not is_accelerator(kind_of(cell.device)):
+    if not is_accelerator(type_of(cell.device)):
         arithmetic, note = precision.cpu_arithmetic(
             fingerprint.cpu_flags(), os.environ, getattr(cell, "backend", PROCESS_BACKEND)
         )

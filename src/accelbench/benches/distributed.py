@@ -12,7 +12,7 @@ import pytest
 
 from accelbench import measured
 from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND
-from accelbench.axes.devices import DEVICE_KINDS, REFERENCE_DEVICE, kind_of
+from accelbench.axes.devices import DEVICE_TYPES, REFERENCE_DEVICE, type_of
 from accelbench.benches.base import Bench, Benchmark
 from accelbench.grid.cells import Cell, DistributedCell, Grid, device_absent, device_unsupported, params, placeholder
 from accelbench.judge import comparison, held_to
@@ -38,7 +38,7 @@ class ProcessBench(Bench):
             per_replica_batch=self.cell.batch_size,
             replicas=replicas,
             run=self.session.run.worker_fields(),
-            device=kind_of(self.cell.device),
+            device=type_of(self.cell.device),
             **fields,
         )
         return job if threads is None else job.with_threads(threads)
@@ -179,7 +179,7 @@ def no_tensorflow(grid: Grid, cell: object) -> str | None:
 
 def multi_device_cells(grid: Grid) -> list:
     """N replicas in one process: N logical CPU devices (here), or N GPUs."""
-    return _distributed_cells(grid, "replicas", [d for d in grid.devices if DEVICE_KINDS[kind_of(d)].replicas])
+    return _distributed_cells(grid, "replicas", [d for d in grid.devices if DEVICE_TYPES[type_of(d)].replicas])
 
 
 def multi_worker_cells(grid: Grid) -> list:

@@ -10,7 +10,7 @@ import pytest
 
 from accelbench.axes import backends
 from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND
-from accelbench.axes.devices import is_accelerator, kind_of
+from accelbench.axes.devices import is_accelerator, type_of
 from accelbench.axes.models import MODELS
 from accelbench.benches.base import Bench, Benchmark
 from accelbench.benches.context import precision_used
@@ -70,12 +70,12 @@ class StepMemoryBench(Bench):
     cap_basis: str = ""
     steps_measured: int = 1  # the peak is the high-water mark over this many steps
 
-    kind = "train"  # a work.kinds.STEPS kind: the step measured
+    work_name = "train"  # a work.kinds.STEPS entry: the step measured
 
     def build(self) -> Any:
         """(work, estimated bytes, why none): the step to measure, what the analytic estimate says
         it needs, and, where the estimate does not know the model (bytes None), why."""
-        step = self.session.built.step(self.kind, self.cell)
+        step = self.session.built.step(self.work_name, self.cell)
         return step.run, step.estimated_bytes, step.why_unknown
 
     def set_cap(self, estimated: int | None, why_unknown: str | None) -> None:
@@ -101,7 +101,7 @@ class StepMemoryBench(Bench):
     @property
     def fresh_process(self) -> bool:
         backend = BACKENDS[getattr(self.cell, "backend", PROCESS_BACKEND)]
-        return is_accelerator(kind_of(self.cell.device)) and not backend.device_peak_resets
+        return is_accelerator(type_of(self.cell.device)) and not backend.device_peak_resets
 
     def setup(self, node: pytest.Item) -> None:
         if not self.tracked_here:
@@ -172,7 +172,7 @@ class StepMemoryBench(Bench):
             found = call(
                 backend,
                 Cellwork.STEP_MEMORY,
-                spec=self.session.backends.spec(self.kind, self.cell),
+                spec=self.session.backends.spec(self.work_name, self.cell),
                 steps_measured=self.steps_measured,
                 repeats=MIN_SPREAD_RUNS if self.recording else 1,
                 fresh=self.fresh_process,
@@ -219,13 +219,13 @@ class TrainMemoryBench(StepMemoryBench):
     """
 
     steps_measured = TRAIN_STEPS_MEASURED
-    kind = "train"
+    work_name = "train"
 
 
 class InferenceMemoryBench(StepMemoryBench):
     """One batch predicted (predict_on_batch, or the estimator's predict)."""
 
-    kind = "inference"
+    work_name = "inference"
 
 
 class LeakBench(Bench):

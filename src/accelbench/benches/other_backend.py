@@ -30,13 +30,13 @@ BACKEND_WARMUP_ROUNDS = 1
 
 
 @contextlib.contextmanager
-def built_in_worker(bench: Bench, kind: str, steps: int | None = None) -> Iterator[tuple[Prepared, Callable]]:
+def built_in_worker(bench: Bench, work_name: str, steps: int | None = None) -> Iterator[tuple[Prepared, Callable]]:
     """A cell on another Keras backend, built and warmed up in that backend's worker
     (KERAS_BACKEND set; steps None: calibrated there): what it built, and a call of a
     cellwork function on it. A worker that failed fails the cell in one line; the cell's
     work is dropped afterwards."""
     backend, workers = BACKENDS[bench.cell.backend], bench.session.backends
-    spec = workers.spec(kind, bench.cell)
+    spec = workers.spec(work_name, bench.cell)
     key = spec["key"]
 
     def call(function: Cellwork, **kwargs: Any) -> Any:
@@ -73,19 +73,19 @@ def built_in_worker(bench: Bench, kind: str, steps: int | None = None) -> Iterat
                 call(Cellwork.FORGET, key=key)
 
 
-def time_in_worker(bench: Bench, benchmark: Any, kind: str) -> None:
+def time_in_worker(bench: Bench, benchmark: Any, work_name: str) -> None:
     """Rounds of a cell on another backend, timed through pytest-benchmark as calls to its
     worker, each paired with a round of the same cell on tensorflow (_round_for_round).
     The worker's own clock is kept beside pytest-benchmark's: the difference is the pipe's cost."""
     inside: list[float] = []
-    with built_in_worker(bench, kind) as (built, call):
-        reference = _reference(bench, kind)
+    with built_in_worker(bench, work_name) as (built, call):
+        reference = _reference(bench, work_name)
         partner = _round_for_round(bench, reference) if reference else None
         median = bench.time_rounds(
             benchmark,
             lambda: inside.append(call(Cellwork.ONE_ROUND)),
             built.samples_per_round,
-            kind,
+            work_name,
             bench.preset.rounds,
             BACKEND_WARMUP_ROUNDS,
             setup=partner.setup if partner else None,
@@ -112,14 +112,14 @@ def time_in_worker(bench: Bench, benchmark: Any, kind: str) -> None:
         )
 
 
-def _reference(bench: Bench, kind: str) -> Any:
+def _reference(bench: Bench, work_name: str) -> Any:
     """The same cell's work on tensorflow, in this process (built once, as its own cell timed
     it); None under pytest-memray, which would slow only this process's rounds."""
     if bench.session.run.memray_tracking:
         bench.record(AgainstTensorflow(time_per_sample_over_tensorflow=f"not measured: {MEMRAY_REASON}"))
         return None
     bench.say(f"timed round for round with {PROCESS_BACKEND}'s work of the same cell, in this process")
-    return bench.session.built.reference_work(kind, bench.cell)
+    return bench.session.built.reference_work(work_name, bench.cell)
 
 
 def _round_for_round(bench: Bench, reference: Any) -> measure.Partner:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from accelbench.axes.backends import BACKENDS
-from accelbench.axes.devices import REFERENCE_DEVICE, is_accelerator, kind_of
+from accelbench.axes.devices import REFERENCE_DEVICE, is_accelerator, type_of
 from accelbench.benches.base import FIRST, LAST, Bench, Benchmark
 from accelbench.grid.cells import (
     Cell,
@@ -34,7 +34,7 @@ INPUTS_ON_DEVICE = "train_inputs_on_device"  # the WORKS kind whose trainer's in
 def inputs_can_lie_on(cell: Cell) -> bool:
     """Whether a device speedup's candidate is timed again with its inputs on the device: an
     accelerator, on a backend that can put them there (Backend.resident)."""
-    return is_accelerator(kind_of(cell.device)) and BACKENDS[cell.backend].resident is not None
+    return is_accelerator(type_of(cell.device)) and BACKENDS[cell.backend].resident is not None
 
 
 def timed_pairs(benchmark: Any, make: Callable[[], tuple[Any, Any]], pairs: int) -> tuple[list[float], list[float]]:

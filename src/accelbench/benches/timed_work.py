@@ -1,5 +1,5 @@
-"""Rounds of a cell's timed work (a work.kinds.WORKS kind: training, inference, or a user's),
-the one measuring path of every such cell: built by the one builder of its kind, timed round by
+"""Rounds of a cell's timed work (a work.kinds.WORKS entry: training, inference, or a user's),
+the one measuring path of every such cell: built by the one builder of its work, timed round by
 round, then judged B against A in an A/B run.
 
 On the pytest process's own backend the rounds run here, timed by pytest-benchmark: that saves
@@ -21,17 +21,17 @@ from accelbench.measured import Throughput
 from accelbench.work.kinds import Work, call_cost, costs_of, its_own, jit_compiled
 
 
-def time_work(bench: Bench, benchmark: Any, kind: str) -> Work | None:
-    """The cell's rounds of `kind`: samples/s from the median round, judged against a compared
+def time_work(bench: Bench, benchmark: Any, work_name: str) -> Work | None:
+    """The cell's rounds of `work_name`: samples/s from the median round, judged against a compared
     run; in an A/B run, B against A. Returns the work where it ran here (None: in a worker)."""
     if bench.on_other_backend():
-        other_backend.time_in_worker(bench, benchmark, kind)
+        other_backend.time_in_worker(bench, benchmark, work_name)
         return None
-    work = bench.session.built.work(kind, bench.cell)
+    work = bench.session.built.work(work_name, bench.cell)
     bench.record(backend_here(), precision_used(bench.cell), Throughput(jit_compile=jit_compiled(work)))
     # No warm-up round: the work comes warm from its build (calibrating, or a round, ran it).
     median = bench.time_rounds(
-        benchmark, work.run_round, work.samples_per_round, kind, bench.preset.rounds, warmup_rounds=0
+        benchmark, work.run_round, work.samples_per_round, work_name, bench.preset.rounds, warmup_rounds=0
     )
     rates = throughput(
         work.samples_per_round,
@@ -44,5 +44,5 @@ def time_work(bench: Bench, benchmark: Any, kind: str) -> Work | None:
     )
     record_rates(bench, rates, costs_of(work))
     bench.record(its_own(work))  # the work's own numbers, as a backend's worker returns them
-    ab_cell.against_b(bench, kind, work.steps)
+    ab_cell.against_b(bench, work_name, work.steps)
     return work

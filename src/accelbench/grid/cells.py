@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND, absent_reason
-from accelbench.axes.devices import REFERENCE_DEVICE, Inventory, kind_of
+from accelbench.axes.devices import REFERENCE_DEVICE, Inventory, type_of
 from accelbench.axes.models import MODELS
 from accelbench.axes.precisions import PRECISIONS, REFERENCE_PRECISION
 
@@ -193,7 +193,7 @@ def device_absent(grid: Grid, cell) -> str | None:
 def device_unsupported(grid: Grid, cell) -> str | None:
     for c in getattr(cell, "cells", (cell,)):
         spec = MODELS[c.model]
-        if kind_of(c.device) not in spec.device_kinds:
+        if type_of(c.device) not in spec.device_kinds:
             return f"{spec.name} runs on {', '.join(sorted(spec.device_kinds))} only, not {c.device}"
     return None
 

@@ -216,7 +216,7 @@ def nvidia_cuda() -> str | None:
 
 
 def accelerators(found: Mapping[str, str]) -> list[str]:
-    """The accelerators a backend found (device kind -> its description), worded alike on every
+    """The accelerators a backend found (device type -> its description), worded alike on every
     backend: the GPUs as their driver names them ('1 x NVIDIA H200 (143771 MiB)') where
     nvidia-smi answers; otherwise (a TPU, a GPU without nvidia-smi) the backend's own words."""
     worded = []

@@ -20,7 +20,7 @@ from accelbench import user_modules
 from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND
 from accelbench.axes.backends.base import CHOICE_ORDER
 from accelbench.axes.data import DATASETS, DEFAULT_DATASET
-from accelbench.axes.devices import DEVICE_KINDS, parse_devices
+from accelbench.axes.devices import DEVICE_TYPES, parse_devices
 from accelbench.axes.models import MODELS, ModelOptions
 from accelbench.axes.precisions import PRECISIONS
 from accelbench.judge.analysis import MAX_DIGITS
@@ -159,7 +159,7 @@ def device_numbers(text: str) -> dict[str, float]:
         names = parse_devices(device)  # () for all
         if len(names) != 1:
             raise ValueError(
-                f"{word!r}: name one device ({', '.join(kind.usage for kind in DEVICE_KINDS.values())}), not all"
+                f"{word!r}: name one device ({', '.join(kind.usage for kind in DEVICE_TYPES.values())}), not all"
             )
         numbers[names[0]] = positive_number(number)
     return numbers
@@ -171,7 +171,7 @@ def _names_in(registry: Registry) -> Callable[[str], tuple[str, ...]]:
             registry[word]  # raises naming the valid choices
         return tuple(dict.fromkeys(_words(text)))
 
-    names.__name__ = f"{registry.kind}_names"
+    names.__name__ = f"{registry.noun}_names"
     return names
 
 
@@ -221,7 +221,7 @@ def _name_in(registry: Registry) -> Callable[[str], str]:
         registry[text.strip()]
         return text.strip()
 
-    name.__name__ = f"{registry.kind}_name"
+    name.__name__ = f"{registry.noun}_name"
     return name
 
 
@@ -243,7 +243,7 @@ OPTIONS = (
         "--devices",
         parse_devices,
         "LIST",
-        f"Comma list of {', '.join(kind.usage for kind in DEVICE_KINDS.values())}, or all (every device present).",
+        f"Comma list of {', '.join(kind.usage for kind in DEVICE_TYPES.values())}, or all (every device present).",
         "all",
     ),
     Option("--batch-sizes", positive_ints, "LIST", "Comma list of positive batch sizes.", None),

@@ -119,11 +119,13 @@ class ABRun:
     def plan(self, first: int, step: int, most: int) -> comparison.Plan:
         return comparison.Plan(self.setup.min_effect, first, step, most, self.cells_judged)
 
-    def compare(self, kind: str, cell: Any, plan: comparison.Plan, say: Callable[[str], None], steps: int) -> Rounds:
+    def compare(
+        self, work_name: str, cell: Any, plan: comparison.Plan, say: Callable[[str], None], steps: int
+    ) -> Rounds:
         """Build the cell's work on both sides at `steps` per round (the pytest process's
         calibration), then interleave single rounds until a look decides; a fail is confirmed
         in fresh processes."""
-        spec = CellSpec.of(kind, cell, self.run_fields)
+        spec = CellSpec.of(work_name, cell, self.run_fields)
         key, fields = spec.key, dict(spec=spec.to_wire(), steps=steps)
         try:
             say("A/B: building in A and B")
@@ -144,12 +146,12 @@ class ABRun:
         finally:
             self._forget(key)
 
-    def compile_again(self, kind: str, cell: Any, steps: int) -> dict[str, float]:
+    def compile_again(self, work_name: str, cell: Any, steps: int) -> dict[str, float]:
         """Each side's compile seconds measured once more, one side at a time (a fresh build of
         the cell's model). Both sides build at once (call_both), and on a loaded machine the two
         compiles can slow each other unevenly: a compile that looked slower in B is measured again
         before it is judged."""
-        spec = CellSpec.of(kind, cell, self.run_fields, tag="compile again")
+        spec = CellSpec.of(work_name, cell, self.run_fields, tag="compile again")
         try:
             return {
                 side: self.call(side, Cellwork.PREPARE, spec=spec.to_wire(), steps=steps).compile_seconds

@@ -74,13 +74,13 @@ def _site(wire: dict[str, Any]) -> tuple[CellSpec, Any]:
 
 
 def prepare(spec: dict[str, Any], steps: int | None) -> Prepared:
-    """Build the cell's work (a work.kinds.WORKS kind) at `steps` per round, as the pytest
+    """Build the cell's work (a work.kinds.WORKS entry) at `steps` per round, as the pytest
     process calibrated it (None: calibrate here, to the run's round length), and warm it up; what
     it measured while building (compile seconds) and what the caller needs to report rounds."""
     from accelbench.work.kinds import WORKS, call_cost, costs_of, jit_compiled
 
     cell, site = _site(spec)
-    work = _WORK[cell.key] = WORKS[cell.kind](site, steps)
+    work = _WORK[cell.key] = WORKS[cell.work](site, steps)
     costs = costs_of(work)
     return Prepared(
         compile_seconds=work.compile_seconds,
@@ -131,7 +131,7 @@ def step_memory(spec: dict[str, Any], steps_measured: int, repeats: int = 1, fre
     from accelbench.work.kinds import STEPS
 
     cell, site = _site(spec)
-    step = STEPS[cell.kind](site)
+    step = STEPS[cell.work](site)
 
     def steps() -> None:
         for _ in range(steps_measured):
@@ -158,14 +158,14 @@ def peak(key: str) -> int:
 
 
 def trace_steps(spec: dict[str, Any], directory: str, cell_name: str) -> StepTrace:
-    """A step trace of the cell's kind (a training step, or a predicted batch) taken here with
+    """A step trace of the cell's work (a training step, or a predicted batch) taken here with
     this backend's profiler (Backend.profiler)."""
     from accelbench.work import traces
     from accelbench.work.kinds import STEPS
 
     cell, site = _site(spec)
-    step = STEPS[cell.kind](site)
-    return traces.trace_steps(Path(directory), cell_name, traces.PHASES[cell.kind], step.run, backend=PROCESS_BACKEND)
+    step = STEPS[cell.work](site)
+    return traces.trace_steps(Path(directory), cell_name, traces.PHASES[cell.work], step.run, backend=PROCESS_BACKEND)
 
 
 def growth_work(key: str, where: str, model: str, phase: str, run: dict[str, Any], options: dict[str, Any]) -> None:

@@ -29,8 +29,8 @@ def _gpu_replicas(tf: Any, count: int) -> Any:
     return tf.distribute.MirroredStrategy([d.name for d in tf.config.list_logical_devices("GPU")][:count])
 
 
-# device kind -> (tf, count) -> a strategy over `count` replicas of it in this process (the kinds
-# whose DeviceKind.replicas is set)
+# device type -> (tf, count) -> a strategy over `count` replicas of it in this process (the kinds
+# whose DeviceType.replicas is set)
 REPLICA_STRATEGIES = {"cpu": _cpu_replicas, "gpu": _gpu_replicas}
 
 

@@ -137,7 +137,7 @@ class CellSpec:
     """A cell as a worker builds it: the one typed message for a cell across processes."""
 
     key: str  # names the built work in the worker until it is forgotten
-    kind: str  # "train" or "inference": which work cellwork builds
+    work: str  # "train", "inference" or a user's (work.kinds.WORKS): which work cellwork builds
     cell_id: str
     device: str
     batch_size: int
@@ -146,12 +146,12 @@ class CellSpec:
     run: RunFields
 
     @classmethod
-    def of(cls, kind: str, cell: Any, run: RunFields, tag: str = "") -> CellSpec:
+    def of(cls, work_name: str, cell: Any, run: RunFields, tag: str = "") -> CellSpec:
         """The spec of a grid cell (grid.cells.Cell); `tag` tells apart two builds of one cell."""
-        key = f"{kind}:{cell.id}" + (f":{tag}" if tag else "")
+        key = f"{work_name}:{cell.id}" + (f":{tag}" if tag else "")
         return cls(
             key,
-            kind,
+            work_name,
             cell.id,
             cell.device,
             cell.batch_size,

@@ -93,7 +93,7 @@ def device_costs(
 ) -> list[DeviceCost]:
     """Every measured device, then every assumed one (scaled from the CPU's projection) that the
     run did not measure, for each model and phase. Assumptions apply to models that run on
-    the assumed device kind."""
+    the assumed device type."""
     rows = []
     order = lambda p: (p.model, p.phase != "train")  # training first, then prediction
     by_work = itertools.groupby(sorted(projected, key=order), key=order)

@@ -28,9 +28,9 @@ class BackendWorkers:
         """One worker per backend, started on first use."""
         return workers.WorkerPool()
 
-    def spec(self, kind: str, cell: Cell, tag: str = "") -> dict[str, Any]:
+    def spec(self, work_name: str, cell: Cell, tag: str = "") -> dict[str, Any]:
         """The cell as a worker builds it, on the wire (processes.protocol.CellSpec)."""
-        return CellSpec.of(kind, cell, self.run.worker_fields(), tag).to_wire()
+        return CellSpec.of(work_name, cell, self.run.worker_fields(), tag).to_wire()
 
     def call(self, backend: str, call: Cellwork, **kwargs: Any) -> Any:
         """A cellwork call in the backend's worker, its reply as its type."""

@@ -1,4 +1,4 @@
-"""What a run builds per cell, once: its timed work (a trainer, a predictor, a user's kind),
+"""What a run builds per cell, once: its timed work (a trainer, a predictor, a user's kind's work),
 its one step for memory cells, its recipe run, through the builders a worker uses too
 (work/kinds.py). The benchmarks that share a cell share its built work (a trainer is timed by
 the throughput cell, then the speedup and overhead cells), so each is built and warmed up once.
@@ -71,14 +71,16 @@ class BuiltWork:
             self.session.progress,
         )
 
-    def work(self, kind: str, cell: Cell) -> Work:
-        """A WORKS kind's work of the cell, built, calibrated and warmed up once: a trainer is
+    def work(self, work_name: str, cell: Cell) -> Work:
+        """A WORKS entry's work of the cell, built, calibrated and warmed up once: a trainer is
         timed by the throughput cell, then the speedup and overhead cells; a predictor by the
         inference and latency cells, and another backend's cell is interleaved with it. Its
         steps per round are a compared run's, where there is one."""
-        if (kind, cell) not in self._works:
-            self._works[kind, cell] = WORKS[kind](self.site(cell), self.session.verdicts.saved_steps(kind, cell.id))
-        return self._works[kind, cell]
+        if (work_name, cell) not in self._works:
+            self._works[work_name, cell] = WORKS[work_name](
+                self.site(cell), self.session.verdicts.saved_steps(work_name, cell.id)
+            )
+        return self._works[work_name, cell]
 
     def trainer(self, cell: Cell) -> Trainer:
         return self.work("train", cell)
@@ -86,23 +88,23 @@ class BuiltWork:
     def predictor(self, cell: Cell) -> Any:
         return self.work("inference", cell)
 
-    def reference_work(self, kind: str, cell: Cell) -> Work:
+    def reference_work(self, work_name: str, cell: Cell) -> Work:
         """The work of `cell` on this process's backend: what another backend's cell of that
-        kind is interleaved with."""
-        return self.work(kind, dataclasses.replace(cell, backend=PROCESS_BACKEND))
+        work is interleaved with."""
+        return self.work(work_name, dataclasses.replace(cell, backend=PROCESS_BACKEND))
 
-    def step(self, kind: str, cell: Cell) -> Step:
-        """A STEPS kind's one step of the cell, built and warmed up once: the memory and leak
+    def step(self, work_name: str, cell: Cell) -> Step:
+        """A STEPS entry's one step of the cell, built and warmed up once: the memory and leak
         cells of a batch size share it, and a step trace takes it. Taken again, it runs once
         first: every model built since seeded TensorFlow, which clears its kernel cache, and the
         next call re-instantiates the step's function. Inside a leak cell's watch those were
         allocations of no prediction, and 0.14-0.23 s of the MLPs' 0.6-0.7 s leak cells under
         memray's native traces."""
-        if (kind, cell) in self._steps:
-            self._steps[kind, cell].run()
+        if (work_name, cell) in self._steps:
+            self._steps[work_name, cell].run()
         else:
-            self._steps[kind, cell] = STEPS[kind](self.site(cell))
-        return self._steps[kind, cell]
+            self._steps[work_name, cell] = STEPS[work_name](self.site(cell))
+        return self._steps[work_name, cell]
 
     def served_step(self, cell: Any, largest: int) -> PredictStep:
         """A serving cell's predict step, built and warmed up once per model on a device (on a

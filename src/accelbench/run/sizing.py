@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from accelbench import units
-from accelbench.axes.devices import is_accelerator, kind_of
+from accelbench.axes.devices import is_accelerator, type_of
 from accelbench.axes.models import MODELS
 from accelbench.grid.cells import Cell
 from accelbench.run.config import RunConfig
@@ -75,7 +75,7 @@ class Sizing:
         return self._scalings[key]
 
     def _fits_predicate(self, step: OneStep, fit: memory.LinearFit, estimate: memory.Estimate):
-        if not is_accelerator(step.placement.kind):
+        if not is_accelerator(step.placement.device_type):
             return (
                 memory.budget_predicate(fit, estimate.resident, self.budget),
                 f"predicted: resident state + fitted step peak <= {units.format_bytes(self.budget)}",
@@ -94,7 +94,7 @@ class Sizing:
         training set's size: a batch larger than the data set is not a batch."""
         spec, run = MODELS[model], self.run
         start = min(run.batch_sizes)
-        if not spec.batch_trained or not self.present(device) or kind_of(device) not in spec.device_kinds:
+        if not spec.batch_trained or not self.present(device) or type_of(device) not in spec.device_kinds:
             return run.batch_sizes
         ceiling = min(self.scaling(device, model).largest_batch or 0, self.training_samples(model))
         sizes = []

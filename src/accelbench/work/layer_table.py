@@ -42,11 +42,11 @@ def built(spec, loaded, precision: str):
 
 def table(counted: flops.FlopCount, title: str) -> list[str]:
     total = counted.forward
-    rows = [("layer", "kind", "params", "FLOPs/sample", "share", "")]
+    rows = [("layer", "class", "params", "FLOPs/sample", "share", "")]
     for layer in counted.layers:
         share = f"{layer.forward_flops / total:.1%}" if total and layer.forward_flops else ""
         shown = format_flops(layer.forward_flops) if layer.forward_flops else ("0" if layer.counted else "unknown")
-        rows.append((layer.path, layer.kind, f"{layer.params:,}", shown, share, layer.why))
+        rows.append((layer.path, layer.layer_class, f"{layer.params:,}", shown, share, layer.why))
     widths = [max(len(row[column]) for row in rows) for column in range(5)]
     out = [f"FLOPs per layer of {title} (forward, per sample; 2 x multiply-adds)"]
     out += [

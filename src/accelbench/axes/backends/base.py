@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from accelbench.axes.devices import AUTO, Inventory, Placement, is_accelerator, kind_of
+from accelbench.axes.devices import AUTO, Inventory, Placement, is_accelerator, type_of
 from accelbench.environments import Environment
 from accelbench.measured import Roof
 from accelbench.registry import Registry
@@ -150,8 +150,8 @@ def absent_reason(inventory: Inventory, name: str) -> str:
     """Why a named device cannot be used, in one line: what is there, and what to install."""
     reason = inventory.absent_reason(name)
     hint = BACKENDS[inventory.backend].gpu_install if inventory.backend in BACKENDS else ""
-    if is_accelerator(kind_of(name)) and kind_of(name) not in inventory.placements and hint:
-        reason += f"; {inventory.backend} sees no {kind_of(name).upper()} here (a GPU build: {hint})"
+    if is_accelerator(type_of(name)) and type_of(name) not in inventory.placements and hint:
+        reason += f"; {inventory.backend} sees no {type_of(name).upper()} here (a GPU build: {hint})"
     return reason
 
 
@@ -175,7 +175,7 @@ class Neutral:
     jit_compile: ClassVar[str] = AUTO  # JAX runs through XLA everywhere; on torch "auto" is eager
 
     @property
-    def kind(self) -> str:
+    def device_type(self) -> str:
         return self.name.split(":")[0]
 
     @property
@@ -188,7 +188,7 @@ class Neutral:
         """What keras.device() is given: a "cpu" cell pinned to the CPU (Keras' torch backend
         otherwise puts every tensor on CUDA wherever CUDA is available, and JAX on its first
         accelerator), an accelerator's cell on its own device (`gpu` on the first)."""
-        return self.device if is_accelerator(self.kind) else BACKENDS[self.backend].cpu_device
+        return self.device if is_accelerator(self.device_type) else BACKENDS[self.backend].cpu_device
 
     def scope(self) -> Any:
         import keras
@@ -204,15 +204,15 @@ def current() -> str:
 
 
 def neutral_placements(backend: str, accelerators: dict[str, list[str]]) -> dict[str, Placement]:
-    """The CPU and each accelerator a backend other than TensorFlow found (device kind -> the
+    """The CPU and each accelerator a backend other than TensorFlow found (device type -> the
     description of each device), as --devices names them: `gpu`, `gpu:0`, `gpu:1`."""
-    from accelbench.axes.devices import DEVICE_KINDS, cpu_description
+    from accelbench.axes.devices import DEVICE_TYPES, cpu_description
 
     found: dict[str, Placement] = {"cpu": Neutral("cpu", cpu_description(), backend)}
     for kind, devices in accelerators.items():
         if not devices:
             continue
-        if DEVICE_KINDS[kind].numbered:
+        if DEVICE_TYPES[kind].numbered:
             found.update({f"{kind}:{i}": Neutral(f"{kind}:{i}", d, backend) for i, d in enumerate(devices)})
         names = ", ".join(sorted(set(devices)))
         found[kind] = Neutral(kind, f"{len(devices)} x {names}", backend)
@@ -226,7 +226,7 @@ def device_peak_bytes(backend: str, placement: Any, work: Callable[[], object], 
     cell's high-water mark. The work runs either way. `fresh`: this process has run nothing but
     this cell (its build, its warm-up and this work), so an unresettable peak is this cell's."""
     peak = BACKENDS[backend].device_peak
-    if not is_accelerator(kind_of(placement.name)) or peak is None:
+    if not is_accelerator(type_of(placement.name)) or peak is None:
         work()
         return None
     return peak(placement, work, fresh)

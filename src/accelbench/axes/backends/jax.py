@@ -76,7 +76,7 @@ def device_peak(placement: Neutral, work: Callable[[], object], fresh: bool = Fa
 
 def tf32(placement: Neutral) -> bool:
     """An NVIDIA GPU of compute capability 8.0 or above (JAX's CUDA devices say theirs)."""
-    if placement.kind != "gpu":
+    if placement.device_type != "gpu":
         return False
     capability = getattr(_device(placement), "compute_capability", None)
     return capability is not None and float(capability) >= 8.0

@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 from accelbench.axes.backends import roof_kernels
 from accelbench.axes.backends.base import BACKENDS, Backend, peak_above_start
 from accelbench.axes.backends.roof_kernels import best_seconds
-from accelbench.axes.devices import cpu_description, is_accelerator, jit_compile_for, kind_of
+from accelbench.axes.devices import cpu_description, is_accelerator, jit_compile_for, type_of
 from accelbench.measured import Roof
 
 TPU_HINTS = ("TPU_NAME", "COLAB_TPU_ADDR", "TPU_ACCELERATOR_TYPE")
@@ -44,12 +44,12 @@ class TensorflowPlacement:
     FEEDS_ARRAYS: ClassVar[bool] = False  # work is fed tf.data pipelines (backends.Neutral: NumPy arrays)
 
     @property
-    def kind(self) -> str:
-        return kind_of(self.name)
+    def device_type(self) -> str:
+        return type_of(self.name)
 
     @property
     def jit_compile(self) -> bool | str:
-        return jit_compile_for(self.kind)
+        return jit_compile_for(self.device_type)
 
     def scope(self) -> Any:
         """Where variables are created and compiled functions are traced and called."""
@@ -72,7 +72,7 @@ class TensorflowPlacement:
         """
         import tensorflow as tf
 
-        if is_accelerator(self.kind):
+        if is_accelerator(self.device_type):
             dataset = dataset.prefetch(tf.data.AUTOTUNE)
         else:
             untuned = tf.data.Options()
@@ -296,7 +296,7 @@ def tf32(placement: TensorflowPlacement) -> bool:
     """An NVIDIA GPU of compute capability 8.0 or above (the first of the placement's GPUs)."""
     import tensorflow as tf
 
-    if placement.kind != "gpu":
+    if placement.device_type != "gpu":
         return False
     index = int(placement.device.rsplit(":", 1)[-1])
     gpus = tf.config.list_physical_devices("GPU")

@@ -43,7 +43,7 @@ def placements(intra_op_threads: int = 0) -> dict[str, Any]:
 
 def _device(placement: Neutral) -> str:
     """The torch device a placement names: cpu, cuda:0, cuda:1."""
-    return placement.device.replace("gpu", "cuda") if is_accelerator(placement.kind) else "cpu"
+    return placement.device.replace("gpu", "cuda") if is_accelerator(placement.device_type) else "cpu"
 
 
 def device_peak(placement: Neutral, work: Callable[[], object], fresh: bool = False) -> int | None:

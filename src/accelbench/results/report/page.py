@@ -81,7 +81,7 @@ def figures(plots: Sequence[Plot]) -> str:
             uri = html.escape(Path(plot.folder).absolute().as_uri(), quote=True)
             note += f"<p class='note'>Its logs: <a href='{uri}'>{html.escape(plot.folder)}</a></p>"
         parts.append(
-            f"<figure data-kind='{html.escape(plot.kind)}'><h3>{html.escape(plot.title)}</h3>"
+            f"<figure data-plot='{html.escape(plot.name)}'><h3>{html.escape(plot.title)}</h3>"
             f"<img alt='{html.escape(plot.title)}' src='{plot.data_uri}'>{note}</figure>"
         )
     return "".join(parts) or "<p>No cell of these runs has numbers to plot.</p>"

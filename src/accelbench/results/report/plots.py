@@ -40,7 +40,7 @@ MIN_POINTS_FOR_A_LINE = 3
 
 @dataclass(frozen=True)
 class Plot:
-    kind: str  # throughput, speedup, memory, data size, accuracy
+    name: str  # throughput, speedup, memory, data size, accuracy
     title: str
     png: str  # base64
     note: str = ""  # what the picture says that a reader might miss
