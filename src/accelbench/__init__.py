@@ -46,7 +46,7 @@ def register_dataset(name: str, loader) -> None:
 
 
 def register_work(name: str, builder) -> None:
-    """Declare a kind of timed work: `builder(site, steps)` returns an object with `run_round()`,
+    """Declare a timed work under its name: `builder(site, steps)` returns an object with `run_round()`,
     `samples_per_round`, `steps`, `compile_seconds` and `flops_per_sample()` (work.kinds.Work),
     built from `site` (work.kinds.Site: the cell's model, data, placement, batch size) at `steps`
     per round (None: the builder's choice). The pytest process builds it for its own cells, and

@@ -87,7 +87,7 @@ def cpu_description() -> str:
 
 @dataclass(frozen=True)
 class DeviceType:
-    """A kind of device, as --devices names it (each backend finds its own: Backend.placements)."""
+    """A type of device, as --devices names it (each backend finds its own: Backend.placements)."""
 
     name: str  # "cpu", "gpu", "tpu": also the name of the placement of every device of the kind
     accelerator: bool  # memory from its own allocator, XLA as Keras chooses, largest batch probed

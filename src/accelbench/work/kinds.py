@@ -1,4 +1,4 @@
-"""What a cell's work is built from, and the one builder of each kind of work: the pytest
+"""What a cell's work is built from, and the one builder of each work: the pytest
 process (run/built.py) and a worker (processes/cellwork.py) both build through these, so a
 trainer timed in the pytest process and one timed in an A/B side or another backend's worker
 are the same code from the same inputs.
@@ -150,7 +150,7 @@ def _predictor(site: Site, steps: int | None) -> Work:
     )
 
 
-# A kind of timed work -> its builder (site, steps per round or None to calibrate) -> Work.
+# A timed work's name -> its builder (site, steps per round or None to calibrate) -> Work.
 WORKS: Registry[Callable[[Site, int | None], Work]] = Registry("cell work")
 WORKS.register("train", _trainer)
 WORKS.register("train_inputs_on_device", _trainer_with_inputs_on_device)
