@@ -20,6 +20,11 @@ CALIBRATION_GROWTH = 8  # the most a calibrating call's steps grow by at once (c
 # (tests/test_measure.py).
 MAX_CALL_SHARE = 0.02
 SIZED_CALL_SHARE = MAX_CALL_SHARE / 2
+# The longest a round is made for it, as a multiple of the round length asked for (at least 0.5 s):
+# PyTorch's fit() loops over its steps in Python, and a slow step beside a 50 ms call asked for
+# rounds of seconds, measured three times at three sizes: a conformance cell's build ran past its
+# worker's 300 s deadline. Past the cap the share is what it is, and recorded (call_share).
+LONGEST_SIZED_ROUND = 5
 
 
 def seconds(work: Callable[[], object]) -> float:
@@ -78,12 +83,15 @@ class CallCost:
         return self.seconds / (self.seconds + self.steps * self.step_seconds)
 
 
-def sized_for_calls(run: Callable[[int], object], steps: int, share: float = SIZED_CALL_SHARE) -> CallCost:
+def sized_for_calls(
+    run: Callable[[int], object], steps: int, share: float = SIZED_CALL_SHARE, longest_s: float = math.inf
+) -> CallCost:
     """Steps per round (at least `steps`) that keep a call's own cost within `share` of a round,
     and that cost: a call of one step and a call of more, each the best of a few, split into the
     steps' time and the call's; where more steps are needed, measured again at that many (a
     split taken over a few short steps is mostly noise). On an accelerator fit()'s per-call cost
-    (dispatch, callbacks, a sync) can be a round's tenth where the steps are short."""
+    (dispatch, callbacks, a sync) can be a round's tenth where the steps are short. No round is
+    made longer than `longest_s` (the share past it is recorded, not hidden)."""
     one = best_of(lambda: run(1), repeats=3)
     longer = max(steps, 2)
     for _ in range(3):  # from a 3-step round to 700 steps took two here (tests/test_measure.py)
@@ -91,6 +99,8 @@ def sized_for_calls(run: Callable[[int], object], steps: int, share: float = SIZ
         per_step = max((many - one) / (longer - 1), 1e-9)
         call = max(0.0, one - per_step)
         needed = min(MAX_STEPS_PER_ROUND, max(steps, math.ceil(call * (1 - share) / (share * per_step))))
+        if math.isfinite(longest_s):
+            needed = max(steps, min(needed, math.floor(longest_s / per_step)))
         if needed <= longer or longer >= MAX_STEPS_PER_ROUND:
             break
         longer = needed

@@ -207,7 +207,9 @@ class Trainer:
         if steps:
             trainer.steps = steps
         else:
-            cost = measure.sized_for_calls(trainer._fit, measure.calibrated_steps(trainer._fit, round_seconds))
+            longest = max(0.5, measure.LONGEST_SIZED_ROUND * round_seconds)
+            calibrated = measure.calibrated_steps(trainer._fit, round_seconds)
+            cost = measure.sized_for_calls(trainer._fit, calibrated, longest_s=longest)
             trainer.steps, trainer.call_seconds, trainer.call_share = cost.steps, cost.seconds, cost.share
         trainer.run_round()  # warm at the timed length (and its input made), as a predictor is
         return trainer
