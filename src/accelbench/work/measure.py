@@ -94,13 +94,23 @@ def sized_for_calls(
     made longer than `longest_s` (the share past it is recorded, not hidden)."""
     one = best_of(lambda: run(1), repeats=3)
     longer = max(steps, 2)
-    for _ in range(3):  # from a 3-step round to 700 steps took two here (tests/test_measure.py)
+    call, per_step, needed = 0.0, one, steps  # until a split is measured: no call cost to size by
+    for _ in range(4):  # from a 3-step round to 700 steps took two here (tests/test_measure.py)
         many = best_of(lambda: run(longer), repeats=3)
-        per_step = max((many - one) / (longer - 1), 1e-9)
+        # A step's time counting the call's as steps': never below a step's true time, so a
+        # round sized by it stays within longest_s whatever the split below made of noise.
+        upper_step = many / longer
+        most = math.floor(longest_s / upper_step) if math.isfinite(longest_s) else MAX_STEPS_PER_ROUND
+        per_step = (many - one) / (longer - 1)
+        if per_step <= 0:  # the steps lost in the call's noise: more of them, within the cap
+            per_step, grown = upper_step, min(MAX_STEPS_PER_ROUND, most, longer * CALIBRATION_GROWTH)
+            if grown <= longer:
+                break
+            longer = grown
+            continue
         call = max(0.0, one - per_step)
         needed = min(MAX_STEPS_PER_ROUND, max(steps, math.ceil(call * (1 - share) / (share * per_step))))
-        if math.isfinite(longest_s):
-            needed = max(steps, min(needed, math.floor(longest_s / per_step)))
+        needed = max(steps, min(needed, most))
         if needed <= longer or longer >= MAX_STEPS_PER_ROUND:
             break
         longer = needed
