@@ -234,11 +234,8 @@ def test_multi_replica_inference_waits_for_every_replica_not_only_the_first():
     assert float(found.stdout.strip().splitlines()[-1]) == 3.0
 
 
-@pytest.mark.slow(10)
-@pytest.mark.parametrize("backend", ["tensorflow", "jax", "torch"])
-def test_each_backend_s_bare_loop_trains_the_model_it_is_held_to(backend, tmp_path):
-    """fit() is held to a hand-written loop of the same backend (Backend.bare_loop): it must be a
-    real training loop, its loss falling over its rounds, not a loop that does nothing fast."""
+def in_worker(backend, name, tmp_path):
+    """tests/worker_faults.py's `name` (steps=20) in `backend`'s own worker; skipped without it."""
     if not BACKENDS[backend].installed():
         pytest.skip(BACKENDS[backend].missing_reason())
     base = BACKENDS[backend].environment()
@@ -247,9 +244,17 @@ def test_each_backend_s_bare_loop_trains_the_model_it_is_held_to(backend, tmp_pa
     )
     pool = WorkerPool(tmp_path)
     try:
-        found = pool.call(environment, "worker_faults:bare_loop_losses", 300, steps=20)
+        return pool.call(environment, f"worker_faults:{name}", 300, steps=20)
     finally:
         pool.end()
+
+
+@pytest.mark.slow(10)
+@pytest.mark.parametrize("backend", ["tensorflow", "jax", "torch"])
+def test_each_backend_s_bare_loop_trains_the_model_it_is_held_to(backend, tmp_path):
+    """fit() is held to a hand-written loop of the same backend (Backend.bare_loop): it must be a
+    real training loop, its loss falling over its rounds, not a loop that does nothing fast."""
+    found = in_worker(backend, "bare_loop_losses", tmp_path)
     assert found["samples_per_round"] == 20 * 32
     assert 0 < found["last"] < 0.5 * found["first"], found
 
@@ -289,17 +294,7 @@ def test_a_trainer_with_its_inputs_on_the_device_is_fed_the_backends_arrays_and_
     """The device speedup without the copy: the trainer's inputs made resident (Backend.resident)
     are the backend's own arrays, which Keras' data adapter slices where they lie, and the trainer
     still trains on them. On the CPU there is no copy to leave out; on a GPU it is the point."""
-    if not BACKENDS[backend].installed():
-        pytest.skip(BACKENDS[backend].missing_reason())
-    base = BACKENDS[backend].environment()
-    environment = Environment(
-        backend, sys.executable, (*base.variables, ("PYTHONPATH", os.pathsep.join([HERE, *sys.path])))
-    )
-    pool = WorkerPool(tmp_path)
-    try:
-        found = pool.call(environment, "worker_faults:resident_trainer", 300, steps=20)
-    finally:
-        pool.end()
+    found = in_worker(backend, "resident_trainer", tmp_path)
     assert found["fed"].startswith(array) and "numpy" not in found["fed"], found
     assert 0 < found["last"] < 0.5 * found["first"], found
 

@@ -11,6 +11,7 @@ estimate of its peak and why there is none.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -103,23 +104,8 @@ class Step:
     built: Any = None  # the OneStep or OneBatch it runs (the memory ladder resizes a OneStep)
 
 
-def _trainer(site: Site, steps: int | None) -> Work:
-    from accelbench.work.training import Trainer
-
-    return Trainer.build(
-        site.cell_id,
-        site.model,
-        site.dataset,
-        site.placement,
-        site.batch_size,
-        site.options,
-        site.round_seconds,
-        steps=steps,
-    )
-
-
-def _trainer_with_inputs_on_device(site: Site, steps: int | None) -> Work:
-    """A trainer whose inputs lie on its device from the start: its rounds copy nothing from
+def _trainer(site: Site, steps: int | None, resident: bool = False) -> Work:
+    """resident: its inputs lie on its device from the start, so its rounds copy nothing from
     the host (the device speedup without the host-to-device copy)."""
     from accelbench.work.training import Trainer
 
@@ -132,7 +118,7 @@ def _trainer_with_inputs_on_device(site: Site, steps: int | None) -> Work:
         site.options,
         site.round_seconds,
         steps=steps,
-        resident=True,
+        resident=resident,
     )
 
 
@@ -153,7 +139,7 @@ def _predictor(site: Site, steps: int | None) -> Work:
 # A timed work's name -> its builder (site, steps per round or None to calibrate) -> Work.
 WORKS: Registry[Callable[[Site, int | None], Work]] = Registry("cell work")
 WORKS.register("train", _trainer)
-WORKS.register("train_inputs_on_device", _trainer_with_inputs_on_device)
+WORKS.register("train_inputs_on_device", functools.partial(_trainer, resident=True))
 WORKS.register("inference", _predictor)
 
 
