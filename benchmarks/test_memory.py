@@ -1,6 +1,7 @@
 """Memory: host and device peaks of one step, their growth with batch size, and leaks.
 
-pytest-memray measures these; they are not timings, so pytest-benchmark does not time them.
+pytest-memray measures these; they are not timings, so pytest-benchmark does not time
+them.
 """
 
 

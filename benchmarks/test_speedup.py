@@ -1,4 +1,5 @@
-"""Speedups of a larger batch and of an accelerator, and accuracy parity across devices."""
+"""Speedups of a larger batch and of an accelerator, and accuracy parity across
+devices."""
 
 
 def test_batch_speedup(benchmark, batch_speedup):

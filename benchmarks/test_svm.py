@@ -1,4 +1,5 @@
-"""The RBF SVM study: fit time and accuracy on n-image subsets, grayscale vs binarized."""
+"""The RBF SVM study: fit time and accuracy on n-image subsets, grayscale vs
+binarized."""
 
 
 def test_svm(benchmark, svm_bench):

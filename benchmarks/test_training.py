@@ -1,4 +1,5 @@
-"""Training: steady-state throughput, time to accuracy, and the harness's own overhead."""
+"""Training: steady-state throughput, time to accuracy, and the harness's own
+overhead."""
 
 
 def test_train(benchmark, train_bench):

@@ -42,6 +42,22 @@ def test_a_kind_in_a_file_of_its_own_gives_that_file_its_docstring(monkeypatch):
     assert "def test_second(benchmark, second)" in mine
 
 
+def test_a_long_file_docstring_is_wrapped_to_the_width_linters_allow(monkeypatch):
+    from accelbench.benches.base import Benchmark
+    from accelbench.benches.catalog import BENCHMARKS
+
+    sentence = "A kind whose file says a great deal about itself, " * 6
+    monkeypatch.setitem(
+        BENCHMARKS._entries,
+        "talkative",
+        Benchmark(cells=lambda grid: [], bench=object, test="test_talkative", file="test_long.py", file_doc=sentence),
+    )
+    text = scaffold.benchmark_files()["test_long.py"]
+    doc = text.split('"""')[1]
+    assert " ".join(doc.split()) == " ".join(sentence.split())
+    assert max(len(line) for line in text.splitlines()) <= scaffold.DOC_WIDTH
+
+
 def test_init_writes_nothing_over_a_file_that_is_there(tmp_path, capsys):
     (tmp_path / "benchmark_models.py").write_text("# mine\n")
     assert cli.main(["init", str(tmp_path)]) == 2

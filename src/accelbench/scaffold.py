@@ -14,11 +14,14 @@ stops and says what to add.
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 from accelbench.benches.catalog import BENCHMARKS
 
 MODELS_MODULE = "benchmark_models"
+# The written files' docstrings wrap here: inside ruff's and black's default line lengths.
+DOC_WIDTH = 88
 
 INI = f"""[pytest]
 # accelbench: the benchmarks, the plugin, every run saved for --benchmark-compare, your models.
@@ -98,8 +101,20 @@ def benchmark_files() -> dict[str, str]:
             )
         docs = (BENCHMARKS[fixture].file_doc for fixture in fixtures if BENCHMARKS[fixture].file_doc)
         doc = next(docs, "Benchmarks of the kinds registered with this file.")
-        files[name] = f'"""{doc}"""\n\n\n' + "\n\n".join(tests)
+        files[name] = _docstring(doc) + "\n\n\n" + "\n\n".join(tests)
     return files
+
+
+def _docstring(doc: str) -> str:
+    """A module docstring of `doc`'s paragraphs, each wrapped: a kind's file_doc is prose of any
+    length, and the written file must pass the linters of the project it lands in."""
+    paragraphs = [" ".join(paragraph.split()) for paragraph in doc.strip().split("\n\n")]
+    paragraphs[0] = '"""' + paragraphs[0]
+    if len(paragraphs) == 1:
+        paragraphs[0] += '"""'
+    fill = textwrap.TextWrapper(width=DOC_WIDTH, break_long_words=False, break_on_hyphens=False)
+    text = "\n\n".join("\n".join(fill.wrap(paragraph)) for paragraph in paragraphs)
+    return text if len(paragraphs) == 1 else text + '\n"""'
 
 
 def project_files() -> dict[str, str]:

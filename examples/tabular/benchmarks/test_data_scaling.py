@@ -1,4 +1,5 @@
-"""Time and memory as the data grows, fitted and projected to sizes far beyond the data."""
+"""Time and memory as the data grows, fitted and projected to sizes far beyond the
+data."""
 
 
 def test_train_data_scaling(benchmark, train_data_scaling):

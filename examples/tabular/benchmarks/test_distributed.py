@@ -1,4 +1,5 @@
-"""Beyond one device and one process: several replicas (tf.distribute, or Keras' DataParallel on JAX) and several workers (tf.distribute)."""
+"""Beyond one device and one process: several replicas (tf.distribute, or Keras'
+DataParallel on JAX) and several workers (tf.distribute)."""
 
 
 def test_multi_device(benchmark, multi_device):

@@ -1,4 +1,5 @@
-"""Serving under load: MLPerf LoadGen's scenarios, dynamic batching, the peak QPS under a latency bound.
+"""Serving under load: MLPerf LoadGen's scenarios, dynamic batching, the peak QPS under
+a latency bound.
 
 LoadGen times these; pytest-benchmark does not.
 """
