@@ -1,4 +1,4 @@
-"""Serving under load (benches/serving.py, work/serving.py, work/loadgen.py, work/qps_search.py):
+"""Serving under load (kinds/serving/: bench.py, work.py, loadgen.py, qps_search.py):
 LoadGen's summary read as it writes it, the batcher's batches and outputs, a raising system
 under test ended in one line, the peak search's bracket, MLPerf's rules, and through the
 plugin: a planted 2x slower predict step failed in every serving cell, an unchanged run not."""
@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from accelbench.judge.verdicts import FAIL, INVALID, Verdicts
-from accelbench.work import loadgen
-from accelbench.work.loadgen import Durations, Expected, LoadgenResult
-from accelbench.work.qps_search import find_peak
-from accelbench.work.serving import Batching, PredictStep, ServingPlan, allowed_batch_sizes, run_scenario
+from accelbench.kinds.serving import loadgen
+from accelbench.kinds.serving.loadgen import Durations, Expected, LoadgenResult
+from accelbench.kinds.serving.qps_search import find_peak
+from accelbench.kinds.serving.work import Batching, PredictStep, ServingPlan, allowed_batch_sizes, run_scenario
 
 SHORT = Durations(min_duration_ms=200, min_query_count=32)
 INPUTS = np.arange(64 * 3, dtype=np.float32).reshape(64, 3)
@@ -70,7 +70,7 @@ def test_each_scenario_runs_under_loadgen_and_its_summary_is_read(tmp_path, scen
 
 def test_a_result_crosses_from_a_worker_whole(tmp_path):
     """What a backend's worker or an A/B side sends back reads as the pytest process's own."""
-    from accelbench.work.serving import Served
+    from accelbench.kinds.serving.work import Served
 
     step = PredictStep(doubled, allowed_batch_sizes(8))
     settings = plan(tmp_path)
@@ -94,7 +94,7 @@ def test_every_sample_is_completed_with_its_own_row_of_the_real_outputs(tmp_path
     batcher's responses are the predict step's rows, in the right order, across batches."""
     import mlperf_loadgen as lg
 
-    from accelbench.work.serving import DynamicBatcher
+    from accelbench.kinds.serving.work import DynamicBatcher
 
     step = PredictStep(doubled, allowed_batch_sizes(8))
     settings = loadgen.settings_for(loadgen.SCENARIOS["Offline"], expected(), SHORT, 0.01)
@@ -308,7 +308,8 @@ def test_offline_agrees_with_batch_throughput_and_singlestream_with_batch_1_late
     result.assert_outcomes(passed=4)
     document = json.loads(saved.read_text())
     cells = {c["name"]: c["extra_info"] for c in [*document["benchmarks"], *document["accelbench"]["untimed_cells"]]}
-    from accelbench.measured import Latency, Serving, Throughput
+    from accelbench.kinds.serving.result import Serving
+    from accelbench.measured import Latency, Throughput
 
     inference = Throughput.of(cells["test_inference[cpu-bs32-mlp]"]).samples_per_s
     call = Latency.of(cells["test_latency[cpu-bs1-mlp]"]).latency_p50_ms / 1e3  # one call's cost, waited for
@@ -378,12 +379,13 @@ def test_quick_serves_the_mlp_and_every_model_a_users_module_declares_and_any_mo
 
 
 def test_a_runs_scenarios_share_one_predict_step_per_model_warmed_again_when_taken_again(monkeypatch):
-    """BuiltWork.served_step: the four scenarios of one model on one device get one step, built
+    """bench.shared_step (BuiltWork.kept): the four scenarios of one model on one device get one step, built
     once and warmed again each time it is taken; another model, device or largest batch its own."""
     from types import SimpleNamespace
 
     from accelbench.axes.models import ModelOptions
-    from accelbench.benches.serving import ServingCell
+    from accelbench.kinds.serving import bench
+    from accelbench.kinds.serving.bench import ServingCell, shared_step
     from accelbench.run import built
 
     builds, warmed = [], []
@@ -392,19 +394,19 @@ def test_a_runs_scenarios_share_one_predict_step_per_model_warmed_again_when_tak
         def warm(self, inputs):
             warmed.append(inputs)
 
-    monkeypatch.setattr(built, "predict_step", lambda site, largest: builds.append((site.cell_id, largest)) or Step())
-    monkeypatch.setattr(built, "samples_of", lambda site: site.cell_id)
+    monkeypatch.setattr(bench, "predict_step", lambda site, largest: builds.append((site.cell_id, largest)) or Step())
+    monkeypatch.setattr(bench, "samples_of", lambda site: site.cell_id)
     run = SimpleNamespace(
         preset=SimpleNamespace(round_seconds=0.1, predict_round_seconds=0.05), model_options=ModelOptions()
     )
     context = SimpleNamespace(run=run, data=lambda model: None, placement=lambda name: name, progress=lambda text: None)
     work = built.BuiltWork(context)
-    steps = [work.served_step(ServingCell("cpu", "mlp", scenario), 32) for scenario in loadgen.SCENARIOS.names()]
+    steps = [shared_step(work, ServingCell("cpu", "mlp", scenario), 32) for scenario in loadgen.SCENARIOS.names()]
     assert len(steps) == 4 and all(step is steps[0] for step in steps)
     assert builds == [("cpu-mlp-singlestream", 32)] and len(warmed) == 3
-    assert work.served_step(ServingCell("cpu", "cnn", "Server"), 32) is not steps[0]
-    assert work.served_step(ServingCell("gpu", "mlp", "Server"), 32) is not steps[0]
-    assert work.served_step(ServingCell("cpu", "mlp", "Server"), 64) is not steps[0]
+    assert shared_step(work, ServingCell("cpu", "cnn", "Server"), 32) is not steps[0]
+    assert shared_step(work, ServingCell("gpu", "mlp", "Server"), 32) is not steps[0]
+    assert shared_step(work, ServingCell("cpu", "mlp", "Server"), 64) is not steps[0]
     assert len(builds) == 4
 
 
@@ -412,7 +414,7 @@ def test_offline_batches_at_the_run_s_largest_batch_and_the_streams_at_the_first
     """Offline measures the device's throughput: its batcher takes the plan's offline_batch (the
     largest batch the run measures the model at), where the streams keep the first setting's
     maximum; the shared predict step is built for the largest of them."""
-    from accelbench.work.serving import largest_batch, stream_batching
+    from accelbench.kinds.serving.work import largest_batch, stream_batching
 
     plan = ServingPlan(Durations(100, 10), 10.0, (Batching(32, 1.0),), 0.1, 6, str(tmp_path), offline_batch=256)
     assert stream_batching(plan, "Offline") == Batching(256, 0.0)

@@ -47,12 +47,12 @@ def register_dataset(name: str, loader) -> None:
 
 def register_work(name: str, builder) -> None:
     """Declare a timed work under its name: `builder(site, steps)` returns an object with `run_round()`,
-    `samples_per_round`, `steps`, `compile_seconds` and `flops_per_sample()` (work.kinds.Work),
-    built from `site` (work.kinds.Site: the cell's model, data, placement, batch size) at `steps`
+    `samples_per_round`, `steps`, `compile_seconds` and `flops_per_sample()` (work.builders.Work),
+    built from `site` (work.builders.Site: the cell's model, data, placement, batch size) at `steps`
     per round (None: the builder's choice). The pytest process builds it for its own cells, and
     an A/B run's workers and another backend's worker build it from the same spec, as they
     import this module too: a kind's Bench times it with `benches.timed_work.time_work`."""
-    from accelbench.work.kinds import WORKS
+    from accelbench.work.builders import WORKS
 
     WORKS.register(name, builder, origin=builder.__module__)
 

@@ -1,4 +1,4 @@
-"""Device kinds (DEVICE_TYPES: cpu, gpu, tpu), the names --devices takes, and the inventory of
+"""Device types (DEVICE_TYPES: cpu, gpu, tpu), the names --devices takes, and the inventory of
 the devices a run found. Finding and placing them is the backend's (axes/backends/): a
 TensorFlow device scope or tf.distribute strategy there, keras.device elsewhere.
 

@@ -54,7 +54,7 @@ class ModelSpec:
     # --models (the real architectures below: minutes a cell on a CPU).
     default: bool = True
     # Server's latency bound, milliseconds: the highest QPS whose 99th-percentile latency stays
-    # under it is the model's peak (benches/serving.py; --latency-bound overrides). MLPerf's
+    # under it is the model's peak (kinds/serving/; --latency-bound overrides). MLPerf's
     # bounds are per model too: 15 ms for ResNet-50, 130 ms for BERT-large (docs/serving.md).
     latency_bound_ms: float = 10.0
     # The dataset it runs on (a DATASETS name, a user's module's included) unless --dataset

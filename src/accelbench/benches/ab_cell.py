@@ -1,6 +1,6 @@
 """A cell in an A/B run: its work's rounds in worker A and worker B, interleaved, judged B
 against A; then each side's host peak of one round and its compile seconds. Any WORKS entry
-(work/kinds.py) is compared this way, a user's too: both workers build it from the same spec."""
+(work/builders.py) is compared this way, a user's too: both workers build it from the same spec."""
 
 from __future__ import annotations
 

@@ -73,7 +73,7 @@ class Bench:
     def record(self, *parts: Part | Mapping[str, Any]) -> None:
         """The one place a cell's result goes into its extra_info: typed parts, each written
         under its fields' keys (accelbench.measured), or a work's own numbers as it named them
-        (work.kinds.its_own)."""
+        (work.builders.its_own)."""
         for part in parts:
             self.extra_info.update(part if isinstance(part, Mapping) else part.entries())
 

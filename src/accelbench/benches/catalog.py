@@ -12,29 +12,33 @@ import importlib
 import pkgutil
 from types import ModuleType
 
-from accelbench import benches
+from accelbench import benches, kinds
 from accelbench.benches.base import Benchmark
 from accelbench.registry import Registry
 from accelbench.results.summary import Section
 
 
-def kind_modules(package: ModuleType) -> list[ModuleType]:
-    """The package's modules that declare KINDS, by their PLACE_IN_SUMMARY: a new kind's module
-    is found where it is written, with no list of modules to add it to."""
+def kind_modules(*packages: ModuleType) -> list[ModuleType]:
+    """The packages' modules that declare KINDS, by their PLACE_IN_SUMMARY: a module of
+    benches/, or a kind folder's bench.py (kinds/<name>/bench.py). A new kind's module is found
+    where it is written, with no list of modules to add it to."""
     found = []
-    for module_info in pkgutil.iter_modules(package.__path__):
-        module = importlib.import_module(f"{package.__name__}.{module_info.name}")
-        if hasattr(module, "KINDS"):
-            if not isinstance(getattr(module, "PLACE_IN_SUMMARY", None), int):
-                raise TypeError(
-                    f"{module.__name__} declares KINDS but no PLACE_IN_SUMMARY (an int): where its tables go"
-                )
-            found.append(module)
+    for package in packages:
+        for module_info in pkgutil.iter_modules(package.__path__):
+            name = f"{package.__name__}.{module_info.name}"
+            if module_info.ispkg:  # a kind's folder: its pytest side is its bench.py
+                name += ".bench"
+            module = importlib.import_module(name)
+            if hasattr(module, "KINDS"):
+                found.append(module)
+    for module in found:
+        if not isinstance(getattr(module, "PLACE_IN_SUMMARY", None), int):
+            raise TypeError(f"{module.__name__} declares KINDS but no PLACE_IN_SUMMARY (an int): where its tables go")
     return sorted(found, key=lambda module: module.PLACE_IN_SUMMARY)
 
 
 BENCHMARKS: Registry[Benchmark] = Registry("benchmark fixture")
-for module in kind_modules(benches):
+for module in kind_modules(benches, kinds):
     for name, kind in module.KINDS.items():
         BENCHMARKS.register(name, kind)
 

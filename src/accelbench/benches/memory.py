@@ -70,7 +70,7 @@ class StepMemoryBench(Bench):
     cap_basis: str = ""
     steps_measured: int = 1  # the peak is the high-water mark over this many steps
 
-    work_name = "train"  # a work.kinds.STEPS entry: the step measured
+    work_name = "train"  # a work.builders.STEPS entry: the step measured
 
     def build(self) -> Any:
         """(work, estimated bytes, why none): the step to measure, what the analytic estimate says

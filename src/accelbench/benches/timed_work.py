@@ -1,4 +1,4 @@
-"""Rounds of a cell's timed work (a work.kinds.WORKS entry: training, inference, or a user's),
+"""Rounds of a cell's timed work (a work.builders.WORKS entry: training, inference, or a user's),
 the one measuring path of every such cell: built by the one builder of its work, timed round by
 round, then judged B against A in an A/B run.
 
@@ -18,7 +18,7 @@ from accelbench.benches import ab_cell, other_backend
 from accelbench.benches.base import Bench
 from accelbench.benches.context import backend_here, precision_used, record_rates, throughput
 from accelbench.measured import Throughput
-from accelbench.work.kinds import Work, call_cost, costs_of, its_own, jit_compiled
+from accelbench.work.builders import Work, call_cost, costs_of, its_own, jit_compiled
 
 
 def time_work(bench: Bench, benchmark: Any, work_name: str) -> Work | None:

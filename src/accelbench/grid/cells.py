@@ -151,7 +151,10 @@ class Grid:
     # up to the largest batch that fits); None: batch_sizes everywhere.
     sweep: Callable[[str, str], tuple[int, ...]] | None = None
     data_scaling_models: tuple[str, ...] = ()  # the models the preset measures as the data grows
-    serving_models: tuple[str, ...] = ()  # the models served under LoadGen (benches/serving.py)
+    # Each registered kind's settings under the run's preset, by the name its settings.py
+    # registered them under (run.presets.KIND_SETTINGS): what its cells function reads of them.
+    settings: Mapping[str, object] = field(default_factory=dict)
+    user_models: bool = False  # --models was given: the run's models are the user's choice
     replicas: int = 0  # replicas / workers of the distributed cells; 0: the preset leaves them out
     thread_processes: int = 0  # 1 intra-op thread against all, per model: processes a side
     left_out: Mapping[str, str] = field(default_factory=dict)  # benchmark fixture -> why the preset leaves it out

@@ -24,6 +24,7 @@ from accelbench.axes.devices import DEVICE_TYPES, parse_devices
 from accelbench.axes.models import MODELS, ModelOptions
 from accelbench.axes.precisions import PRECISIONS
 from accelbench.judge.analysis import MAX_DIGITS
+from accelbench.kinds.serving.loadgen import RULES as SERVING_RULES
 from accelbench.processes import ab
 from accelbench.processes.worktree import Worktree, WorktreeError
 from accelbench.registry import Registry, UnknownName
@@ -32,7 +33,6 @@ from accelbench.run.config import RunConfig
 from accelbench.run.presets import PRESETS
 from accelbench.units import parse_bytes
 from accelbench.work import memory
-from accelbench.work.loadgen import RULES as SERVING_RULES
 
 
 def _usage(parse: Callable[[str], Any]) -> Callable[[str], Any]:

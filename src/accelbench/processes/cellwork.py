@@ -53,10 +53,10 @@ def _dataset(name: str, run: RunFields) -> Any:
 
 
 def _site(wire: dict[str, Any]) -> tuple[CellSpec, Any]:
-    """The cell's spec, and what its work is built from here (work.kinds.Site), as the pytest
+    """The cell's spec, and what its work is built from here (work.builders.Site), as the pytest
     process builds its own: the user's modules imported first, so their kinds are known."""
     from accelbench.axes.models import MODELS, ModelOptions
-    from accelbench.work.kinds import Site
+    from accelbench.work.builders import Site
 
     spec = CellSpec.from_wire(wire)
     _import_user_modules(spec.run.modules, spec.run.module_roots)
@@ -74,10 +74,10 @@ def _site(wire: dict[str, Any]) -> tuple[CellSpec, Any]:
 
 
 def prepare(spec: dict[str, Any], steps: int | None) -> Prepared:
-    """Build the cell's work (a work.kinds.WORKS entry) at `steps` per round, as the pytest
+    """Build the cell's work (a work.builders.WORKS entry) at `steps` per round, as the pytest
     process calibrated it (None: calibrate here, to the run's round length), and warm it up; what
     it measured while building (compile seconds) and what the caller needs to report rounds."""
-    from accelbench.work.kinds import WORKS, call_cost, costs_of, jit_compiled
+    from accelbench.work.builders import WORKS, call_cost, costs_of, jit_compiled
 
     cell, site = _site(spec)
     work = _WORK[cell.key] = WORKS[cell.work](site, steps)
@@ -96,10 +96,10 @@ def prepare(spec: dict[str, Any], steps: int | None) -> Prepared:
 
 
 def recipe_run(spec: dict[str, Any], epochs: int, target: float | None) -> dict[str, Any]:
-    """The published recipe from the run's seed (work.kinds.recipe), here."""
+    """The published recipe from the run's seed (work.builders.recipe), here."""
     import dataclasses
 
-    from accelbench.work.kinds import recipe
+    from accelbench.work.builders import recipe
 
     return dataclasses.asdict(recipe(_site(spec)[1], epochs, target))
 
@@ -110,8 +110,8 @@ def one_round(key: str) -> float:
 
 
 def its_own(key: str) -> dict[str, Any]:
-    """The numbers the cell's work measured of its own, after its rounds (work.kinds.its_own)."""
-    from accelbench.work.kinds import its_own as numbers
+    """The numbers the cell's work measured of its own, after its rounds (work.builders.its_own)."""
+    from accelbench.work.builders import its_own as numbers
 
     return numbers(_WORK[key])
 
@@ -128,7 +128,7 @@ def step_memory(spec: dict[str, Any], steps_measured: int, repeats: int = 1, fre
     worker was started for this call alone (an allocator whose peak cannot be reset), and the
     device peak is read before memray's runs of the same steps."""
     from accelbench.work import memory
-    from accelbench.work.kinds import STEPS
+    from accelbench.work.builders import STEPS
 
     cell, site = _site(spec)
     step = STEPS[cell.work](site)
@@ -161,7 +161,7 @@ def trace_steps(spec: dict[str, Any], directory: str, cell_name: str) -> StepTra
     """A step trace of the cell's work (a training step, or a predicted batch) taken here with
     this backend's profiler (Backend.profiler)."""
     from accelbench.work import traces
-    from accelbench.work.kinds import STEPS
+    from accelbench.work.builders import STEPS
 
     cell, site = _site(spec)
     step = STEPS[cell.work](site)
@@ -222,11 +222,13 @@ def roof(device: str, dtype: str, intra_op_threads: int, kept: dict[str, Any] | 
     return backends.measure_roof(PROCESS_BACKEND, placement, dtype, Roof.from_json(kept) if kept else None).as_json()
 
 
-def serve(spec: dict[str, Any], scenario: str, plan: dict[str, Any]) -> dict[str, Any]:
-    """A serving cell measured here under LoadGen (work.serving.serve), as the pytest process
-    serves its own: its Served, as JSON."""
-    from accelbench.work.serving import ServingPlan
-    from accelbench.work.serving import serve as serve_cell
+def kind_work(target: str, spec: dict[str, Any], arguments: dict[str, Any]) -> Any:
+    """A benchmark kind's own work measured here (a built-in kind's work.py, or a user's module,
+    which every worker imports): `target` ("module:function") is called with the cell's Site, built
+    here from its spec as every call builds one, and the kind's `arguments`; its reply crosses as
+    JSON (a dataclass as its fields), for the kind to read back."""
+    import importlib
 
-    _, site = _site(spec)
-    return serve_cell(site, scenario, ServingPlan.from_json(plan)).as_json()
+    _, site = _site(spec)  # first: it imports the user's modules, where a user's target lives
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)(site, **arguments)

@@ -28,7 +28,7 @@ class Cellwork(enum.Enum):
     PREPARE = "prepare"  # build and warm up a cell's work: (spec, steps) -> what it built
     ONE_ROUND = "one_round"  # (key) -> seconds of one round
     ONE_PREDICTION = "one_prediction"  # (key) -> seconds of one waited-for prediction
-    ITS_OWN = "its_own"  # (key) -> the work's own numbers (work.kinds.its_own), after its rounds
+    ITS_OWN = "its_own"  # (key) -> the work's own numbers (work.builders.its_own), after its rounds
     PEAK = "peak"  # (key) -> host bytes of one round (memray)
     FORGET = "forget"  # (key) -> drop the built work
     RECIPE_RUN = "recipe_run"  # (spec, epochs, target) -> the recipe's RecipeRun fields
@@ -36,7 +36,9 @@ class Cellwork(enum.Enum):
     TRACE_STEPS = "trace_steps"  # (spec, directory, cell_name) -> where the step trace went
     DESCRIBE = "describe"  # () -> the worker's backend, versions and fingerprint
     ROOF = "roof"  # (device, dtype, intra_op_threads, kept) -> measured.Roof's JSON, by this backend
-    SERVE = "serve"  # (spec, scenario, plan) -> a serving cell's work.serving.Served, as JSON
+    # (target, spec, arguments) -> a kind's own work in a worker: `target`, "module:function",
+    # called with the cell's Site built from `spec` and `arguments`; its JSON reply as it is
+    KIND_WORK = "kind_work"
     # a data-scaling cell's work, in a worker without TensorFlow (work.growth.MEASURED_APART):
     GROWTH_WORK = "growth_work"  # (key, where, model, phase, run, options) -> build it
     PEAKS_AT = "peaks_at"  # (key, size, repeats) -> work.growth.SizePeaks of one size
@@ -137,7 +139,7 @@ class CellSpec:
     """A cell as a worker builds it: the one typed message for a cell across processes."""
 
     key: str  # names the built work in the worker until it is forgotten
-    work: str  # "train", "inference" or a user's (work.kinds.WORKS): which work cellwork builds
+    work: str  # "train", "inference" or a user's (work.builders.WORKS): which work cellwork builds
     cell_id: str
     device: str
     batch_size: int

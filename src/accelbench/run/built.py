@@ -1,12 +1,13 @@
 """What a run builds per cell, once: its timed work (a trainer, a predictor, a user's kind's work),
 its one step for memory cells, its recipe run, through the builders a worker uses too
-(work/kinds.py). The benchmarks that share a cell share its built work (a trainer is timed by
+(work/builders.py). The benchmarks that share a cell share its built work (a trainer is timed by
 the throughput cell, then the speedup and overhead cells), so each is built and warmed up once.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from accelbench.axes.backends import PROCESS_BACKEND
@@ -19,8 +20,7 @@ from accelbench.judge.verdicts import Verdicts
 from accelbench.processes.protocol import Cellwork
 from accelbench.run.backend_workers import BackendWorkers
 from accelbench.run.config import RunConfig
-from accelbench.work.kinds import STEPS, WORKS, Site, Step, Work, recipe
-from accelbench.work.serving import PredictStep, predict_step, samples_of
+from accelbench.work.builders import STEPS, WORKS, Site, Step, Work, recipe
 from accelbench.work.training import RecipeRun, Trainer
 
 # Test accuracy a time-to-accuracy run aims for, by dataset, where the model publishes none.
@@ -41,14 +41,14 @@ class RunContext(Protocol):
 
 class BuiltWork:
     """The run's built work by cell, from the session's data, devices and settings, through the
-    same builders a worker uses (work/kinds.py)."""
+    same builders a worker uses (work/builders.py)."""
 
     def __init__(self, session: RunContext) -> None:
         self.session = session
         self._works: dict[tuple[str, Cell], Work] = {}
         self._steps: dict[tuple[str, Cell], Step] = {}
         self._recipe_runs: dict[Cell, RecipeRun] = {}
-        self._served_steps: dict[tuple[Any, ...], PredictStep] = {}
+        self._kept: dict[tuple[Any, ...], Any] = {}  # a kind's own built things (kept)
 
     def model_options(self, cell: Cell) -> ModelOptions:
         """The run's model options, under the cell's precision."""
@@ -106,18 +106,14 @@ class BuiltWork:
             self._steps[work_name, cell] = STEPS[work_name](self.site(cell))
         return self._steps[work_name, cell]
 
-    def served_step(self, cell: Any, largest: int) -> PredictStep:
-        """A serving cell's predict step, built and warmed up once per model on a device (on a
-        backend, at a precision): the scenarios' cells share it, where each built its own
-        (0.25 s a scenario for the MLP: its model, and a concrete function per allowed batch
-        size). Taken again, it is warmed again, as a kept step runs once (see step)."""
-        key = (cell.device, cell.model, cell.backend, cell.precision, largest)
-        site = self.site(cell)
-        if key in self._served_steps:
-            self._served_steps[key].warm(samples_of(site))
+    def kept(self, key: tuple[Any, ...], build: Callable[[], Any], again: Callable[[Any], None]) -> Any:
+        """A kind's own built thing under `key`, built once a run (`build()`) and shared between
+        its cells; taken again, `again(it)` readies it (a kept step runs once: see step)."""
+        if key in self._kept:
+            again(self._kept[key])
         else:
-            self._served_steps[key] = predict_step(site, largest)
-        return self._served_steps[key]
+            self._kept[key] = build()
+        return self._kept[key]
 
     def recipe_target(self, model: str) -> float | None:
         """The quality the model's recipe aims for on this run's data: the model's own target,

@@ -46,7 +46,7 @@ class RunConfig:
     backends: tuple[str, ...] = (PROCESS_BACKEND,)  # Keras backends of the training and inference cells
     precisions: tuple[str, ...] = (REFERENCE_PRECISION,)  # their Keras dtype policies
     latency_bound_ms: float | None = None  # --latency-bound: Server's bound for every model; None: each model's
-    serving_rules: str = "preset"  # --serving-rules: a work.loadgen.RULES name
+    serving_rules: str = "preset"  # --serving-rules: a kinds.serving.loadgen.RULES name
     serving_tolerance: float = 0.35  # --serving-tolerance: a serving rate's drop allowed
     serving_latency_tolerance: float = 0.6  # --serving-latency-tolerance: a serving latency's rise allowed
     worker_deadline_s: float = 300.0  # of one call to a worker

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 
 from accelbench.axes.models import MODELS
 from accelbench.registry import Registry
-from accelbench.work.serving import Batching
 
 
 @dataclass(frozen=True)
@@ -38,21 +37,6 @@ class DataScalingSettings:
 
 
 @dataclass(frozen=True)
-class ServingSettings:
-    """How the serving cells run LoadGen (work/serving.py): each run lasts at least
-    min_duration_ms and min_query_count queries (--serving-rules mlperf: MLPerf's own); Server's
-    peak search tries every batching setting, stopping at qps_precision or max_search_runs."""
-
-    models: tuple[str, ...]  # ALL_MODELS (): every model the run has; and every model a user's module declared
-    min_duration_ms: int
-    min_query_count: int
-    batchings: tuple[Batching, ...]  # the first is the streams' and Offline's maximum batch
-    qps_precision: float
-    max_search_runs: int
-    attempts: int = 2  # LoadGen runs per result (the best VALID one), per rate of the search (work/serving.py)
-
-
-@dataclass(frozen=True)
 class Preset:
     name: str
     about: str  # what it is for, in a few words (--preset's help lists every preset's)
@@ -78,7 +62,6 @@ class Preset:
     interleaved_pairs: int  # A/B rounds behind every ratio (speedups, harness overhead)
     memory: MemorySettings
     data_scaling: DataScalingSettings
-    serving: ServingSettings
     # Multi-device and multi-worker cells: replicas (or worker processes) each; 0 leaves them
     # out (each starts fresh TensorFlow processes: 20-40 s a cell on 2 cores).
     replicas: int = 0
@@ -99,6 +82,28 @@ class Preset:
 
 
 PRESETS: Registry[Preset] = Registry("preset")
+
+
+@dataclass(frozen=True)
+class KindSettings:
+    """A benchmark kind's own settings, one per preset (a kind's settings.py registers them in
+    KIND_SETTINGS): a preset it names none for (a user's) runs it with `fallback`'s."""
+
+    by_preset: Mapping[str, object]
+    fallback: str = "quick"
+
+    def of(self, preset: str) -> object:
+        return self.by_preset.get(preset, self.by_preset[self.fallback])
+
+
+KIND_SETTINGS: Registry[KindSettings] = Registry("kind's settings")
+
+
+def kind_settings(preset: Preset) -> dict[str, object]:
+    """Every registered kind's settings under `preset`, by the name they were registered under."""
+    return {name: KIND_SETTINGS[name].of(preset.name) for name in KIND_SETTINGS}
+
+
 # Every model registered when the run starts, the user's (--modules) included, in registration order.
 ALL_MODELS: tuple[str, ...] = ()
 
@@ -108,16 +113,6 @@ QUICK_LEAVES_OUT = {
     "memory_scaling": "the memory ladder (fixed + per-sample bytes, largest batch) is reported, not gated, and "
     "takes 20 s: run it with --preset full",
 }
-# Quick serves the MLP (and a user's models) alone, each LoadGen run a quarter of a second:
-# about 6 s for its four scenarios on a 2-core CPU (docs/measurements.md).
-QUICK_SERVING = ServingSettings(
-    models=("mlp",),
-    min_duration_ms=250,
-    min_query_count=64,
-    batchings=(Batching(32, 1.0),),
-    qps_precision=0.1,
-    max_search_runs=8,
-)
 # The quick and smoke presets' memory cells: the ladder's first three rungs, a short leak watch.
 SHORT_MEMORY = MemorySettings(ladder=(256, 512, 1024), leak_predictions=20, sweep_to_largest=False)
 PRESETS.register(
@@ -144,7 +139,6 @@ PRESETS.register(
             memory_repeats=1,
             slowest_seconds=10.0,
         ),
-        serving=QUICK_SERVING,
         left_out=QUICK_LEAVES_OUT,
     ),
 )
@@ -175,16 +169,6 @@ PRESETS.register(
             memory_repeats=3,
             slowest_seconds=300.0,
         ),
-        # Three maximum batch sizes x two batching timeouts (Triton's max_queue_delay), each
-        # searched for its peak QPS under the bound.
-        serving=ServingSettings(
-            models=ALL_MODELS,
-            min_duration_ms=2000,
-            min_query_count=256,
-            batchings=tuple(Batching(size, timeout) for size in (16, 64, 256) for timeout in (1.0, 4.0)),
-            qps_precision=0.05,
-            max_search_runs=12,
-        ),
         replicas=2,
         thread_processes=2,
     ),
@@ -213,14 +197,6 @@ PRESETS.register(
             rounds=1,
             memory_repeats=1,
             slowest_seconds=10.0,
-        ),
-        serving=dataclasses.replace(
-            QUICK_SERVING,
-            min_duration_ms=200,
-            batchings=(Batching(16, 1.0),),
-            qps_precision=0.25,
-            max_search_runs=6,
-            attempts=1,
         ),
         replicas=2,
         thread_processes=1,

@@ -14,7 +14,6 @@ from accelbench import progress
 from accelbench.axes import backends, data
 from accelbench.axes.backends import PROCESS_BACKEND
 from accelbench.axes.devices import Inventory, Placement
-from accelbench.axes.models import MODELS
 from accelbench.grid.cells import Grid
 from accelbench.judge import fingerprint
 from accelbench.judge.baselines import BaselineFile
@@ -82,13 +81,8 @@ class Session:
             inventory=self.inventory,
             sweep=self.sizing.sweep if sweeps else None,
             data_scaling_models=presets.chosen(self.run.preset.data_scaling.models),
-            serving_models=self.run.models
-            if self.run.user_models
-            else tuple(
-                m
-                for m in self.run.models
-                if m in presets.chosen(self.run.preset.serving.models) or not MODELS[m].built_in
-            ),
+            settings=presets.kind_settings(self.run.preset),
+            user_models=self.run.user_models,
             replicas=self.run.preset.replicas,
             thread_processes=self.run.preset.thread_processes,
             left_out=self.run.preset.left_out,

@@ -25,7 +25,7 @@ from accelbench import progress
 from accelbench.axes.backends import BACKENDS
 from accelbench.measured import StepTrace
 
-PHASES = {"train": "train", "inference": "predict"}  # a work.kinds.STEPS kind -> the phase its trace is named by
+PHASES = {"train": "train", "inference": "predict"}  # a work.builders.STEPS kind -> the phase its trace is named by
 
 TRACED_STEPS = 5
 WARMUP_STEPS = 2  # run untraced first: the step's function is traced and its memory allocated

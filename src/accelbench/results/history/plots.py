@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from accelbench.results.history.findings import Finding
-from accelbench.results.report.plots import Plot, _encode, _panels
+from accelbench.results.report.plots import Plot, encode, panels
 
 REGRESSION, IMPROVEMENT, LEVEL = "#c0392b", "#27ae60", "#555555"
 
@@ -44,7 +44,7 @@ def trends(findings: Sequence[Finding]) -> list[Plot]:
     ):
         if not chosen:
             continue
-        figure, axes = _panels(len(chosen))
+        figure, axes = panels(len(chosen))
         for ax, finding in zip(axes, chosen):
             _panel(ax, finding)
         unit = chosen[0].series.unit
@@ -57,7 +57,7 @@ def trends(findings: Sequence[Finding]) -> list[Plot]:
             Plot(
                 "trend",
                 title,
-                _encode(figure),
+                encode(figure),
                 f"Points: {each}, oldest left, labelled by commit. Grey lines: the levels found; "
                 f"dashed: a change at its first {unit} (red a regression, green an improvement).",
             )

@@ -22,7 +22,6 @@ from accelbench.measured import (
     MemoryScaling,
     Projected,
     Recipe,
-    Serving,
     Speedup,
     StepMemory,
     Throughput,
@@ -60,7 +59,7 @@ def _pyplot():
     return plt
 
 
-def _panels(count: int):
+def panels(count: int):
     plt = _pyplot()
     columns = min(count, 3)
     rows = -(-count // columns)
@@ -70,7 +69,7 @@ def _panels(count: int):
     return figure, list(axes.flat)
 
 
-def _encode(figure) -> str:
+def encode(figure) -> str:
     buffer = io.BytesIO()
     figure.tight_layout()
     figure.savefig(buffer, format="png", dpi=DPI)
@@ -118,18 +117,18 @@ def throughput(runs: Sequence[Run]) -> list[Plot]:
         models = _by_model(runs, (benchmark,), Throughput.keys.samples_per_s)
         if not models:
             continue
-        figure, axes = _panels(len(models))
+        figure, axes = panels(len(models))
         for ax, (model, by_run) in zip(axes, models.items()):
             for run in runs:
                 for device, mine in _per_device(by_run.get(run.tag, [])).items():
                     sizes, rates = _curve(mine, Throughput.keys.samples_per_s)
                     _measured(ax, sizes, rates, marker="o", label=_series_label(run, device, len(runs) > 1))
-            _style(ax, f"{model}: {phase}", "batch size", "samples/s", xbase=2, ylog=True)
-        plots.append(Plot("throughput", f"{phase.capitalize()} throughput against batch size", _encode(figure)))
+            style_axes(ax, f"{model}: {phase}", "batch size", "samples/s", xbase=2, ylog=True)
+        plots.append(Plot("throughput", f"{phase.capitalize()} throughput against batch size", encode(figure)))
     return plots
 
 
-def _style(
+def style_axes(
     ax, title: str, xlabel: str, ylabel: str, *, xbase: int | None = None, ylog: bool = False, legend: str = "small"
 ) -> None:
     """Titles, labels, grid and legend of a panel; log axes where asked (batch sizes: base 2),
@@ -175,7 +174,7 @@ def speedup(runs: Sequence[Run]) -> list[Plot]:
     models = _by_model(runs, ("train_bench",), Throughput.keys.samples_per_s)
     if not models:
         return []
-    figure, axes = _panels(len(models))
+    figure, axes = panels(len(models))
     notes = []
     for ax, (model, by_run) in zip(axes, models.items()):
         for run in runs:
@@ -202,10 +201,10 @@ def speedup(runs: Sequence[Run]) -> list[Plot]:
                     )
             notes += _overtakes(ax, run, model, curves, several)
         ax.axhline(1.0, color="grey", linewidth=0.8)
-        _style(ax, f"{model}: training speedup and throughput ratios", "batch size", "x", xbase=2, ylog=True)
+        style_axes(ax, f"{model}: training speedup and throughput ratios", "batch size", "x", xbase=2, ylog=True)
     if not notes:
         notes = ["every run measured one device: no device overtakes another here"]
-    return [Plot("speedup", "Speedup against batch size", _encode(figure), "; ".join(notes))]
+    return [Plot("speedup", "Speedup against batch size", encode(figure), "; ".join(notes))]
 
 
 def _overtakes(ax, run: Run, model: str, curves: dict, several: bool) -> list[str]:
@@ -239,7 +238,7 @@ def memory(runs: Sequence[Run]) -> list[Plot]:
     names = list(dict.fromkeys([*models, *models_with_steps]))
     if not names:
         return []
-    figure, axes = _panels(len(names))
+    figure, axes = panels(len(names))
     mib = 2**20
     for ax, model in zip(axes, names):
         for run in runs:
@@ -266,8 +265,8 @@ def memory(runs: Sequence[Run]) -> list[Plot]:
             for device, mine in _per_device(steps).items():
                 sizes, peaks = _curve(mine, StepMemory.keys.peak_memory_bytes)
                 ax.plot(sizes, np.array(peaks) / mib, marker="^", linestyle="", label=f"{label(device)} step cells")
-        _style(ax, f"{model}: host peak of one training step", "batch size", "MiB", xbase=2, legend="x-small")
-    return [Plot("memory", "Memory against batch size", _encode(figure))]
+        style_axes(ax, f"{model}: host peak of one training step", "batch size", "MiB", xbase=2, legend="x-small")
+    return [Plot("memory", "Memory against batch size", encode(figure))]
 
 
 def data_size(runs: Sequence[Run]) -> list[Plot]:
@@ -283,7 +282,7 @@ def data_size(runs: Sequence[Run]) -> list[Plot]:
         return []
     plots = []
     for quantity, naming, unit in (("time", TIME_PROJECTION, "s"), ("memory", MEMORY_PROJECTION, "B")):
-        figure, axes = _panels(len(cells))
+        figure, axes = panels(len(cells))
         for ax, (run, cell) in zip(axes, cells):
             _projection_panel(ax, DataScaling.of(cell.info), Projected.of(cell.info, **naming), unit)
             scaled = DataScaling.of(cell.info)
@@ -297,7 +296,7 @@ def data_size(runs: Sequence[Run]) -> list[Plot]:
             Plot(
                 "data size",
                 f"{quantity.capitalize()} against data size, projected",
-                _encode(figure),
+                encode(figure),
                 "the dotted line is the fit carried beyond the data, the red bar its 95% interval at the target; "
                 "the title says whether the projection is a safe extrapolation (see Projections)",
             )
@@ -342,7 +341,7 @@ def _projection_panel(ax, scaled: DataScaling, projected: Projected, unit: str) 
             capsize=3,
             label=f"back-test {'held' if ok else 'FAILED'}",
         )
-    _style(ax, "", "images", unit, xbase=10, ylog=True, legend="x-small")
+    style_axes(ax, "", "images", unit, xbase=10, ylog=True, legend="x-small")
 
 
 def accuracy(runs: Sequence[Run]) -> list[Plot]:
@@ -350,7 +349,7 @@ def accuracy(runs: Sequence[Run]) -> list[Plot]:
     models = _by_model(runs, ("accuracy_bench",), Recipe.key_for("per_epoch", metric="accuracy"))
     if not models:
         return []
-    figure, axes = _panels(len(models))
+    figure, axes = panels(len(models))
     for ax, (model, by_run) in zip(axes, models.items()):
         for run in runs:
             for cell in by_run.get(run.tag, []):
@@ -364,8 +363,8 @@ def accuracy(runs: Sequence[Run]) -> list[Plot]:
         target = Recipe.read(next(iter(by_run.values()))[0].info).target
         if target:
             ax.axhline(target, color="grey", linestyle="--", label=f"target {target:.2%}")
-        _style(ax, f"{model}: time to accuracy", "training seconds", "test accuracy")
-    return [Plot("accuracy", "Accuracy per epoch against training time", _encode(figure))]
+        style_axes(ax, f"{model}: time to accuracy", "training seconds", "test accuracy")
+    return [Plot("accuracy", "Accuracy per epoch against training time", encode(figure))]
 
 
 def roofline(runs: Sequence[Run]) -> list[Plot]:
@@ -387,7 +386,7 @@ def roofline(runs: Sequence[Run]) -> list[Plot]:
     shown = [key for key in roofs if key in points]
     if not shown:
         return []
-    figure, axes = _panels(len(shown))
+    figure, axes = panels(len(shown))
     colours = {
         model: f"C{index % 10}" for index, model in enumerate(sorted({c.model for k in shown for c, _, _ in points[k]}))
     }
@@ -413,7 +412,7 @@ def roofline(runs: Sequence[Run]) -> list[Plot]:
             )
             seen.add(label)
         ax.set_xscale("log")
-        _style(ax, f"{key[1]} {key[2]} on {key[0]}: roofline", "FLOPs per byte", "executed FLOP/s", ylog=True)
+        style_axes(ax, f"{key[1]} {key[2]} on {key[0]}: roofline", "FLOPs per byte", "executed FLOP/s", ylog=True)
         from matplotlib.ticker import NullFormatter
 
         ax.yaxis.set_minor_formatter(NullFormatter())  # decades apart: a label per decade reads
@@ -422,60 +421,15 @@ def roofline(runs: Sequence[Run]) -> list[Plot]:
         Plot(
             "roofline",
             "Roofline: executed FLOP/s against arithmetic intensity, under the measured roofs",
-            _encode(figure),
+            encode(figure),
             "The roofs are measured on this machine (a saturating matmul, a STREAM triad), not a datasheet's.",
         )
     ]
 
 
-def _logs_folder(cells: Sequence[CellRecord]) -> str:
-    """Where the cells' LoadGen logs are: their common folder (a folder per cell below it)."""
-    import os
-
-    folders = [Serving.of(cell.info).loadgen_logs for cell in cells if Serving.of(cell.info).loadgen_logs]
-    return os.path.commonpath(folders) if folders else ""
-
-
-def serving(runs: Sequence[Run]) -> list[Plot]:
-    """Per served model, LoadGen's p50/p90/p99 against the offered Server QPS of every rate the
-    peak search tried (under the first batching setting; a hollow marker: INVALID), the latency
-    bound as a line, the peak QPS marked, the best batching setting named in the title."""
-    cells = [cell for run in runs for cell in run.cells_of("serving_bench") if Serving.of(cell.info).server_runs]
-    if not cells:
-        return []
-    figure, axes = _panels(len(cells))
-    for ax, cell in zip(axes, cells):
-        served = Serving.of(cell.info)
-        first = served.server_runs[0]["batching"]
-        runs_tried = sorted((r for r in served.server_runs if r["batching"] == first), key=lambda r: r["qps"])
-        for index, percentile in enumerate(("p50_ms", "p90_ms", "p99_ms")):
-            shown = [r for r in runs_tried if r.get(percentile) is not None]
-            ax.plot([r["qps"] for r in shown], [r[percentile] for r in shown], color=f"C{index}", label=percentile[:3])
-            for r in shown:
-                fill = "full" if r["valid"] else "none"
-                ax.plot(r["qps"], r[percentile], marker="o", color=f"C{index}", fillstyle=fill)
-        ax.axhline(served.latency_bound_ms, color="black", linestyle="--", linewidth=1, label="bound (p99)")
-        if served.serving_rate:
-            ax.axvline(served.serving_rate, color="grey", linestyle=":", linewidth=1, label="peak QPS")
-        _style(ax, f"{cell.device} {cell.model}: best {served.best_batching or 'none'}", "offered QPS", "ms", ylog=True)
-        from matplotlib.ticker import NullFormatter
-
-        ax.yaxis.set_minor_formatter(NullFormatter())  # decades apart: a label per decade reads
-        ax.legend(fontsize="x-small")
-    return [
-        Plot(
-            "serving",
-            "Serving under load: LoadGen's latency percentiles against offered QPS (Server)",
-            _encode(figure),
-            "Each point is one LoadGen Server run of the peak search (hollow: INVALID, p99 over the bound), "
-            "under the first batching setting.",
-            folder=_logs_folder(cells),
-        )
-    ]
-
-
 # The report's plots by the name a benchmark kind gives in its registration (Benchmark.plots).
-# They are drawn here, not in the kinds' modules: the report reads saved runs and imports no kind.
+# A kind in a folder of its own draws its plots in its plots.py (kinds/__init__.py), found by
+# drawn(): the report reads saved runs and imports no bench, no framework.
 PLOTS: dict[str, Callable[[Sequence[Run]], list[Plot]]] = {
     "throughput": throughput,
     "speedup": speedup,
@@ -483,12 +437,32 @@ PLOTS: dict[str, Callable[[Sequence[Run]], list[Plot]]] = {
     "data_size": data_size,
     "accuracy": accuracy,
     "roofline": roofline,
-    "serving": serving,
 }
+
+
+def drawn() -> dict[str, Callable[[Sequence[Run]], list[Plot]]]:
+    """Every plot this version draws, by name: these, and each kind folder's plots.py PLOTS
+    (imported here, not at the top: a kind's plots import this module's helpers)."""
+    import importlib
+    import pkgutil
+
+    from accelbench import kinds
+
+    found = dict(PLOTS)
+    for kind in pkgutil.iter_modules(kinds.__path__):
+        try:
+            module = importlib.import_module(f"{kinds.__name__}.{kind.name}.plots")
+        except ModuleNotFoundError as error:
+            if error.name != f"{kinds.__name__}.{kind.name}.plots":
+                raise
+            continue  # a kind that draws nothing
+        found.update(module.PLOTS)
+    return found
 
 
 def all_plots(runs: Sequence[Run]) -> list[Plot]:
     """The plots the runs' kinds named, in order (every one, for a run saved before runs named
     them); a name this version does not draw is left out."""
-    named = [name for run in runs for name in (PLOTS if run.plots is None else run.plots)]
-    return [plot for name in dict.fromkeys(named) if name in PLOTS for plot in PLOTS[name](runs)]
+    every = drawn()
+    named = [name for run in runs for name in (every if run.plots is None else run.plots)]
+    return [plot for name in dict.fromkeys(named) if name in every for plot in every[name](runs)]

@@ -1,7 +1,7 @@
 """A served model under MLPerf LoadGen: the system under test is a real serving loop (a request
 queue, a worker thread feeding the model's compiled predict step, dynamic batching with a
 maximum batch size and a batching timeout, as TF Serving's and Triton's batchers do), and
-LoadGen (work/loadgen.py) issues the queries and times them. Child-safe: a backend's worker
+LoadGen (loadgen.py) issues the queries and times them. Child-safe: a backend's worker
 serves its own cells through the same code.
 
 Why the batcher is written here: TF Serving's and Triton's batchers are C++ inside their
@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from accelbench.work import loadgen
-from accelbench.work.loadgen import Durations, Expected, LoadgenResult
+from accelbench.kinds.serving import loadgen
+from accelbench.kinds.serving.loadgen import Durations, Expected, LoadgenResult
 
 # Samples LoadGen draws its queries from: the test set's first ones (LoadGen's own default
 # performance sample count for small models is 1024).
@@ -398,7 +398,7 @@ def serve(
     largest_batch(plan) and warmed: a run's scenarios share one), its latency and batch
     throughput timed, then LoadGen's scenario against the dynamic batcher (Server: the peak-QPS
     search for every batching setting, and a run at the fixed QPS)."""
-    from accelbench.work.qps_search import find_peak
+    from accelbench.kinds.serving.qps_search import find_peak
 
     if step is None:
         say(f"building the predict step for batches up to {largest_batch(plan)}")
@@ -450,3 +450,9 @@ def serve(
             ),
         )
     return Served(scenario, first.expected, first.peak, tuple(swept), fixed, error=fixed.error if fixed else None)
+
+
+def serve_in_worker(site: Any, scenario: str, plan: dict[str, Any]) -> dict[str, Any]:
+    """A serving cell measured in a backend's or an A/B side's worker (processes.cellwork.kind_work
+    builds `site` from the cell's spec), as the pytest process serves its own: its Served, as JSON."""
+    return serve(site, scenario, ServingPlan.from_json(plan)).as_json()

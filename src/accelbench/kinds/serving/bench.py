@@ -1,6 +1,6 @@
 """Serving under load: every served model under MLPerf LoadGen's four scenarios (SingleStream,
 MultiStream, Server, Offline), against a dynamic batcher feeding the model's compiled predict
-step (work/serving.py). LoadGen's own result is what is reported: VALID or INVALID with its
+step (work.py). LoadGen's own result is what is reported: VALID or INVALID with its
 reason, its percentiles and rates, its logs kept per cell. Server searches for the highest QPS
 whose p99 stays under the model's latency bound, for every batching setting of the preset."""
 
@@ -28,14 +28,29 @@ from accelbench.grid.cells import (
     placeholder,
     tagged_id,
 )
-from accelbench.judge.gates import FIXED_QPS, SERVING_LATENCY, SERVING_RATE
-from accelbench.measured import Place, Serving
+from accelbench.kinds.serving.gates import FIXED_QPS, SERVING_LATENCY, SERVING_RATE
+from accelbench.kinds.serving.loadgen import RULES, SCENARIOS, Durations, LoadgenResult
+from accelbench.kinds.serving.result import Serving
+from accelbench.kinds.serving.settings import ServingSettings
+from accelbench.kinds.serving.work import (
+    PredictStep,
+    Served,
+    ServingPlan,
+    largest_batch,
+    predict_step,
+    samples_of,
+    serve,
+)
+from accelbench.measured import Place
 from accelbench.processes.protocol import CellSpec, Cellwork
 from accelbench.processes.workers import WorkerFailed
 from accelbench.results.summary import Section
-from accelbench.work.loadgen import RULES, SCENARIOS, Durations, LoadgenResult
-from accelbench.work.serving import Served, ServingPlan, largest_batch, serve
+from accelbench.run import presets
+from accelbench.run.built import BuiltWork
 
+FIXTURE = "serving_bench"
+SERVE_IN_WORKER = "accelbench.kinds.serving.work:serve_in_worker"  # a worker's call (Cellwork.KIND_WORK)
+SETTINGS = "serving"  # its settings' name in run.presets.KIND_SETTINGS (settings.py)
 AB_ORDER = ("A", "B", "B", "A")  # an A/B run's turns: drift over the cell cancels out
 AB_PREFIX = "ab_"  # an A/B verdict's metric: B's median against A's, by the gate's rule
 
@@ -53,7 +68,7 @@ class ServingCell:
 
     device: str
     model: str
-    scenario: str  # a work.loadgen.SCENARIOS name
+    scenario: str  # a loadgen.SCENARIOS name
     backend: str = PROCESS_BACKEND
     precision: str = REFERENCE_PRECISION
     batch_size: int = 1  # the batcher's first maximum (the worker's CellSpec needs a batch size)
@@ -79,7 +94,8 @@ class ServingBench(Bench):
     cell: ServingCell
 
     def plan(self) -> ServingPlan:
-        settings, run = self.preset.serving, self.session.run
+        settings: ServingSettings = self.session.grid.settings[SETTINGS]
+        run = self.session.run
         fixed = None
         if self.cell.scenario == "Server":
             gate = self.gates[SERVING_LATENCY]
@@ -140,12 +156,13 @@ class ServingBench(Bench):
         try:
             for turn, side in enumerate(AB_ORDER):
                 self.say(f"A/B: serving in {side}")
+                side_plan = dataclasses.replace(plan, log_dir=f"{plan.log_dir}/ab-{turn}-{side}")
                 wire = ab_run.call(
                     side,
-                    Cellwork.SERVE,
+                    Cellwork.KIND_WORK,
+                    target=SERVE_IN_WORKER,
                     spec=spec,
-                    scenario=self.cell.scenario,
-                    plan=dataclasses.replace(plan, log_dir=f"{plan.log_dir}/ab-{turn}-{side}").as_json(),
+                    arguments={"scenario": self.cell.scenario, "plan": side_plan.as_json()},
                 )
                 served = Served.from_json(wire)
                 if served.error:
@@ -170,26 +187,38 @@ class ServingBench(Bench):
             self.verdicts.judge(base, statistics.median(a), against, rule, ())
 
     def served(self, plan: ServingPlan) -> Served:
-        """The cell served here, or in its backend's worker (the same work.serving.serve)."""
+        """The cell served here, or in its backend's worker (the same work.serve)."""
         if not self.on_other_backend():
             built, largest = self.session.built, largest_batch(plan)
             self.say(f"the predict step for batches up to {largest}")
-            return serve(
-                built.site(self.cell), self.cell.scenario, plan, self.say, built.served_step(self.cell, largest)
-            )
+            step = shared_step(built, self.cell, largest)
+            return serve(built.site(self.cell), self.cell.scenario, plan, self.say, step)
         workers = self.session.backends
         self.say(f"serving in the {self.cell.backend} worker")
         try:
             wire = workers.call(
                 self.cell.backend,
-                Cellwork.SERVE,
+                Cellwork.KIND_WORK,
+                target=SERVE_IN_WORKER,
                 spec=workers.spec("serve", self.cell),
-                scenario=self.cell.scenario,
-                plan=plan.as_json(),
+                arguments={"scenario": self.cell.scenario, "plan": plan.as_json()},
             )
         except WorkerFailed as error:
             pytest.fail(f"{self.name}: {error}", pytrace=False)
         return Served.from_json(wire)
+
+
+def shared_step(built: BuiltWork, cell: ServingCell, largest: int) -> PredictStep:
+    """A serving cell's predict step, built and warmed up once per model on a device (on a
+    backend, at a precision): the scenarios' cells share it, where each built its own (0.25 s a
+    scenario for the MLP: its model, and a concrete function per allowed batch size). Taken
+    again, it is warmed again, as a kept step runs once (run/built.py)."""
+    site = built.site(cell)
+    return built.kept(
+        (FIXTURE, cell.device, cell.model, cell.backend, cell.precision, largest),
+        lambda: predict_step(site, largest),
+        lambda kept: kept.warm(samples_of(site)),
+    )
 
 
 @dataclass(frozen=True)
@@ -303,14 +332,25 @@ def not_served(grid: Grid, cell: ServingCell) -> str | None:
     return None
 
 
+def served_models(grid: Grid) -> tuple[str, ...]:
+    """The models served: every one --models names; else the preset's served models and every
+    model a user's module declared."""
+    if grid.user_models:
+        return grid.models
+    settings: ServingSettings = grid.settings[SETTINGS]
+    chosen = presets.chosen(settings.models)
+    return tuple(m for m in grid.models if m in chosen or not MODELS[m].built_in)
+
+
 def serving_cells(grid: Grid) -> list:
-    if not grid.serving_models:
+    served = served_models(grid)
+    if not served:
         return placeholder("no-served-model", "none of --models is among this preset's served models")
     tagged = grid.tags()
     cells = [
         ServingCell(device, model, scenario, backend, precision, tagged=tagged)
         for device in grid.devices
-        for model in grid.serving_models
+        for model in served
         for backend in grid.backends
         for precision in grid.precisions
         for scenario in SCENARIOS
@@ -323,7 +363,7 @@ def serving_cells(grid: Grid) -> list:
 PLACE_IN_SUMMARY = 50
 # This module's benchmark kind, by fixture name (benches/catalog.py registers it).
 KINDS: dict[str, Benchmark] = {
-    "serving_bench": Benchmark(
+    FIXTURE: Benchmark(
         serving_cells,
         ServingBench,
         "test_serving",
@@ -333,26 +373,26 @@ KINDS: dict[str, Benchmark] = {
         file_doc="Serving under load: MLPerf LoadGen's scenarios, dynamic batching, the peak QPS under a "
         "latency bound.\n\nLoadGen times these; pytest-benchmark does not.\n",
         about="A model served under MLPerf LoadGen's scenarios, dynamic batching, peak QPS under a bound "
-        "(benches/serving.py).",
+        "(kinds/serving/).",
         sections=(
             Section(
                 "serving latency (LoadGen): SingleStream p90, MultiStream p99 (the presets' seconds: p90), "
                 "Server p99 at the fixed QPS",
-                {"serving_bench": "{column}"},
+                {FIXTURE: "{column}"},
                 Serving.keys.serving_latency_ms,
                 "milliseconds",
                 (SERVING_LATENCY,),
             ),
             Section(
                 "serving throughput (LoadGen): Server's peak QPS with p99 under the bound, Offline samples/s",
-                {"serving_bench": "{column}"},
+                {FIXTURE: "{column}"},
                 Serving.keys.serving_rate,
                 "rate",
                 (SERVING_RATE,),
             ),
             Section(
                 "Server's best batching setting (highest peak QPS under the bound)",
-                {"serving_bench": "{column}"},
+                {FIXTURE: "{column}"},
                 Serving.keys.best_batching,
                 "plain",
             ),
