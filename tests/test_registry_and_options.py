@@ -147,7 +147,7 @@ def test_help_lists_every_option_and_ini_key(pytester):
     assert result.ret == 0, result.stderr.str()
     text = result.stdout.str()
     missing = [
-        name for option in options.OPTIONS for name in (option.flag, options.ini_key(option)) if name not in text
+        name for option in options.all_options() for name in (option.flag, options.ini_key(option)) if name not in text
     ]
     missing += [
         name
@@ -370,6 +370,32 @@ def test_a_users_kind_that_raises_stops_the_run_in_one_line_and_is_not_saved_as_
     assert "this run was not saved to .benchmarks: it stopped on an error in your code" in out
     verbose = pytester.runpytest(*common, "-v", "test_raising.py")
     assert 'return {}["no such number"]' in verbose.stdout.str()  # the whole traceback under -v
+
+
+def test_a_users_kind_that_declares_options_is_one_line_not_a_crash(pytester, heavy_imports, monkeypatch):
+    """A kind registered from --modules comes after pytest parsed the command line: its options
+    cannot be added, and the run says so in one line, naming the option."""
+    from accelbench.benches.catalog import BENCHMARKS
+
+    monkeypatch.setattr(BENCHMARKS, "_entries", dict(BENCHMARKS._entries))  # this process's kinds, as they were
+    monkeypatch.setattr(BENCHMARKS, "_origins", dict(BENCHMARKS._origins))
+    pytester.makepyfile(
+        optioned_kind=RAISING_KIND.replace('"raising",', '"optioned",')
+        .replace(
+            'file="test_raising.py",',
+            'file="test_raising.py", options=(Option("--my-knob", float, "X", "mine", "1"),),',
+        )
+        .replace("import accelbench\n", "import accelbench\nfrom accelbench.option import Option\n")
+    )
+    with pytest.raises(pytest.UsageError, match="option --my-knob: a benchmark kind registered from --modules"):
+        options.run_config(pytester.parseconfigure("-p", "accelbench.plugin", "--modules", "optioned_kind"))
+
+
+def test_a_kinds_option_read_without_the_plugin_is_its_default():
+    from accelbench.kinds.serving import bench
+
+    assert bench.SERVING_RULES.of({}) == "preset" and bench.BOUND.of({}) is None
+    assert bench.RATE_TOLERANCE.of({"--serving-tolerance": 0.1}) == 0.1
 
 
 GATED_KIND = """

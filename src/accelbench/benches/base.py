@@ -17,6 +17,7 @@ from accelbench.axes.precisions import REFERENCE_PRECISION
 from accelbench.grid.cells import Grid
 from accelbench.judge.verdicts import AB_COMPILE, AB_PEAK, AB_TIME
 from accelbench.measured import Part, Timed
+from accelbench.option import Option
 from accelbench.results.summary import Section
 from accelbench.run.session import Session
 
@@ -134,3 +135,6 @@ class Benchmark:
     sections: tuple[Section, ...] = ()  # its tables in the summary, the terminal's and the report's
     plots: tuple[str, ...] = ()  # the report's plots of its numbers, by name (results/report/plots.py PLOTS)
     held_to_roofs: bool = False  # its cells' FLOP/s are taken against the device's roofs (run/roofs.py)
+    # Its own command-line options and ini keys (accelbench.option.Option): the plugin adds them beside
+    # its own, and the run holds their values by flag (RunConfig.kind_options).
+    options: tuple[Option, ...] = ()

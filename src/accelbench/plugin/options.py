@@ -10,7 +10,6 @@ import argparse
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ from accelbench.axes.devices import DEVICE_TYPES, parse_devices
 from accelbench.axes.models import MODELS, ModelOptions
 from accelbench.axes.precisions import PRECISIONS
 from accelbench.judge.analysis import MAX_DIGITS
-from accelbench.kinds.serving.loadgen import RULES as SERVING_RULES
+from accelbench.option import Option, fraction, name_in, positive_number
 from accelbench.processes import ab
 from accelbench.processes.worktree import Worktree, WorktreeError
 from accelbench.registry import Registry, UnknownName
@@ -70,27 +69,6 @@ def non_negative_int(text: str) -> int:
     if not text.strip().isdigit():
         raise ValueError(f"{text!r} is not a non-negative integer")
     return int(text)
-
-
-def fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise ValueError(f"{text!r} is not a number") from None
-    if not 0.0 <= value < 1.0:
-        raise ValueError(f"{value} is outside [0, 1)")
-    return value
-
-
-def positive_number(text: str) -> float:
-    """'60e9', '60000000000' or '6.88'."""
-    try:
-        value = float(text.strip().replace("_", ""))
-    except ValueError:
-        raise ValueError(f"{text.strip()!r} is not a number") from None
-    if not 0.0 < value < float("inf"):
-        raise ValueError(f"{text.strip()!r} is not a positive number")
-    return value
 
 
 def python_path(text: str) -> str:
@@ -216,28 +194,6 @@ def module_names(text: str) -> tuple[str, ...]:
     return names
 
 
-def _name_in(registry: Registry) -> Callable[[str], str]:
-    def name(text: str) -> str:
-        registry[text.strip()]
-        return text.strip()
-
-    name.__name__ = f"{registry.noun}_name"
-    return name
-
-
-@dataclass(frozen=True)
-class Option:
-    flag: str
-    parse: Callable[[str], Any]
-    metavar: str
-    help: str
-    default: str | None  # as text, run through parse like any user value; None: no default
-
-    @property
-    def dest(self) -> str:
-        return "accelbench_" + self.flag.lstrip("-").replace("-", "_")
-
-
 OPTIONS = (
     Option(
         "--devices",
@@ -299,7 +255,7 @@ OPTIONS = (
     ),
     Option(
         "--preset",
-        _name_in(PRESETS),
+        name_in(PRESETS),
         "NAME",
         "; ".join(f"{preset.name}: {preset.about}" for preset in PRESETS.values()) + ".",
         "quick",
@@ -320,38 +276,6 @@ OPTIONS = (
         "FRACTION",
         "Relative growth of a peak memory allowed above its baseline (plus 2 MiB for allocator granularity).",
         "0.25",
-    ),
-    Option(
-        "--latency-bound",
-        positive_number,
-        "MS",
-        "Server's latency bound in milliseconds for every served model: the peak QPS is the highest whose "
-        "99th-percentile latency stays under it. Default: each model's own (ModelSpec.latency_bound_ms, 10 ms).",
-        None,
-    ),
-    Option(
-        "--serving-rules",
-        _name_in(SERVING_RULES),
-        "NAME",
-        "How long each LoadGen run of the serving cells lasts: preset (its few seconds; the terminal says which "
-        "percentile the query count supports) or mlperf (MLPerf's minimum durations and query counts: 600 s a run).",
-        "preset",
-    ),
-    Option(
-        "--serving-tolerance",
-        fraction,
-        "FRACTION",
-        "Relative drop allowed below a baseline for a serving rate (Server's peak QPS under the bound, "
-        "Offline's samples/s).",
-        "0.35",
-    ),
-    Option(
-        "--serving-latency-tolerance",
-        positive_number,
-        "FRACTION",
-        "Relative rise allowed above a baseline for a serving latency (SingleStream's p90, MultiStream's "
-        "p99, Server's p99 at the fixed QPS).",
-        "0.6",
     ),
     Option(
         "--parity-digits",
@@ -468,9 +392,21 @@ def ini_key(option: Option) -> str:
     return option.dest
 
 
+def kind_options() -> tuple[Option, ...]:
+    """The options the registered benchmark kinds declare (Benchmark.options), in their order."""
+    from accelbench.benches.catalog import BENCHMARKS
+
+    return tuple(option for kind in BENCHMARKS.values() for option in kind.options)
+
+
+def all_options() -> tuple[Option, ...]:
+    """Every option of the run: the plugin's own, then the kinds'."""
+    return OPTIONS + kind_options()
+
+
 def add_options(parser: Any) -> None:
     group = parser.getgroup("accelbench", "accelbench: device x batch size x model benchmarks")
-    for option in OPTIONS:
+    for option in all_options():
         default = (
             f" Default: {option.default!r}."
             if option.default is not None
@@ -568,6 +504,13 @@ def run_config(config: Any) -> RunConfig:
         user_modules.import_modules(modules, (str(config.rootpath),))
     except user_modules.UserModuleError as error:
         raise pytest.UsageError(str(error)) from None
+    late = [option.flag for option in kind_options() if not hasattr(config.option, option.dest)]
+    if late:  # pytest parsed the command line before --modules were imported
+        raise pytest.UsageError(
+            f"option {late[0]}: a benchmark kind registered from --modules or accelbench_modules cannot add "
+            "command-line options (pytest has parsed them by then); give its settings in your own module"
+        )
+    kinds_given = {option.flag: value(config, option) for option in kind_options()}
     _check_names("--models", MODELS, given["--models"] or ())  # now that the user's modules declared theirs
     _check_names("--dataset", DATASETS, (given["--dataset"],) if given["--dataset"] else ())
     if given["--ab-ref"] is not None:  # a ref that names no commit is one line now, not when A starts
@@ -614,7 +557,8 @@ def run_config(config: Any) -> RunConfig:
         memray_tracking=bool(config.getoption("memray", default=False)),
         user_batch_sizes=given["--batch-sizes"] is not None,
         user_models=given["--models"] is not None,
-        serving_log_dir=Path(config.rootpath, ".benchmarks", "loadgen", time.strftime("%Y%m%dT%H%M%S")),
+        output_root=Path(config.rootpath, ".benchmarks"),
+        stamp=time.strftime("%Y%m%dT%H%M%S"),
         model_options=ModelOptions(deep_layers=given["--deep-layers"]),
         intra_op_threads=given["--intra-op-threads"],
         target_sizes=given["--target-sizes"],
@@ -624,10 +568,7 @@ def run_config(config: Any) -> RunConfig:
         ab_setup=ab_setup,
         backends=given["--backends"] or (PROCESS_BACKEND,),
         precisions=given["--precisions"],
-        latency_bound_ms=given["--latency-bound"],
-        serving_rules=given["--serving-rules"],
-        serving_tolerance=given["--serving-tolerance"],
-        serving_latency_tolerance=given["--serving-latency-tolerance"],
+        kind_options=kinds_given,
         worker_deadline_s=given["--worker-deadline"],
         modules=modules,
         module_roots=user_modules.roots_of(modules),

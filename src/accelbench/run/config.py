@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from accelbench.axes.backends import PROCESS_BACKEND
 from accelbench.axes.models import ModelOptions
@@ -41,14 +43,13 @@ class RunConfig:
     trace_dir: Path | None = None  # --trace-dir: where step traces go; None traces nothing
     user_batch_sizes: bool = False  # --batch-sizes given: no sweep to the largest batch
     user_models: bool = False  # --models given: every one is served, not the preset's serving models
-    serving_log_dir: Path | None = None  # this run's LoadGen logs, a folder per serving cell
+    output_root: Path | None = None  # where a kind keeps what its cells write (<rootdir>/.benchmarks)
+    stamp: str = ""  # when the run started, for the folders of what it writes
     ab_setup: ab.Setup | None = None  # --ab-python / --ab-env: environment B; None for a plain run
     backends: tuple[str, ...] = (PROCESS_BACKEND,)  # Keras backends of the training and inference cells
     precisions: tuple[str, ...] = (REFERENCE_PRECISION,)  # their Keras dtype policies
-    latency_bound_ms: float | None = None  # --latency-bound: Server's bound for every model; None: each model's
-    serving_rules: str = "preset"  # --serving-rules: a kinds.serving.loadgen.RULES name
-    serving_tolerance: float = 0.35  # --serving-tolerance: a serving rate's drop allowed
-    serving_latency_tolerance: float = 0.6  # --serving-latency-tolerance: a serving latency's rise allowed
+    # the benchmark kinds' own options (Benchmark.options), by flag: parsed, or their default
+    kind_options: Mapping[str, Any] = field(default_factory=dict)
     worker_deadline_s: float = 300.0  # of one call to a worker
     modules: tuple[str, ...] = ()  # --modules: the user's modules, imported in every process
     module_roots: tuple[str, ...] = ()  # the folders they were found in, for another interpreter's path

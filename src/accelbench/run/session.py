@@ -106,14 +106,13 @@ class Session:
             self._gates[name] = Gates.load(self.run.baselines, scope, self._tolerances(), self._baseline_files)
         return self._gates[name]
 
-    def _tolerances(self) -> dict[str, float]:
+    def _tolerances(self) -> dict[str, Any]:
         return {
             "accuracy": self.run.accuracy_tolerance,
             "error": self.run.error_tolerance,
             "speedup": self.run.speedup_tolerance,
             "memory": self.run.memory_tolerance,
-            "serving": self.run.serving_tolerance,
-            "serving_latency": self.run.serving_latency_tolerance,
+            **self.run.kind_options,  # a kind's own tolerances, by their options' flags
         }
 
     @functools.cached_property

@@ -28,7 +28,13 @@ from accelbench.grid.cells import (
     placeholder,
     tagged_id,
 )
-from accelbench.kinds.serving.gates import FIXED_QPS, SERVING_LATENCY, SERVING_RATE
+from accelbench.kinds.serving.gates import (
+    FIXED_QPS,
+    LATENCY_TOLERANCE,
+    RATE_TOLERANCE,
+    SERVING_LATENCY,
+    SERVING_RATE,
+)
 from accelbench.kinds.serving.loadgen import RULES, SCENARIOS, Durations, LoadgenResult
 from accelbench.kinds.serving.result import Serving
 from accelbench.kinds.serving.settings import ServingSettings
@@ -42,6 +48,7 @@ from accelbench.kinds.serving.work import (
     serve,
 )
 from accelbench.measured import Place
+from accelbench.option import Option, name_in, positive_number
 from accelbench.processes.protocol import CellSpec, Cellwork
 from accelbench.processes.workers import WorkerFailed
 from accelbench.results.summary import Section
@@ -96,20 +103,21 @@ class ServingBench(Bench):
     def plan(self) -> ServingPlan:
         settings: ServingSettings = self.session.grid.settings[SETTINGS]
         run = self.session.run
+        rules = SERVING_RULES.of(run.kind_options)
         fixed = None
         if self.cell.scenario == "Server":
             gate = self.gates[SERVING_LATENCY]
             fixed = gate.store.get(gate.scope, self.baseline_key, FIXED_QPS) if not self.verdicts.update else None
         folder = re.sub(r"[^A-Za-z0-9_.-]+", "-", self.name).strip("-")
         return ServingPlan(
-            durations=Durations(settings.min_duration_ms, settings.min_query_count, run.serving_rules),
-            bound_ms=run.latency_bound_ms or MODELS[self.cell.model].latency_bound_ms,
+            durations=Durations(settings.min_duration_ms, settings.min_query_count, rules),
+            bound_ms=BOUND.of(run.kind_options) or MODELS[self.cell.model].latency_bound_ms,
             batchings=settings.batchings,
             qps_precision=settings.qps_precision,
             max_search_runs=settings.max_search_runs,
-            log_dir=str(Path(run.serving_log_dir or ".benchmarks/loadgen") / folder),
+            log_dir=str(Path(run.output_root or ".benchmarks", "loadgen", run.stamp, folder)),
             fixed_qps=fixed,
-            attempts=1 if RULES[run.serving_rules] else settings.attempts,  # MLPerf's runs: 600 s each
+            attempts=1 if RULES[rules] else settings.attempts,  # MLPerf's runs: 600 s each
             offline_batch=max(self.session.grid.batch_sizes_for(self.cell.device, self.cell.model)),
         )
 
@@ -129,7 +137,7 @@ class ServingBench(Bench):
             heads.append(HEADLINES[self.cell.scenario](self.name, served, plan))
             if served.fixed is not None:  # every repeat measures p99 at the first one's rate
                 plan = dataclasses.replace(plan, fixed_qps=served.fixed.target_qps)
-        fails = RULES[self.session.run.serving_rules]
+        fails = RULES[SERVING_RULES.of(self.session.run.kind_options)]
         for metric in dict.fromkeys(metric for head in heads for metric in (*head.numbers, *head.invalid)):
             values = [head.numbers[metric] for head in heads if metric in head.numbers]
             if values:
@@ -359,6 +367,25 @@ def serving_cells(grid: Grid) -> list:
     return params(grid, cells, (device_absent, device_unsupported, backend_missing, not_served))
 
 
+# Its options, beside the plugin's (--help lists them; each has its ini key, accelbench_<flag>).
+BOUND = Option(
+    "--latency-bound",
+    positive_number,
+    "MS",
+    "Server's latency bound in milliseconds for every served model: the peak QPS is the highest whose "
+    "99th-percentile latency stays under it. Default: each model's own (ModelSpec.latency_bound_ms, 10 ms).",
+    None,
+)
+SERVING_RULES = Option(
+    "--serving-rules",
+    name_in(RULES),
+    "NAME",
+    "How long each LoadGen run of the serving cells lasts: preset (its few seconds; the terminal says which "
+    "percentile the query count supports) or mlperf (MLPerf's minimum durations and query counts: 600 s a run).",
+    "preset",
+)
+OPTIONS = (BOUND, SERVING_RULES, RATE_TOLERANCE, LATENCY_TOLERANCE)
+
 # Where this module's tables come in the summary, among the built-in kinds' (benches/catalog.py).
 PLACE_IN_SUMMARY = 50
 # This module's benchmark kind, by fixture name (benches/catalog.py registers it).
@@ -398,5 +425,6 @@ KINDS: dict[str, Benchmark] = {
             ),
         ),
         plots=("serving",),
+        options=OPTIONS,
     ),
 }

@@ -8,11 +8,29 @@ from __future__ import annotations
 
 from accelbench.judge.gates import GATES, GateSpec
 from accelbench.judge.rules import RelativeDrop, RelativeRise
+from accelbench.option import Option, fraction, positive_number
 
 SERVING_RATE, SERVING_LATENCY, FIXED_QPS = "serving_rate", "serving_latency_ms", "serving_fixed_qps"
+# Their tolerances are options of the kind's, which the run hands the gates by flag.
+RATE_TOLERANCE = Option(
+    "--serving-tolerance",
+    fraction,
+    "FRACTION",
+    "Relative drop allowed below a baseline for a serving rate (Server's peak QPS under the bound, "
+    "Offline's samples/s).",
+    "0.35",
+)
+LATENCY_TOLERANCE = Option(
+    "--serving-latency-tolerance",
+    positive_number,
+    "FRACTION",
+    "Relative rise allowed above a baseline for a serving latency (SingleStream's p90, MultiStream's p99, Server's "
+    "p99 at the fixed QPS).",
+    "0.6",
+)
 for _metric, _rule in (
-    (SERVING_RATE, lambda tolerances: RelativeDrop(tolerances["serving"])),
-    (SERVING_LATENCY, lambda tolerances: RelativeRise(tolerances["serving_latency"])),
+    (SERVING_RATE, lambda tolerances: RelativeDrop(RATE_TOLERANCE.of(tolerances))),
+    (SERVING_LATENCY, lambda tolerances: RelativeRise(LATENCY_TOLERANCE.of(tolerances))),
 ):
     GATES.register(
         _metric,
