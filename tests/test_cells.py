@@ -16,7 +16,7 @@ OTHER = next(name for name in ("jax", "tensorflow") if name != HERE)
 def grid(devices=("cpu",), batch_sizes=(32, 256), models=("mlp", "svm"), labelled=True, present=("cpu",)):
     inventory = Inventory({name: backends.Neutral(name, name, "jax") for name in present}, "jax")
     unlabelled = frozenset() if labelled else frozenset(models)
-    return cells.Grid(devices, batch_sizes, models, (500,), inventory, unlabelled=unlabelled)
+    return cells.Grid(devices, batch_sizes, models, inventory, unlabelled=unlabelled)
 
 
 def ids_and_skips(params):
@@ -69,9 +69,7 @@ def test_batch_speedup_needs_two_sizes():
 
 def test_a_sweep_gives_each_model_its_own_batch_sizes():
     sweep = {"mlp": (32, 64, 128), "cnn": (32, 64)}
-    swept = cells.Grid(
-        ("cpu",), (32,), ("mlp", "cnn"), (500,), grid().inventory, sweep=lambda device, model: sweep[model]
-    )
+    swept = cells.Grid(("cpu",), (32,), ("mlp", "cnn"), grid().inventory, sweep=lambda device, model: sweep[model])
     assert list(ids_and_skips(throughput.train_cells(swept))) == [
         "cpu-bs32-mlp",
         "cpu-bs32-cnn",
@@ -98,7 +96,7 @@ def test_one_backend_keeps_the_plain_ids():
 
 def test_several_backends_name_theirs_side_by_side_and_the_svm_runs_once_under_its_plain_id(monkeypatch):
     monkeypatch.setattr(backends.base, "importable", lambda module: True)
-    several = cells.Grid(("cpu",), (32,), ("mlp", "svm"), (500,), grid().inventory, backends=(HERE, OTHER))
+    several = cells.Grid(("cpu",), (32,), ("mlp", "svm"), grid().inventory, backends=(HERE, OTHER))
     result = ids_and_skips(throughput.inference_cells(several))
     assert list(result) == [f"{HERE}-cpu-bs32-mlp", f"{OTHER}-cpu-bs32-mlp", "cpu-bs32-svm"]
     assert set(result.values()) == {None}
@@ -108,7 +106,7 @@ def test_a_backend_that_is_not_installed_skips_saying_how_to_get_it(monkeypatch)
     """A grid made without the options' check (--backends refuses a missing backend up front)."""
     missing = OTHER
     monkeypatch.setattr(backends.base, "importable", lambda module: module != missing)  # where Backend looks
-    several = cells.Grid(("cpu",), (32,), ("mlp",), (500,), grid().inventory, backends=(HERE, missing))
+    several = cells.Grid(("cpu",), (32,), ("mlp",), grid().inventory, backends=(HERE, missing))
     result = ids_and_skips(throughput.train_cells(several))
     assert result[f"{HERE}-cpu-bs32-mlp"] is None
     assert result[f"{missing}-cpu-bs32-mlp"].startswith(
@@ -147,16 +145,13 @@ def test_a_cell_named_with_its_backend_is_the_same_cell():
 
 
 def test_several_precisions_end_the_id_with_theirs_and_the_svm_runs_once():
-    several = cells.Grid(
-        ("cpu",), (32,), ("mlp", "svm"), (500,), grid().inventory, precisions=("float32", "mixed_bfloat16")
-    )
+    several = cells.Grid(("cpu",), (32,), ("mlp", "svm"), grid().inventory, precisions=("float32", "mixed_bfloat16"))
     result = ids_and_skips(throughput.train_cells(several))
     assert list(result) == ["cpu-bs32-mlp-fp32", "cpu-bs32-mlp-bf16", "cpu-bs32-svm"]
     both = cells.Grid(
         ("cpu",),
         (32,),
         ("mlp",),
-        (500,),
         grid().inventory,
         backends=(HERE, OTHER),
         precisions=("float32", "mixed_float16"),
@@ -174,9 +169,7 @@ def test_one_backend_or_precision_other_than_the_default_is_named_in_the_id(monk
 
     def ids(**axes):
         return list(
-            ids_and_skips(
-                throughput.train_cells(cells.Grid(("cpu",), (32,), ("mlp",), (500,), grid().inventory, **axes))
-            )
+            ids_and_skips(throughput.train_cells(cells.Grid(("cpu",), (32,), ("mlp",), grid().inventory, **axes)))
         )
 
     assert ids() == ids(backends=(HERE,), precisions=("float32",)) == ["cpu-bs32-mlp"]
@@ -186,7 +179,7 @@ def test_one_backend_or_precision_other_than_the_default_is_named_in_the_id(monk
 
 def test_memory_and_latency_cells_run_on_every_backend_asked_for(monkeypatch):
     monkeypatch.setattr(backends.base, "importable", lambda module: True)
-    several = cells.Grid(("cpu",), (32,), ("mlp", "svm"), (500,), grid().inventory, backends=(HERE, OTHER))
+    several = cells.Grid(("cpu",), (32,), ("mlp", "svm"), grid().inventory, backends=(HERE, OTHER))
     for cells_of in (memory.train_memory_cells, memory.inference_memory_cells):
         result = ids_and_skips(cells_of(several))
         assert result[f"{HERE}-cpu-bs32-mlp"] is None and result[f"{OTHER}-cpu-bs32-mlp"] is None

@@ -300,6 +300,7 @@ def test_no_class_name_is_defined_twice():
 # folder), by folder, module and why: what the house has no generic way to say yet. Each is
 # work left, and a new entry here needs one.
 NAMED_OUTSIDE = {
+    "svm": {},
     "serving": {
         "accelbench.gpu_check": "the GPU check reads a served model's p50 beside the other kinds' numbers",
         "accelbench.axes.models": "ModelSpec.latency_bound_ms: a model's own bound, saved under the same key",
@@ -318,8 +319,30 @@ def names_of_kind(folder: str) -> set[str]:
     result = importlib.import_module(f"{KINDS_PACKAGE}.{folder}.result")
     parts = [value for value in vars(result).values() if isinstance(value, type) and issubclass(value, Part)]
     parts = [part for part in parts if part.__module__ == result.__name__]
-    keys = {part.key_for(name) for part in parts for name in part.fields_of()}
+    keys = {part.key_for(name) for part in parts for name in part.fields_of()} - shared_keys(folder)
     return {*bench.KINDS, *(part.__name__ for part in parts), *keys, f"{KINDS_PACKAGE}.{folder}", f"kinds/{folder}"}
+
+
+def shared_keys(folder: str) -> set[str]:
+    """Result keys a part outside the kind's folder also has, and the qualities (an SVM's
+    accuracy is a recipe's too): words the house shares, not the kind's own."""
+    import importlib
+
+    from accelbench.measured import Part
+
+    for module in module_names():  # every part is defined by now
+        if module.endswith(".result") or module == "accelbench.measured":
+            importlib.import_module(module)
+    from accelbench.axes.data import QUALITIES
+
+    outside = [part for part in _subclasses(Part) if not part.__module__.startswith(f"{KINDS_PACKAGE}.{folder}.")]
+    fields = {name for part in outside for name in part.fields_of()}
+    # a quality (accuracy, mae) is the house's word for what a model scores, whichever kind scores it
+    return fields | {part.KEYS.get(name, name) for part in outside for name in fields} | set(QUALITIES)
+
+
+def _subclasses(cls: type) -> list[type]:
+    return [sub for direct in cls.__subclasses__() for sub in (direct, *_subclasses(direct))]
 
 
 def names_used(path: Path) -> set[str]:

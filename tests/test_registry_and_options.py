@@ -111,6 +111,7 @@ def test_the_built_in_kinds_are_every_kinds_module_s_in_the_order_their_tables_w
     modules = [module.__name__.removeprefix("accelbench.").removesuffix(".bench") for module in found]
     assert modules == [
         "benches.throughput",
+        "kinds.svm",
         "benches.speedup",
         "benches.accuracy",
         "benches.memory",

@@ -390,18 +390,6 @@ class Parity(Part):
 
 
 @dataclass(frozen=True)
-class SvmFit(Part):
-    subset: int | None = None
-    pixels: str | None = None
-    predict_seconds: float | None = None
-    support_vectors: int | None = None
-    accuracy: float | None = None  # on labelled data only
-
-
-# --- speedups ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
 class Speedup(Part):
     """One trainer's best round over another's (batch or device), and their interleaved pairs."""
 
@@ -583,7 +571,6 @@ PARTS: tuple[type[Part], ...] = (
     Recipe,
     AgainstTwin,
     Parity,
-    SvmFit,
     Speedup,
     HarnessOverhead,
     Threads,

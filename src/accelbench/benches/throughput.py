@@ -7,27 +7,21 @@ import itertools
 import statistics
 from typing import Any
 
-import pytest
-
-from accelbench.axes.models import MODELS
 from accelbench.benches import other_backend, timed_work
 from accelbench.benches.base import Bench, Benchmark
 from accelbench.benches.step_trace import trace_later
 from accelbench.grid.cells import (
-    SVM_PIXELS,
     Cell,
     Grid,
-    SvmCell,
     backend_cells,
     backend_missing,
     device_absent,
     device_unsupported,
     not_batch_trained,
     params,
-    placeholder,
 )
 from accelbench.judge.verdicts import TIMING
-from accelbench.measured import AgainstTensorflow, Latency, SvmFit, Throughput, Timed, Utilization
+from accelbench.measured import AgainstTensorflow, Latency, Throughput, Timed, Utilization
 from accelbench.processes.protocol import Cellwork
 from accelbench.results.summary import (
     CURVE,
@@ -39,8 +33,6 @@ from accelbench.results.summary import (
     Section,
 )
 from accelbench.work import measure
-
-SVM_FIT_ROUNDS = 10  # fits take milliseconds; a comparison ranks the fast half of the rounds
 
 
 class TrainBench(Bench):
@@ -110,49 +102,6 @@ class LatencyBench(InferenceBench):
             )
 
 
-class SvmBench(Bench):
-    """RBF SVM fit time on an n-image subset, grayscale or binarized; accuracy gated."""
-
-    cell: SvmCell
-
-    def __call__(self, benchmark: Any) -> None:
-        dataset = self.dataset
-        if self.cell.subset > len(dataset.x_train):
-            pytest.skip(
-                f"{dataset.key} has only {len(dataset.x_train)} training images, "
-                f"fewer than the subset of {self.cell.subset}"
-            )
-        if self.cell.pixels == "binarized":
-            dataset = dataset.binarized()
-        n = self.cell.subset
-        x, y = dataset.x_train[:n].reshape(n, -1), dataset.y_train[:n]
-        make = lambda: MODELS["svm"].build(dataset.input_shape, dataset.outputs, self.session.run.model_options)
-        fitted = []
-        self.time_rounds(
-            benchmark,
-            lambda svm: fitted.append(svm.fit(x, y)),
-            n,
-            "svm_fit",
-            SVM_FIT_ROUNDS,
-            warmup_rounds=0,
-            setup=lambda: ((make(),), {}),
-        )
-        x_test = dataset.x_test.reshape(len(dataset.x_test), -1)
-        predict_seconds = measure.seconds(lambda: fitted[-1].predict(x_test))
-        self.record(
-            SvmFit(
-                subset=n,
-                pixels=self.cell.pixels,
-                predict_seconds=predict_seconds,
-                support_vectors=int(fitted[-1].support_vectors_.shape[0]),
-            )
-        )
-        if dataset.labelled:  # synthetic labels are noise: their accuracy means nothing
-            accuracy = float((fitted[-1].predict(x_test) == dataset.y_test).mean())
-            self.record(SvmFit(accuracy=accuracy))
-            self.verdicts.against_baseline(self.name, self.gates["accuracy"], accuracy)
-
-
 # Its cells: what grid the kind runs over, and why a cell is skipped.
 def train_cells(grid: Grid) -> list:
     return params(grid, backend_cells(grid), (device_absent, device_unsupported, not_batch_trained, backend_missing))
@@ -165,13 +114,6 @@ def inference_cells(grid: Grid) -> list:
 def latency_cells(grid: Grid) -> list:
     cells = [Cell(d, 1, m) for d, m in itertools.product(grid.devices, grid.models)]
     return params(grid, backend_cells(grid, cells), (device_absent, device_unsupported, backend_missing))
-
-
-def svm_cells(grid: Grid) -> list:
-    if "svm" not in grid.models:
-        return placeholder("svm-not-selected", "svm is not among --models")
-    cells = [SvmCell(d, n, p) for d, n, p in itertools.product(grid.devices, grid.svm_subsets, SVM_PIXELS)]
-    return params(grid, cells, (device_absent, device_unsupported))
 
 
 # A table of both phases: a column per phase and batch size.
@@ -312,24 +254,6 @@ KINDS: dict[str, Benchmark] = {
                 Latency.keys.latency_p50_ms,
                 "milliseconds",
                 (TIMING,),
-            ),
-        ),
-    ),
-    "svm_bench": Benchmark(
-        svm_cells,
-        SvmBench,
-        "test_svm",
-        (TIMING, "accuracy"),
-        file="test_svm.py",
-        file_doc="The RBF SVM study: fit time and accuracy on n-image subsets, grayscale vs binarized.",
-        about="The RBF SVM's fit on an n-image subset, accuracy gated (benches/throughput.py).",
-        sections=(
-            Section(
-                "SVM test accuracy by training subset",
-                {"svm_bench": "{column}"},
-                SvmFit.keys.accuracy,
-                "percent",
-                ("accuracy",),
             ),
         ),
     ),

@@ -14,8 +14,6 @@ from accelbench.axes.devices import REFERENCE_DEVICE, Inventory, type_of
 from accelbench.axes.models import MODELS
 from accelbench.axes.precisions import PRECISIONS, REFERENCE_PRECISION
 
-SVM_PIXELS = ("grayscale", "binarized")
-
 
 @dataclass(frozen=True)
 class Cell:
@@ -100,21 +98,6 @@ class Pair:
 
 
 @dataclass(frozen=True)
-class SvmCell:
-    device: str
-    subset: int
-    pixels: str
-    model: str = "svm"
-
-    @property
-    def id(self) -> str:
-        return f"{self.device}-n{self.subset}-{self.pixels}"
-
-    def fields(self) -> dict:
-        return {"device": self.device, "model": self.model, "column": f"n{self.subset} {self.pixels}"}
-
-
-@dataclass(frozen=True)
 class DistributedCell:
     """One model trained across several replicas of one process, or several worker processes:
     `cpu-bs256-mlp-2workers`. batch_size is per replica."""
@@ -145,7 +128,6 @@ class Grid:
     devices: tuple[str, ...]
     batch_sizes: tuple[int, ...]
     models: tuple[str, ...]
-    svm_subsets: tuple[int, ...]
     inventory: Inventory
     # Batch sizes for one device and model, where they depend on them (the full preset sweeps
     # up to the largest batch that fits); None: batch_sizes everywhere.

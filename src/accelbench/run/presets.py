@@ -57,7 +57,6 @@ class Preset:
     # Whether a model's data comes at its full input size (ModelSpec.dataset: 224 x 224 images),
     # or at the smaller one (axes/data.py SMALLER: 96 x 96) that keeps a short run short.
     full_size_inputs: bool
-    svm_subsets: tuple[int, ...]  # n-image subsets the SVM is fitted on
     latency_rounds: int  # batch-1 predictions timed for p50/p90/p99
     interleaved_pairs: int  # A/B rounds behind every ratio (speedups, harness overhead)
     memory: MemorySettings
@@ -127,7 +126,6 @@ PRESETS.register(
         predict_round_seconds=0.05,
         max_train_samples=10_000,
         full_size_inputs=False,
-        svm_subsets=(500, 1000),
         latency_rounds=100,
         interleaved_pairs=6,
         ab_round_seconds=(0.2, 0.1),
@@ -154,7 +152,6 @@ PRESETS.register(
         predict_round_seconds=0.5,
         max_train_samples=None,
         full_size_inputs=True,
-        svm_subsets=(1000, 2000, 5000),
         latency_rounds=1000,
         interleaved_pairs=15,
         memory=MemorySettings(
@@ -187,7 +184,6 @@ PRESETS.register(
         predict_round_seconds=0.05,
         max_train_samples=10_000,
         full_size_inputs=False,
-        svm_subsets=(500, 1000),
         latency_rounds=10,
         interleaved_pairs=5,
         memory=SHORT_MEMORY,

@@ -76,7 +76,6 @@ class Session:
             devices=self.run.devices or self.inventory.default_names(),
             batch_sizes=self.run.batch_sizes,
             models=self.run.models,
-            svm_subsets=self.run.preset.svm_subsets,
             unlabelled=frozenset(m for m in self.run.models if self.run.dataset_of(m) in data.UNLABELLED),
             inventory=self.inventory,
             sweep=self.sizing.sweep if sweeps else None,
