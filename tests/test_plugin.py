@@ -2,6 +2,7 @@
 
 import importlib.util
 import json
+import os
 import re
 import statistics
 from pathlib import Path
@@ -1005,9 +1006,14 @@ def test_a_users_kind_is_built_and_timed_in_the_ab_workers_and_a_slowdown_in_b_f
 
 
 def test_a_users_kind_in_an_aa_run_is_judged_and_passes(pytester, heavy_imports):
-    """The same kind with nothing planted in B (A/A): judged, not failed."""
-    result = run(pytester, *user_kind(pytester), "--ab-env", "ACCELBENCH_AA=1")
+    """The same kind with nothing planted in B (A/A): judged, not failed; the work's own number
+    measured on each side comes back to the kind beside the pytest process's."""
+    saved = pytester.path / "run.json"
+    result = run(pytester, *user_kind(pytester), "--ab-env", "ACCELBENCH_AA=1", f"--benchmark-json={saved}")
     result.assert_outcomes(passed=1)
+    cell = json.loads(saved.read_text())["benchmarks"][0]["extra_info"]
+    assert cell["ab_a_saved_model_bytes"] > 0 and cell["ab_b_saved_model_bytes"] > 0
+    assert abs(cell["ab_a_saved_model_bytes"] - cell["saved_model_bytes"]) < 0.1 * cell["saved_model_bytes"]
     result.stdout.re_match_lines(
         [r"test_first_prediction\[cpu-bs1-mlp\] .* \d\.\d\d\d \[\d\.\d+, \d\.\d+\] +\d+ +(ok|unknown)"]
     )
@@ -1479,3 +1485,74 @@ def test_a_users_kind_runs_on_each_backend_asked_for_with_the_built_ins_ids(pyte
     result.stdout.fnmatch_lines(
         ["time to a first prediction after load, median round", "cpu *mlp on tensorflow *ms", "cpu *mlp on jax *ms"]
     )
+
+
+WHERE_KIND = """
+import accelbench
+from accelbench.benches.base import Bench, Benchmark
+from accelbench.grid.cells import Cell, backend_cells, params
+from accelbench.processes.workers import WorkerFailed
+
+
+def where(site, label):
+    \"\"\"Run in a worker: what that process is, as JSON.\"\"\"
+    import os
+
+    import keras
+
+    return {"backend": keras.backend.backend(), "pid": os.getpid(), "label": label, "cell": site.cell_id}
+
+
+class WhereBench(Bench):
+    def __call__(self, benchmark):
+        benchmark.pedantic(lambda: None, rounds=1, iterations=1)
+        found = {"sizes": list(self.session.grid.settings["where"])}
+        if self.on_other_backend():
+            found["worker"] = self.in_worker("where_kind:where", label="backend")
+        if self.session.ab_run is not None:
+            found["b"] = self.in_worker("where_kind:where", side="B", label="b")
+        self.record({"where": found})
+
+
+def cells_of(grid):
+    return [Cell(d, n, m) for d in grid.devices for m in grid.models for n in grid.settings["where"]]
+
+
+accelbench.register_settings("where", {"quick": (1,), "smoke": (1, 2)})
+accelbench.register_benchmark(
+    "where_bench",
+    Benchmark(
+        lambda grid: params(grid, backend_cells(grid, cells_of(grid)), ()),
+        WhereBench,
+        "test_where",
+        file="test_where.py",
+    ),
+)
+"""
+
+
+@pytest.mark.slow(30)
+def test_a_users_kind_reads_its_settings_and_gets_numbers_back_from_a_backends_and_an_ab_sides_worker(
+    pytester, heavy_imports
+):
+    """Issue 50: a user's kind has what a built-in has: its own settings per preset
+    (register_settings, read as grid.settings), and its own function run in another backend's
+    worker and in an A/B run's side B (Bench.in_worker), the reply back in the kind's numbers."""
+    other = next((name for name in ("jax", "torch") if name != PROCESS_BACKEND and BACKENDS[name].installed()), None)
+    if other is None:
+        pytest.skip("needs a second Keras backend")
+    pytester.makepyfile(where_kind=WHERE_KIND)
+    pytester.makepyfile(test_where="def test_where(benchmark, where_bench):\n    where_bench(benchmark)\n")
+    saved = pytester.path / "run.json"
+    common = ("--modules", "where_kind", "test_where.py", "--models", "mlp", f"--benchmark-json={saved}")
+    result = run(pytester, *common, "--backends", f"{PROCESS_BACKEND},{other}")
+    result.assert_outcomes(passed=4)  # smoke's two sizes on two backends
+    cells = {cell["name"]: cell["extra_info"]["where"] for cell in json.loads(saved.read_text())["benchmarks"]}
+    assert all(found["sizes"] == [1, 2] for found in cells.values())
+    worker = cells[f"test_where[{other}-cpu-bs2-mlp]"]["worker"]
+    assert worker["backend"] == other and worker["pid"] != os.getpid() and worker["cell"].endswith("bs2-mlp")
+    assert "worker" not in cells[f"test_where[{PROCESS_BACKEND}-cpu-bs2-mlp]"]
+    result = run(pytester, *common, "--preset", "quick", "--ab-env", "ACCELBENCH_AA=1")
+    result.assert_outcomes(passed=1)
+    (found,) = (cell["extra_info"]["where"] for cell in json.loads(saved.read_text())["benchmarks"])
+    assert found["sizes"] == [1] and found["b"]["label"] == "b" and found["b"]["pid"] != os.getpid()

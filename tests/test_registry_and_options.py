@@ -392,6 +392,17 @@ def test_a_users_kind_that_declares_options_is_one_line_not_a_crash(pytester, he
         options.run_config(pytester.parseconfigure("-p", "accelbench.plugin", "--modules", "optioned_kind"))
 
 
+def test_a_kinds_settings_fall_back_to_the_named_preset_and_a_bad_fallback_is_one_line(monkeypatch):
+    import accelbench
+    from accelbench.run.presets import KIND_SETTINGS, PRESETS, kind_settings
+
+    monkeypatch.setattr(KIND_SETTINGS, "_entries", dict(KIND_SETTINGS._entries))
+    accelbench.register_settings("mine", {"quick": 1, "full": 3})
+    assert kind_settings(PRESETS["full"])["mine"] == 3 and kind_settings(PRESETS["smoke"])["mine"] == 1
+    with pytest.raises(ValueError, match="settings 'yours': the fallback preset 'quick' is not among"):
+        accelbench.register_settings("yours", {"full": 3})
+
+
 def test_a_kinds_option_read_without_the_plugin_is_its_default():
     from accelbench.kinds.serving import bench
 

@@ -30,6 +30,7 @@ __all__ = [
     "register_gate",
     "register_layer_flops",
     "register_model",
+    "register_settings",
     "register_work",
 ]
 
@@ -80,6 +81,21 @@ def register_benchmark(name: str, benchmark, *sections) -> None:
 
     benchmark = dataclasses.replace(benchmark, sections=(*benchmark.sections, *sections))
     BENCHMARKS.register(name, benchmark, origin=benchmark.bench.__module__)
+
+
+def register_settings(name: str, by_preset: dict, fallback: str = "quick") -> None:
+    """Your kind's own settings, one per preset, as the built-in kinds declare theirs
+    (kinds/<name>/settings.py): `by_preset` maps a preset's name (quick, full, smoke) to any
+    object of yours; a preset it names none for runs with `fallback`'s. Your cells function
+    reads them as `grid.settings[name]`, your Bench as `self.session.grid.settings[name]`: the
+    ones of the run's --preset. Bad input is one ValueError."""
+    from accelbench.run.presets import KIND_SETTINGS, KindSettings
+
+    if fallback not in by_preset:
+        raise ValueError(f"settings {name!r}: the fallback preset {fallback!r} is not among {sorted(by_preset)}")
+    KIND_SETTINGS.register(
+        name, KindSettings(dict(by_preset), fallback), origin=sys._getframe(1).f_globals.get("__name__")
+    )
 
 
 # register_gate's rules by the word a user gives: what a number may not do past its tolerance

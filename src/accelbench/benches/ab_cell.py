@@ -64,6 +64,17 @@ def against_b(bench: Bench, work_name: str, steps: int) -> None:
             ab_b_peak_memory_bytes=rounds.b_peak,
         )
     )
+    bench.record(sides_own(rounds.a_own, rounds.b_own))
+
+
+# A side's own numbers (a user's kind's work.measured()) go under these prefixes beside the
+# cell's own: "ab_a_<key>", "ab_b_<key>".
+SIDE_PREFIXES = {"A": "ab_a_", "B": "ab_b_"}
+
+
+def sides_own(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """Each side's own numbers, as the cell's extra_info keeps them."""
+    return {SIDE_PREFIXES[side] + key: value for side, own in (("A", a), ("B", b)) for key, value in own.items()}
 
 
 def _compile_seconds(bench: Bench, ab_run: Any, work_name: str, steps: int, rounds: Any) -> tuple[float, float]:

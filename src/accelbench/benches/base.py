@@ -18,10 +18,12 @@ from accelbench.grid.cells import Grid
 from accelbench.judge.verdicts import AB_COMPILE, AB_PEAK, AB_TIME
 from accelbench.measured import Part, Timed
 from accelbench.option import Option
+from accelbench.processes.protocol import CellSpec, Cellwork
 from accelbench.results.summary import Section
 from accelbench.run.session import Session
 
 AB_METRICS = (AB_TIME, AB_PEAK, AB_COMPILE)  # what an A/B run judges of a timed cell
+KIND_WORK_NAME = "kind"  # the work a kind's own call in a worker is keyed under (Bench.in_worker)
 
 
 @dataclass
@@ -105,6 +107,21 @@ class Bench:
 
     def on_other_backend(self) -> bool:
         return getattr(self.cell, "backend", PROCESS_BACKEND) != PROCESS_BACKEND
+
+    def in_worker(self, target: str, side: str | None = None, **arguments: Any) -> Any:
+        """A kind's own work run in a worker, its reply back to the kind: `target`
+        ("module:function", a built-in kind's work.py or a user's module) is called there with
+        the cell's Site, built as every worker builds one, and `arguments` (JSON). `side` None:
+        the worker of the cell's backend; "A" or "B": that side of an A/B run. Its reply crosses
+        as JSON (a dataclass as its fields); a worker that fails raises WorkerFailed."""
+        kwargs = dict(target=target, arguments=arguments)
+        if side is None:
+            workers = self.session.backends
+            spec = workers.spec(KIND_WORK_NAME, self.cell)
+            return workers.call(self.cell.backend, Cellwork.KIND_WORK, spec=spec, **kwargs)
+        ab_run = self.session.ab_run
+        spec = CellSpec.of(KIND_WORK_NAME, self.cell, ab_run.run_fields).to_wire()
+        return ab_run.call(side, Cellwork.KIND_WORK, spec=spec, **kwargs)
 
 
 # When a kind's cells run within the session (plugin/hooks.py sorts by it): the harness's own

@@ -81,6 +81,9 @@ class Rounds:
     verdict: comparison.Comparison
     a_peak: int
     b_peak: int
+    # the work's own numbers on each side (work.builders.its_own: a user's kind's size or count)
+    a_own: dict[str, Any] = field(default_factory=dict)
+    b_own: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -142,7 +145,10 @@ class ABRun:
             )
             say("A/B: host peak of one round in A and in B (memray)")
             peaks = self.call_both(Cellwork.PEAK, key=key)  # bytes, not seconds: both at once
-            return Rounds(seconds["A"], seconds["B"], builds["A"], builds["B"], found, peaks["A"], peaks["B"])
+            own = self.call_both(Cellwork.ITS_OWN, key=key)
+            return Rounds(
+                seconds["A"], seconds["B"], builds["A"], builds["B"], found, peaks["A"], peaks["B"], own["A"], own["B"]
+            )
         finally:
             self._forget(key)
 

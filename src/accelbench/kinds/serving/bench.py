@@ -49,14 +49,13 @@ from accelbench.kinds.serving.work import (
 )
 from accelbench.measured import Place
 from accelbench.option import Option, name_in, positive_number
-from accelbench.processes.protocol import CellSpec, Cellwork
 from accelbench.processes.workers import WorkerFailed
 from accelbench.results.summary import Section
 from accelbench.run import presets
 from accelbench.run.built import BuiltWork
 
 FIXTURE = "serving_bench"
-SERVE_IN_WORKER = "accelbench.kinds.serving.work:serve_in_worker"  # a worker's call (Cellwork.KIND_WORK)
+SERVE_IN_WORKER = "accelbench.kinds.serving.work:serve_in_worker"  # what Bench.in_worker runs there
 SETTINGS = "serving"  # its settings' name in run.presets.KIND_SETTINGS (settings.py)
 AB_ORDER = ("A", "B", "B", "A")  # an A/B run's turns: drift over the cell cancels out
 AB_PREFIX = "ab_"  # an A/B verdict's metric: B's median against A's, by the gate's rule
@@ -159,19 +158,12 @@ class ServingBench(Bench):
         ab_run = self.session.ab_run
         if ab_run is None:
             return
-        spec = CellSpec.of("serve", self.cell, ab_run.run_fields).to_wire()
         heads: dict[str, list[Headline]] = {"A": [], "B": []}
         try:
             for turn, side in enumerate(AB_ORDER):
                 self.say(f"A/B: serving in {side}")
                 side_plan = dataclasses.replace(plan, log_dir=f"{plan.log_dir}/ab-{turn}-{side}")
-                wire = ab_run.call(
-                    side,
-                    Cellwork.KIND_WORK,
-                    target=SERVE_IN_WORKER,
-                    spec=spec,
-                    arguments={"scenario": self.cell.scenario, "plan": side_plan.as_json()},
-                )
+                wire = self.in_worker(SERVE_IN_WORKER, side, scenario=self.cell.scenario, plan=side_plan.as_json())
                 served = Served.from_json(wire)
                 if served.error:
                     raise WorkerFailed(f"the served model raised in {side}: {served.error}")
@@ -201,16 +193,9 @@ class ServingBench(Bench):
             self.say(f"the predict step for batches up to {largest}")
             step = shared_step(built, self.cell, largest)
             return serve(built.site(self.cell), self.cell.scenario, plan, self.say, step)
-        workers = self.session.backends
         self.say(f"serving in the {self.cell.backend} worker")
         try:
-            wire = workers.call(
-                self.cell.backend,
-                Cellwork.KIND_WORK,
-                target=SERVE_IN_WORKER,
-                spec=workers.spec("serve", self.cell),
-                arguments={"scenario": self.cell.scenario, "plan": plan.as_json()},
-            )
+            wire = self.in_worker(SERVE_IN_WORKER, scenario=self.cell.scenario, plan=plan.as_json())
         except WorkerFailed as error:
             pytest.fail(f"{self.name}: {error}", pytrace=False)
         return Served.from_json(wire)
