@@ -12,8 +12,10 @@ import pytest
 from accelbench.axes import backends
 from accelbench.axes.backends import BACKENDS, Neutral
 from accelbench.environments import Environment
-from accelbench.processes import distributed, job_main
-from accelbench.processes.protocol import Job, RunFields
+from accelbench.kinds.distributed import job_main
+from accelbench.kinds.distributed import jobs as distributed
+from accelbench.kinds.distributed.job import Job
+from accelbench.processes.protocol import RunFields
 from accelbench.processes.workers import WorkerPool
 from accelbench.work import memory
 from conftest import needs_tensorflow

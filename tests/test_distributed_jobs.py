@@ -10,9 +10,9 @@ import time
 import pytest
 
 from accelbench.axes.backends import BACKENDS
-from accelbench.grid.cells import DistributedCell
-from accelbench.processes import distributed
-from accelbench.processes.distributed import Job, JobFailed, WorkerGroup
+from accelbench.kinds.distributed import jobs as distributed
+from accelbench.kinds.distributed.bench import DistributedCell
+from accelbench.kinds.distributed.jobs import Job, JobFailed, WorkerGroup
 from accelbench.processes.protocol import RunFields
 from conftest import needs_tensorflow
 
@@ -97,7 +97,7 @@ def test_the_parity_steps_catch_a_loss_not_averaged_over_the_global_batch(model,
     from accelbench.axes.backends.tensorflow import custom_step
     from accelbench.axes.data import load
     from accelbench.axes.models import MODELS, ModelOptions
-    from accelbench.processes import job_main
+    from accelbench.kinds.distributed import job_main
     from accelbench.work.build import build_model
 
     dataset = load("digits")
@@ -142,7 +142,7 @@ def test_three_cpu_devices_under_keras_data_parallel_train_to_the_loss_of_one_de
 
 def test_replicas_run_on_the_process_backends_own_job_workers_on_tensorflows_and_else_one_line(monkeypatch):
     """Which backend's job a distributed cell runs, and the one line where none can."""
-    from accelbench.benches import distributed as bench
+    from accelbench.kinds.distributed import bench
 
     for name in ("tensorflow", "jax", "torch"):  # each installed (a module every Python has)
         monkeypatch.setitem(BACKENDS._entries, name, dataclasses.replace(BACKENDS[name], module="json"))

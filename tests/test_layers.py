@@ -54,6 +54,12 @@ KIND_FILES = {
     "work": "accelbench.work",
     "settings": "accelbench.run",
     "bench": "accelbench.benches",
+    # a kind's own processes: what crosses to them (job), the parent that starts them (jobs),
+    # their child half (*_main)
+    "job": "accelbench.processes",
+    "jobs": "accelbench.processes",
+    "job_main": "accelbench.processes",
+    "jax_job_main": "accelbench.processes",
 }
 KINDS_PACKAGE = "accelbench.kinds"
 
@@ -209,13 +215,13 @@ def test_the_judge_imports_neither_pytest_nor_a_framework():
 CHILD_HALF = (
     "accelbench.processes.worker_main",
     "accelbench.processes.cellwork",
-    "accelbench.processes.job_main",
-    "accelbench.processes.jax_job_main",
+    "accelbench.kinds.distributed.job_main",
+    "accelbench.kinds.distributed.jax_job_main",
 )
 PARENT_HALF = (
     "accelbench.processes.workers",
     "accelbench.processes.ab",
-    "accelbench.processes.distributed",
+    "accelbench.kinds.distributed.jobs",
     "accelbench.processes.worktree",
 )
 
@@ -277,7 +283,7 @@ def test_the_classes_every_cell_goes_through_keep_ten_public_methods_or_fewer():
 # devices, roofs, and the work's TensorFlow paths: tf.data input, the tf.function prediction loop
 # and predict step) and tf.distribute's job (TensorFlow's by nature). No other module: a run
 # without TensorFlow installed imports none of them on its way.
-IMPORTS_TENSORFLOW = {"accelbench.axes.backends.tensorflow", "accelbench.processes.job_main"}
+IMPORTS_TENSORFLOW = {"accelbench.axes.backends.tensorflow", "accelbench.kinds.distributed.job_main"}
 
 
 def test_only_the_tensorflow_backend_and_tensorflows_own_work_import_tensorflow():
@@ -301,16 +307,17 @@ def test_no_class_name_is_defined_twice():
 # work left, and a new entry here needs one.
 NAMED_OUTSIDE = {
     "svm": {},
+    "distributed": {},
     "serving": {
         "accelbench.gpu_check": "the GPU check reads a served model's p50 beside the other kinds' numbers",
-        "accelbench.axes.models": "ModelSpec.latency_bound_ms: a model's own bound, saved under the same key",
     },
 }
 
 
-def names_of_kind(folder: str) -> set[str]:
-    """What names a kind: its fixtures (bench.py's KINDS), its result parts and their fields'
-    keys (result.py), and its folder's module path."""
+def names_of_kind(folder: str) -> tuple[set[str], set[str]]:
+    """What names a kind: its fixtures (bench.py's KINDS), its result parts and its folder's
+    module path, wherever they stand; and its result fields' keys, as strings (a module that
+    reads `info["loss_gap"]` reads the kind's result; a variable named `losses` does not)."""
     import importlib
 
     from accelbench.measured import Part
@@ -320,7 +327,7 @@ def names_of_kind(folder: str) -> set[str]:
     parts = [value for value in vars(result).values() if isinstance(value, type) and issubclass(value, Part)]
     parts = [part for part in parts if part.__module__ == result.__name__]
     keys = {part.key_for(name) for part in parts for name in part.fields_of()} - shared_keys(folder)
-    return {*bench.KINDS, *(part.__name__ for part in parts), *keys, f"{KINDS_PACKAGE}.{folder}", f"kinds/{folder}"}
+    return {*bench.KINDS, *(part.__name__ for part in parts), f"{KINDS_PACKAGE}.{folder}", f"kinds/{folder}"}, keys
 
 
 def shared_keys(folder: str) -> set[str]:
@@ -345,10 +352,10 @@ def _subclasses(cls: type) -> list[type]:
     return [sub for direct in cls.__subclasses__() for sub in (direct, *_subclasses(direct))]
 
 
-def names_used(path: Path) -> set[str]:
-    """Identifiers, attributes, imported modules and whole string constants of a module, and
-    the module paths its strings hold."""
-    found = set()
+def names_used(path: Path) -> tuple[set[str], set[str]]:
+    """A module's identifiers, attributes, imported modules and whole string constants (with
+    the module paths its dotted names hold); and its string constants alone."""
+    found, strings = set(), set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Name):
             found.add(node.id)
@@ -359,8 +366,16 @@ def names_used(path: Path) -> set[str]:
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            found.add(node.value)
-    return {name for used in found for name in (used, *_prefixes(used))}
+            strings.add(node.value)
+    found |= strings
+    return {name for used in found for name in (used, *_prefixes(used))}, strings
+
+
+def naming(folder: str, path: Path) -> set[str]:
+    """What of the kind in `folder` the module at `path` names."""
+    names, keys = names_of_kind(folder)
+    used, strings = names_used(path)
+    return (names & used) | (keys & strings)
 
 
 def _prefixes(dotted: str) -> list[str]:
@@ -372,15 +387,14 @@ def test_no_module_outside_a_kind_s_folder_names_the_kind():
     """Issue 50: everything outside kinds/<name>/ is generic over kinds: no module names a
     kind's fixture, its result parts or their keys, or its folder (but NAMED_OUTSIDE's, each
     with its reason)."""
-    naming = {}
+    named = {}
     for folder in kind_folders():
-        names = names_of_kind(folder)
         for module, path in module_names().items():
             if module.startswith(f"{KINDS_PACKAGE}.{folder}") or module in NAMED_OUTSIDE.get(folder, {}):
                 continue
-            if found := names & names_used(path):
-                naming[f"{module} names kinds/{folder}"] = sorted(found)
-    assert naming == {}
+            if found := naming(folder, path):
+                named[f"{module} names kinds/{folder}"] = sorted(found)
+    assert named == {}
 
 
 def test_a_kind_named_outside_its_folder_is_named_there():
@@ -389,15 +403,17 @@ def test_a_kind_named_outside_its_folder_is_named_there():
         f"{module} ({folder})"
         for folder, modules in NAMED_OUTSIDE.items()
         for module in modules
-        if not names_of_kind(folder) & names_used(module_names()[module])
+        if not naming(folder, module_names()[module])
     ]
     assert stale == []
 
 
 def test_a_planted_name_of_a_kind_outside_its_folder_is_found(tmp_path):
-    """The check above can fail: a module that reads a kind's result field by its key is named."""
-    folder = kind_folders()[0]
-    key = sorted(names_of_kind(folder) - {f"{KINDS_PACKAGE}.{folder}", f"kinds/{folder}"})[0]
+    """The check above can fail: a module that reads a kind's result field by its key, or
+    names its fixture, is named; one with a variable of a key's name is not."""
+    folder = "serving"
     planted = tmp_path / "planted.py"
-    planted.write_text(f"def read(info):\n    return info[{key!r}]\n")
-    assert key in names_used(planted)
+    planted.write_text("def read(info):\n    return info['serving_p99_ms'], 'serving_bench'\n")
+    assert naming(folder, planted) == {"serving_p99_ms", "serving_bench"}
+    planted.write_text("def read(serving_p99_ms):\n    return serving_p99_ms\n")
+    assert naming(folder, planted) == set()

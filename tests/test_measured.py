@@ -22,6 +22,28 @@ from accelbench.results.report.runs import load_runs
 
 PACKAGE = Path(accelbench.__file__).parent
 SAVED = Path(__file__).parent / "data" / "saved_run_1ecbe63.json"
+
+
+def kind_parts() -> tuple[type[measured.Part], ...]:
+    """The parts each kind folder's result.py defines (kinds/<name>/result.py)."""
+    import importlib
+    import pkgutil
+
+    from accelbench import kinds
+
+    found = []
+    for folder in pkgutil.iter_modules(kinds.__path__):
+        module = importlib.import_module(f"{kinds.__name__}.{folder.name}.result")
+        found += [
+            value
+            for value in vars(module).values()
+            if isinstance(value, type) and issubclass(value, measured.Part) and value.__module__ == module.__name__
+        ]
+    return tuple(found)
+
+
+# Every part: the house's (measured.PARTS) and every kind folder's.
+ALL_PARTS = (*measured.PARTS, *kind_parts())
 NAMINGS = {
     measured.Recipe: [{"metric": name} for name in QUALITIES],
     measured.AgainstTwin: [{"metric": name} for name in QUALITIES],
@@ -32,7 +54,7 @@ NAMINGS = {
 
 def every_key() -> set[str]:
     keys = {measured.CELL_KEY, measured.VERDICTS_KEY}
-    for part in measured.PARTS:
+    for part in ALL_PARTS:
         for naming in NAMINGS.get(part, [{}]):
             keys.update(part.key_for(name, **naming) for name in part.fields_of())
     return keys
@@ -43,7 +65,7 @@ def sample(part: type[measured.Part], naming: dict[str, str]) -> measured.Part:
     return part(**naming, **{name: f"value of {name}" for name in part.fields_of()})
 
 
-@pytest.mark.parametrize("part", measured.PARTS, ids=lambda part: part.__name__)
+@pytest.mark.parametrize("part", ALL_PARTS, ids=lambda part: part.__name__)
 def test_every_part_reads_back_what_it_wrote_under_keys_of_its_own(part):
     for naming in NAMINGS.get(part, [{}]):
         written = sample(part, naming)
@@ -91,11 +113,11 @@ def test_no_module_but_measured_reads_or_writes_a_result_key_by_its_spelling():
     keys = every_key()
     spelled = []
     for path in sorted(PACKAGE.rglob("*.py")):
-        if path.name == "measured.py":
+        if path.name == "measured.py" or (path.name == "result.py" and "kinds" in path.parts):
             continue
         tree = ast.parse(path.read_text())
         uses = _reads_and_writes_by_literal(tree)
-        if "benches" in path.parts:  # a bench writes only through Bench.record
+        if "benches" in path.parts or path.name == "bench.py":  # a bench writes only through Bench.record
             uses += [
                 (node.lineno, key.value)
                 for node in ast.walk(tree)
@@ -144,7 +166,7 @@ def test_a_run_saved_before_the_parts_reads_by_field(tmp_path):
     scaled = by_name["test_train_data_scaling[cpu-svm]"].info
     memory = measured.Projected.of(scaled, **measured.MEMORY_PROJECTION)
     assert memory.exponent == saved["test_train_data_scaling[cpu-svm]"]["memory_exponent"] and memory.fit
-    for part in measured.PARTS:  # every part reads every saved cell without an error
+    for part in ALL_PARTS:  # every part reads every saved cell without an error
         for cell in by_name.values():
             part.of(cell.info, **NAMINGS.get(part, [{}])[0])
 

@@ -11,7 +11,7 @@ import pytest
 
 from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND
 from accelbench.judge.fingerprint import Fingerprint
-from accelbench.run.presets import PRESETS
+from accelbench.run.presets import KIND_SETTINGS, PRESETS
 from conftest import needs_tensorflow
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -826,7 +826,7 @@ def test_threads_cell_compares_one_intra_op_thread_with_all_in_fresh_processes(s
         [r"all intra-op threads against 1 \(interleaved processes\)", r"cpu +mlp +\d+\.\d\dx$"]
     )
     info = json.loads(saved.read_text())["benchmarks"][0]["extra_info"]
-    per_side = PRESETS["smoke"].thread_processes
+    per_side = KIND_SETTINGS["distributed"].of("smoke").thread_processes
     assert len(info["pair_ratios"]) == per_side and len(info["process_ids"]) == 2 * per_side  # A B (B A)
     assert info["all_threads_speedup"] == info["all_threads_samples_per_s"] / info["one_thread_samples_per_s"]
 

@@ -116,7 +116,7 @@ def test_the_built_in_kinds_are_every_kinds_module_s_in_the_order_their_tables_w
         "benches.accuracy",
         "benches.memory",
         "kinds.serving",
-        "benches.distributed",
+        "kinds.distributed",
         "benches.data_scaling",
     ]
     assert list(catalog.BENCHMARKS)[: sum(len(m.KINDS) for m in found)] == [

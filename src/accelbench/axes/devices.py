@@ -93,7 +93,7 @@ class DeviceType:
     accelerator: bool  # memory from its own allocator, XLA as Keras chooses, largest batch probed
     numbered: bool = False  # also names one device of several: gpu:0, gpu:1
     # Whether it hosts the multi-replica cells: several replicas of this kind in one fresh
-    # process (tf.distribute's, processes/job_main.py).
+    # process (tf.distribute's, kinds/distributed/job_main.py).
     replicas: bool = False
 
     @property

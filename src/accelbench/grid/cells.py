@@ -98,30 +98,6 @@ class Pair:
 
 
 @dataclass(frozen=True)
-class DistributedCell:
-    """One model trained across several replicas of one process, or several worker processes:
-    `cpu-bs256-mlp-2workers`. batch_size is per replica."""
-
-    device: str
-    batch_size: int
-    model: str
-    count: int
-    unit: str  # replicas or workers
-
-    @property
-    def id(self) -> str:
-        return f"{self.device}-bs{self.batch_size}-{self.model}-{self.count}{self.unit}"
-
-    def fields(self) -> dict:
-        return {
-            "device": self.device,
-            "model": self.model,
-            "batch_size": self.batch_size,
-            "column": f"bs{self.batch_size} x {self.count} {self.unit}",
-        }
-
-
-@dataclass(frozen=True)
 class Grid:
     """What this run asked for, resolved against the devices this machine has."""
 
@@ -137,8 +113,6 @@ class Grid:
     # registered them under (run.presets.KIND_SETTINGS): what its cells function reads of them.
     settings: Mapping[str, object] = field(default_factory=dict)
     user_models: bool = False  # --models was given: the run's models are the user's choice
-    replicas: int = 0  # replicas / workers of the distributed cells; 0: the preset leaves them out
-    thread_processes: int = 0  # 1 intra-op thread against all, per model: processes a side
     left_out: Mapping[str, str] = field(default_factory=dict)  # benchmark fixture -> why the preset leaves it out
     backends: tuple[str, ...] = (PROCESS_BACKEND,)  # Keras backends of the training and inference cells
     precisions: tuple[str, ...] = (REFERENCE_PRECISION,)  # their Keras dtype policies

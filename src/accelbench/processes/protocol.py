@@ -1,7 +1,6 @@
 """What crosses to another process, declared once: the cell a worker builds (CellSpec, with
 the run's settings in RunFields), the calls a worker answers (Cellwork) and their typed replies
-(Prepared, StepMemoryReply, Described), and a tf.distribute job with its result (Job, Result: JSON
-files beside the job's process).
+(Prepared, StepMemoryReply, Described).
 
 A CellSpec is made from a grid cell in one place (CellSpec.of) and serialized in one place
 (to_wire / from_wire): the pytest process sends it, cellwork.py rebuilds it. A new field of
@@ -11,8 +10,7 @@ a cell is one edit here.
 from __future__ import annotations
 
 import enum
-import statistics
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from accelbench.axes.precisions import REFERENCE_PRECISION
@@ -168,58 +166,3 @@ class CellSpec:
     @classmethod
     def from_wire(cls, wire: dict[str, Any]) -> CellSpec:
         return cls(**{**wire, "run": RunFields.from_wire(wire["run"])})
-
-
-@dataclass(frozen=True)
-class Job:
-    """What one process of a distributed cell does; passed to it as JSON."""
-
-    mode: str  # single, replicas, workers
-    model: str
-    per_replica_batch: int
-    replicas: int  # devices (replicas) or processes (workers); 1 for single
-    # what every worker of the run gets: the data, the model options, the intra-op threads
-    # (0: TensorFlow's choice) and the user's modules, imported before the model is built
-    run: RunFields
-    check_steps: int = 5  # steps whose losses are compared
-    rounds: int = 5
-    steps_per_round: int = 10
-    device: str = "cpu"  # replicas: cpu (logical CPU devices) or gpu (the GPUs)
-    use_fit: bool = False  # train with Keras fit() instead of the custom loop (the xfail check)
-    backend: str = "tensorflow"  # whose job runs it (distributed.JOB_MAINS): tf.distribute's, or JAX's DataParallel
-
-    @property
-    def global_batch(self) -> int:
-        return self.per_replica_batch * self.replicas
-
-    def with_threads(self, threads: int) -> Job:
-        return replace(self, run=replace(self.run, intra_op_threads=threads))
-
-    @classmethod
-    def from_json(cls, saved: dict[str, Any]) -> Job:
-        """As asdict wrote it: the run's fields nested, its tuples as lists."""
-        return cls(**{**saved, "run": RunFields.from_wire(saved["run"])})
-
-
-@dataclass
-class Result:
-    losses: list[float]  # the reduced loss of each of the first check_steps steps
-    round_seconds: list[float]
-    samples_per_round: int
-    replicas_in_sync: int
-    devices: list[str] = field(default_factory=list)
-    reference_round_seconds: list[float] = field(default_factory=list)  # single: at the per-replica batch
-    reference_samples_per_round: int = 0
-
-    @property
-    def samples_per_s(self) -> float:
-        return self.samples_per_round / statistics.median(self.round_seconds)
-
-    @property
-    def fastest_samples_per_s(self) -> float:
-        """Of the best round: what A/B comparisons rank (noise only ever slows a round)."""
-        return self.samples_per_round / min(self.round_seconds)
-
-    @property
-    def reference_samples_per_s(self) -> float:
-        return self.reference_samples_per_round / statistics.median(self.reference_round_seconds)

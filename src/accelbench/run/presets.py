@@ -61,12 +61,6 @@ class Preset:
     interleaved_pairs: int  # A/B rounds behind every ratio (speedups, harness overhead)
     memory: MemorySettings
     data_scaling: DataScalingSettings
-    # Multi-device and multi-worker cells: replicas (or worker processes) each; 0 leaves them
-    # out (each starts fresh TensorFlow processes: 20-40 s a cell on 2 cores).
-    replicas: int = 0
-    # 1 intra-op thread against all, per model (the slides' 1 vs 8 vCPUs): fresh processes a
-    # side, in the order A B B A (each starts TensorFlow: about 5 s); 0 leaves them out.
-    thread_processes: int = 0
     # A/B runs: pairs of rounds a cell is judged after, then every `step` more, up to `most`
     # (comparison.Plan). With 12/12/48 a 10% slowdown fails in all of 100 draws of this
     # machine's pair noise and a 3% one in none; with each cell's spread between processes
@@ -166,8 +160,6 @@ PRESETS.register(
             memory_repeats=3,
             slowest_seconds=300.0,
         ),
-        replicas=2,
-        thread_processes=2,
     ),
 )
 # Every benchmark, each measured as briefly as it can be: does the whole grid run here? Every
@@ -194,8 +186,6 @@ PRESETS.register(
             memory_repeats=1,
             slowest_seconds=10.0,
         ),
-        replicas=2,
-        thread_processes=1,
         ab_pairs=(6, 6, 12),
     ),
 )

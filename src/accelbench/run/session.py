@@ -82,8 +82,6 @@ class Session:
             data_scaling_models=presets.chosen(self.run.preset.data_scaling.models),
             settings=presets.kind_settings(self.run.preset),
             user_models=self.run.user_models,
-            replicas=self.run.preset.replicas,
-            thread_processes=self.run.preset.thread_processes,
             left_out=self.run.preset.left_out,
             backends=self.run.backends,
             precisions=self.run.precisions,

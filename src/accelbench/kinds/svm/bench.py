@@ -15,6 +15,7 @@ from accelbench.grid.cells import Grid, device_absent, device_unsupported, param
 from accelbench.judge.verdicts import TIMING
 from accelbench.kinds.svm.result import SvmFit
 from accelbench.kinds.svm.settings import SvmSettings
+from accelbench.measured import Place
 from accelbench.results.summary import Section
 from accelbench.work import measure
 
@@ -36,7 +37,8 @@ class SvmCell:
         return f"{self.device}-n{self.subset}-{self.pixels}"
 
     def fields(self) -> dict:
-        return {"device": self.device, "model": self.model, "column": f"n{self.subset} {self.pixels}"}
+        keys = Place.keys
+        return {keys.device: self.device, keys.model: self.model, keys.column: f"n{self.subset} {self.pixels}"}
 
 
 class SvmBench(Bench):

@@ -1,5 +1,5 @@
-"""`python -m accelbench.processes.jax_job_main JOB_JSON RESULT_JSON`: the child half of a JAX
-multi-device job (distributed.py starts it, as it starts tf.distribute's job_main): one process
+"""`python -m accelbench.kinds.distributed.jax_job_main JOB_JSON RESULT_JSON`: the child half of a JAX
+multi-device job (jobs.py starts it, as it starts tf.distribute's job_main): one process
 of a single or replicas job, its Result written back as JSON.
 
 Replicas are Keras 3's own data parallelism, `keras.distribution.DataParallel` over N devices of
@@ -25,7 +25,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from accelbench.processes.protocol import Job, Result
+from accelbench.kinds.distributed.job import Job, Result
 
 PARITY_LEARNING_RATE = 0.01  # as job_main's: plain SGD, whose update is linear in the gradient
 

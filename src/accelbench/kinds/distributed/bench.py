@@ -1,4 +1,4 @@
-"""Cells whose work runs in fresh processes (processes/distributed.py owns them): one model
+"""Cells whose work runs in fresh processes (jobs.py runs them): one model
 across replicas of one process (tf.distribute's MirroredStrategy, or Keras' DataParallel on JAX)
 and across worker processes (tf.distribute), and one intra-op thread against all."""
 
@@ -6,20 +6,47 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from accelbench import measured
 from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND
 from accelbench.axes.devices import DEVICE_TYPES, REFERENCE_DEVICE, type_of
 from accelbench.benches.base import Bench, Benchmark
-from accelbench.grid.cells import Cell, DistributedCell, Grid, device_absent, device_unsupported, params, placeholder
+from accelbench.grid.cells import Cell, Grid, device_absent, device_unsupported, params, placeholder
 from accelbench.judge import comparison, held_to
-from accelbench.measured import BackendUsed, Threads, Workers
-from accelbench.processes import distributed
+from accelbench.kinds.distributed import jobs as distributed
+from accelbench.kinds.distributed.result import Distributed, Threads
+from accelbench.kinds.distributed.settings import DistributedSettings
+from accelbench.measured import BackendUsed, Place, Workers
 from accelbench.results.summary import Section
 from accelbench.work import measure
+
+
+@dataclass(frozen=True)
+class DistributedCell:
+    """One model trained across several replicas of one process, or several worker processes:
+    `cpu-bs256-mlp-2workers`. batch_size is per replica."""
+
+    device: str
+    batch_size: int
+    model: str
+    count: int
+    unit: str  # replicas or workers
+
+    @property
+    def id(self) -> str:
+        return f"{self.device}-bs{self.batch_size}-{self.model}-{self.count}{self.unit}"
+
+    def fields(self) -> dict:
+        keys = Place.keys
+        return {
+            keys.device: self.device,
+            keys.model: self.model,
+            keys.batch_size: self.batch_size,
+            keys.column: f"bs{self.batch_size} x {self.count} {self.unit}",
+        }
 
 
 class ProcessBench(Bench):
@@ -50,6 +77,7 @@ class ProcessBench(Bench):
         self.record(Workers(process_ids=[*(Workers.of(self.extra_info).process_ids or ()), *pids]))  # none is left
 
 
+SETTINGS = "distributed"  # its settings' name in run.presets.KIND_SETTINGS (settings.py)
 THREADS = {"A": 1, "B": 0}  # a threads cell's sides: one intra-op thread, and TensorFlow's default (all)
 PROCESS_TIMEOUT_S = 90.0  # per job: TensorFlow's start in each process, a gRPC cluster, a few rounds
 
@@ -63,7 +91,8 @@ class ThreadsBench(ProcessBench):
 
     def throughputs(self) -> tuple[list[float], list[float]]:
         one, every = [], []
-        for threads in (THREADS[side] for pair in comparison.order(self.preset.thread_processes) for side in pair):
+        processes = settings_of(self.session.grid).thread_processes
+        for threads in (THREADS[side] for pair in comparison.order(processes) for side in pair):
             self.say(f"training with {threads or 'all'} intra-op thread(s)")
             result = self.run_job(self.job("single", check_steps=0, threads=threads))
             (one if threads == 1 else every).append(result.fastest_samples_per_s)
@@ -122,7 +151,7 @@ class DistributedBench(ProcessBench):
         one_device = reference.reference_samples_per_s
         self.record(BackendUsed(backend=self.backend, compiled_with=BACKENDS[self.backend].compiles))
         self.record(
-            measured.Distributed(
+            Distributed(
                 **{self.cell.unit: self.cell.count},  # replicas or workers
                 device=self.placement().description,
                 per_replica_batch=self.cell.batch_size,
@@ -145,15 +174,20 @@ class DistributedBench(ProcessBench):
 SPREAD_BATCH = 256  # per replica, at most: what one replica of the studies' MLPs trained at
 
 
+def settings_of(grid: Grid) -> DistributedSettings:
+    return grid.settings[SETTINGS]
+
+
 def _distributed_cells(grid: Grid, unit: str, devices: Iterable[str]) -> list:
-    if not grid.replicas:
+    replicas = settings_of(grid).replicas
+    if not replicas:
         return placeholder(
             f"no-{unit}",
             f"the quick preset leaves the {unit} cells out (each starts fresh "
             f"TensorFlow processes: 20-40 s); run them with --preset full",
         )
     batch = max((b for b in grid.batch_sizes if b <= SPREAD_BATCH), default=min(grid.batch_sizes))
-    cells = [DistributedCell(d, batch, m, grid.replicas, unit) for d in devices for m in grid.trainable_models()]
+    cells = [DistributedCell(d, batch, m, replicas, unit) for d in devices for m in grid.trainable_models()]
     return params(grid, cells, (no_job_backend, device_absent, device_unsupported))
 
 
@@ -171,7 +205,7 @@ def no_job_backend(grid: Grid, cell: DistributedCell) -> str | None:
 
 
 def no_tensorflow(grid: Grid, cell: object) -> str | None:
-    """These cells are tf.distribute jobs (processes/job_main.py), TensorFlow's by nature, whichever
+    """These cells are tf.distribute jobs (job_main.py), TensorFlow's by nature, whichever
     backend runs the pytest process."""
     tensorflow = BACKENDS["tensorflow"]
     return None if tensorflow.installed() else f"tf.distribute's jobs: {tensorflow.missing_reason()}"
@@ -189,7 +223,7 @@ def multi_worker_cells(grid: Grid) -> list:
 
 def threads_cells(grid: Grid) -> list:
     """1 intra-op thread against all of them, per model at its largest batch, on the CPU."""
-    if not grid.thread_processes:
+    if not settings_of(grid).thread_processes:
         return placeholder(
             "no-threads",
             "the quick preset leaves the 1-thread-against-all cells out (each "
@@ -241,13 +275,13 @@ KINDS: dict[str, Benchmark] = {
             Section(
                 "scaling efficiency: throughput on N / (N x on one device)",
                 {"multi_device": "{column}", "multi_worker": "{column}"},
-                measured.Distributed.keys.scaling_efficiency,
+                Distributed.keys.scaling_efficiency,
                 "plain",
             ),
             Section(
                 "loss gap to one device after the same steps",
                 {"multi_device": "{column}", "multi_worker": "{column}"},
-                measured.Distributed.keys.loss_gap,
+                Distributed.keys.loss_gap,
                 "small",
                 ("loss_gap",),
             ),

@@ -37,14 +37,14 @@ from dataclasses import asdict
 from pathlib import Path
 
 from accelbench.axes.devices import is_accelerator
+from accelbench.kinds.distributed.job import Job, Result
 from accelbench.processes import workers
-from accelbench.processes.protocol import Job, Result
 
 LOSS_TOLERANCE = 1e-5  # the loss of W workers against one process's, after the same steps
 # backend -> the module whose main runs one process of a job on it: tf.distribute's strategies
 # (single, replicas, workers), or Keras' DataParallel on JAX (single, replicas). PyTorch's Keras
 # backend has no multi-device path (keras.distribution runs on JAX only).
-JOB_MAINS = {"tensorflow": "accelbench.processes.job_main", "jax": "accelbench.processes.jax_job_main"}
+JOB_MAINS = {"tensorflow": "accelbench.kinds.distributed.job_main", "jax": "accelbench.kinds.distributed.jax_job_main"}
 JOB_MODES = {"tensorflow": ("single", "replicas", "workers"), "jax": ("single", "replicas")}
 TRANSIENT = (
     "UNAVAILABLE",

@@ -1,5 +1,5 @@
-"""`python -m accelbench.processes.job_main JOB_JSON RESULT_JSON`: the child half of a
-tf.distribute job (distributed.py starts it): one process of a single, replicas or workers
+"""`python -m accelbench.kinds.distributed.job_main JOB_JSON RESULT_JSON`: the child half of a
+tf.distribute job (jobs.py starts it): one process of a single, replicas or workers
 job, run from a fresh TensorFlow runtime, its Result written back as JSON."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from accelbench import user_modules
-from accelbench.processes.protocol import Job, Result
+from accelbench.kinds.distributed.job import Job, Result
 
 
 def _cpu_replicas(tf: Any, count: int) -> Any:
@@ -200,7 +200,7 @@ def run_in_process(job: Job) -> Result:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m accelbench.processes.job_main JOB_JSON RESULT_JSON`: run one job, write its result."""
+    """`python -m accelbench.kinds.distributed.job_main JOB_JSON RESULT_JSON`: run one job, write its result."""
     job_path, result_path = argv if argv is not None else sys.argv[1:]
     fields = json.loads(Path(job_path).read_text())
     job = Job.from_json(fields)
