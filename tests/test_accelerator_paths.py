@@ -302,8 +302,8 @@ def test_a_trainer_with_its_inputs_on_the_device_is_fed_the_backends_arrays_and_
 
 
 def test_only_an_accelerator_on_a_backend_that_can_hold_its_inputs_is_timed_again_without_the_copy():
-    from accelbench.benches.speedup import inputs_can_lie_on
     from accelbench.grid.cells import Cell
+    from accelbench.kinds.speedup.bench import inputs_can_lie_on
     from accelbench.work.training import training_input
 
     assert inputs_can_lie_on(Cell("gpu", 256, "mlp", backend="jax"))

@@ -51,6 +51,7 @@ KIND_FILES = {
     "result": "accelbench.measured",
     "gates": "accelbench.judge",
     "plots": "accelbench.results",
+    "series": "accelbench.results",
     "work": "accelbench.work",
     "settings": "accelbench.run",
     "bench": "accelbench.benches",
@@ -308,6 +309,9 @@ def test_no_class_name_is_defined_twice():
 NAMED_OUTSIDE = {
     "svm": {},
     "distributed": {},
+    "speedup": {
+        "accelbench.gpu_check": "the GPU check reads a device's speedup beside the other kinds' numbers",
+    },
     "serving": {
         "accelbench.gpu_check": "the GPU check reads a served model's p50 beside the other kinds' numbers",
     },

@@ -517,7 +517,7 @@ def test_harness_overhead_reports_fit_over_a_hand_loop_in_interleaved_pairs_unga
     ).assert_outcomes(passed=1)
     (bench,) = json.loads(saved.read_text())["benchmarks"]
     info = bench["extra_info"]
-    pairs = PRESETS["smoke"].interleaved_pairs
+    pairs = KIND_SETTINGS["speedup"].of("smoke").interleaved_pairs
     assert bench["name"] == "test_harness_overhead[cpu-bs32-mlp]" and bench["stats"]["rounds"] == 1
     assert len(info["pair_ratios"]) == pairs and all(ratio > 0 for ratio in info["pair_ratios"])
     assert info["harness_efficiency"] == pytest.approx(statistics.median(info["pair_ratios"]), rel=1e-3)

@@ -112,7 +112,7 @@ def test_the_built_in_kinds_are_every_kinds_module_s_in_the_order_their_tables_w
     assert modules == [
         "benches.throughput",
         "kinds.svm",
-        "benches.speedup",
+        "kinds.speedup",
         "benches.accuracy",
         "benches.memory",
         "kinds.serving",

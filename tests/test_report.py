@@ -439,8 +439,8 @@ def test_two_batch_sizes_are_points_not_a_line(monkeypatch):
         def plot(self, xs, ys, **style):
             drawn.append((len(xs), style.get("linestyle")))
 
-    plots._measured(Axes(), [32, 256], [1.0, 2.0], marker="o")
-    plots._measured(Axes(), [32, 64, 128], [1.0, 2.0, 3.0], marker="o")
+    plots.measured_line(Axes(), [32, 256], [1.0, 2.0], marker="o")
+    plots.measured_line(Axes(), [32, 64, 128], [1.0, 2.0, 3.0], marker="o")
     assert drawn == [(2, ""), (3, None)]
 
 

@@ -117,6 +117,7 @@ class Place(Part):
     precision: str | None = None
     model_name: str | None = None
     dataset: str | None = None  # the data the cell's model ran on (its own, or the run's --dataset)
+    reference: str | None = None  # a pair's: the cell it is compared with (grid.cells.Pair)
 
     @classmethod
     def read(cls, info: Mapping[str, Any]) -> Place | None:
@@ -389,34 +390,6 @@ class Parity(Part):
     loss_matching_digits: int | None = None
 
 
-@dataclass(frozen=True)
-class Speedup(Part):
-    """One trainer's best round over another's (batch or device), and their interleaved pairs."""
-
-    speedup: float | None = None
-    interleaved_speedup: float | None = None
-    reference: str | None = None
-    candidate: str | None = None
-    reference_samples_per_s: float | None = None
-    candidate_samples_per_s: float | None = None
-    pair_ratios: list[float] | None = None
-    # An accelerator over the CPU once more, its inputs lying on the device from the start: no
-    # host-to-device copy in its rounds (the copy's cost: speedup_inputs_on_device over speedup)
-    speedup_inputs_on_device: float | None = None
-    inputs_on_device_samples_per_s: float | None = None
-    inputs_on_device_pair_ratios: list[float] | None = None
-
-
-@dataclass(frozen=True)
-class HarnessOverhead(Part):
-    harness_efficiency: float | None = None
-    harness_efficiency_ci95: list[float] | None = None
-    best_round_ratio: float | None = None
-    suite_samples_per_s: float | None = None
-    hand_loop_samples_per_s: float | None = None
-    pair_ratios: list[float] | None = None
-
-
 # --- memory ----------------------------------------------------------------------------------
 
 
@@ -539,8 +512,6 @@ PARTS: tuple[type[Part], ...] = (
     Recipe,
     AgainstTwin,
     Parity,
-    Speedup,
-    HarnessOverhead,
     StepMemory,
     Leaks,
     MemoryScaling,

@@ -155,3 +155,5 @@ class Benchmark:
     # Its own command-line options and ini keys (accelbench.option.Option): the plugin adds them beside
     # its own, and the run holds their values by flag (RunConfig.kind_options).
     options: tuple[Option, ...] = ()
+    # The presets that leave it out, and why (preset name -> the skip reason its cells show).
+    left_out: Mapping[str, str] = field(default_factory=dict)

@@ -150,7 +150,7 @@ KINDS: dict[str, Benchmark] = {
                 "percent",
             ),
         ),
-        plots=("throughput", "speedup", "roofline"),
+        plots=("throughput", "roofline"),
     ),
     "inference_bench": Benchmark(
         inference_cells,

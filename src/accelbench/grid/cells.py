@@ -13,6 +13,7 @@ from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND, absent_reason
 from accelbench.axes.devices import REFERENCE_DEVICE, Inventory, type_of
 from accelbench.axes.models import MODELS
 from accelbench.axes.precisions import PRECISIONS, REFERENCE_PRECISION
+from accelbench.measured import Place
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,7 @@ class Pair:
             if reference.device == candidate.device
             else f"bs{candidate.batch_size} vs {reference.device}"
         )
-        return {**candidate.fields(), "column": compared, "reference": reference.id}
+        return {**candidate.fields(), Place.keys.column: compared, Place.keys.reference: reference.id}
 
 
 @dataclass(frozen=True)
@@ -124,9 +125,10 @@ class Grid:
         tensorflow cell's name, baselines and --benchmark-compare history."""
         return (self.backends != (PROCESS_BACKEND,), self.precisions != (REFERENCE_PRECISION,))
 
-    def params_of(self, benchmark: str, cells: Callable[[Grid], list]) -> list:
-        """The benchmark's cells, or one skipped placeholder saying why the preset leaves it out."""
-        reason = self.left_out.get(benchmark)
+    def params_of(self, benchmark: str, cells: Callable[[Grid], list], left_out: str | None = None) -> list:
+        """The benchmark's cells, or one skipped placeholder saying why the preset leaves it out
+        (`left_out`: the kind's own reason for this preset, Benchmark.left_out)."""
+        reason = left_out or self.left_out.get(benchmark)
         return placeholder(f"not-in-{benchmark}", reason) if reason else cells(self)
 
     def batch_sizes_for(self, device: str, model: str) -> tuple[int, ...]:

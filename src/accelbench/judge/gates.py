@@ -15,7 +15,6 @@ from accelbench.judge.rules import (
     RUNS_SUFFIX,
     SPREAD_SUFFIX,
     AbsoluteDrop,
-    RelativeDrop,
     RelativeGrowth,
     RelativeRise,
     SpreadGrowth,
@@ -113,21 +112,6 @@ GATES.register(
 GATES.register(
     "mae", GateSpec("mae", "mae.json", lambda s: (s.dataset.key,), lambda tolerances: RelativeRise(tolerances["error"]))
 )
-# A device speedup is gated twice on an accelerator: as its inputs come from the host, and with
-# them lying on the device from the start (benches/speedup.py).
-for _metric in ("speedup", "speedup_inputs_on_device"):
-    GATES.register(
-        _metric,
-        GateSpec(
-            _metric,
-            "speedup.json",
-            lambda s: (s.hardware, s.dataset.name),
-            lambda tolerances: RelativeDrop(tolerances["speedup"]),
-            timed=True,
-            significance=True,
-            fingerprints=1,
-        ),
-    )
 for _metric in ("peak_memory_bytes", "device_peak_memory_bytes"):
     GATES.register(
         _metric,

@@ -68,7 +68,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         if name in BENCHMARKS:
             grid = session_of(metafunc.config).grid
             try:  # the full preset's sweep measures memory, so it loads the data here
-                cells = grid.params_of(name, BENCHMARKS[name].cells)
+                kind = BENCHMARKS[name]
+                cells = grid.params_of(name, kind.cells, kind.left_out.get(session_of(metafunc.config).run.preset.name))
             except (DataError, BaselineError) as error:
                 pytest.exit(f"ERROR: {error}", returncode=pytest.ExitCode.USAGE_ERROR)
             metafunc.parametrize(

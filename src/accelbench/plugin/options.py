@@ -269,7 +269,6 @@ OPTIONS = (
         "Relative rise allowed above a baseline for a quality where lower is better (a regression's MAE).",
         "0.05",
     ),
-    Option("--speedup-tolerance", fraction, "FRACTION", "Relative speedup drop allowed below a baseline.", "0.3"),
     Option(
         "--memory-tolerance",
         fraction,
@@ -548,7 +547,6 @@ def run_config(config: Any) -> RunConfig:
         update_baselines=config.getoption("update_baselines"),
         accuracy_tolerance=given["--accuracy-tolerance"],
         error_tolerance=given["--error-tolerance"],
-        speedup_tolerance=given["--speedup-tolerance"],
         memory_tolerance=given["--memory-tolerance"],
         timing_threshold=given["--timing-threshold"],
         parity_digits=given["--parity-digits"],

@@ -28,7 +28,6 @@ class RunConfig:
     update_baselines: bool
     accuracy_tolerance: float  # absolute, for a quality where higher is better (accuracy)
     error_tolerance: float  # relative, for a quality where lower is better (a regression's MAE)
-    speedup_tolerance: float
     memory_tolerance: float
     timing_threshold: float  # the smallest slowdown against a saved run that fails a cell
     parity_digits: int  # significant digits a device's final loss shares with the CPU's

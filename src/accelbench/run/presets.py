@@ -58,7 +58,6 @@ class Preset:
     # or at the smaller one (axes/data.py SMALLER: 96 x 96) that keeps a short run short.
     full_size_inputs: bool
     latency_rounds: int  # batch-1 predictions timed for p50/p90/p99
-    interleaved_pairs: int  # A/B rounds behind every ratio (speedups, harness overhead)
     memory: MemorySettings
     data_scaling: DataScalingSettings
     # A/B runs: pairs of rounds a cell is judged after, then every `step` more, up to `most`
@@ -102,7 +101,6 @@ ALL_MODELS: tuple[str, ...] = ()
 
 # Slow and never decisive in a quick run: neither is gated (see docs/measured.md).
 QUICK_LEAVES_OUT = {
-    "overhead_bench": "the harness-efficiency check is reported, not gated, and takes 35 s: run it with --preset full",
     "memory_scaling": "the memory ladder (fixed + per-sample bytes, largest batch) is reported, not gated, and "
     "takes 20 s: run it with --preset full",
 }
@@ -121,7 +119,6 @@ PRESETS.register(
         max_train_samples=10_000,
         full_size_inputs=False,
         latency_rounds=100,
-        interleaved_pairs=6,
         ab_round_seconds=(0.2, 0.1),
         memory=SHORT_MEMORY,
         data_scaling=DataScalingSettings(
@@ -147,7 +144,6 @@ PRESETS.register(
         max_train_samples=None,
         full_size_inputs=True,
         latency_rounds=1000,
-        interleaved_pairs=15,
         memory=MemorySettings(
             ladder=(256, 512, 1024, 2048, 4096),
             leak_predictions=200,
@@ -177,7 +173,6 @@ PRESETS.register(
         max_train_samples=10_000,
         full_size_inputs=False,
         latency_rounds=10,
-        interleaved_pairs=5,
         memory=SHORT_MEMORY,
         data_scaling=DataScalingSettings(
             smallest=(100, 32),

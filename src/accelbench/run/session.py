@@ -107,7 +107,6 @@ class Session:
         return {
             "accuracy": self.run.accuracy_tolerance,
             "error": self.run.error_tolerance,
-            "speedup": self.run.speedup_tolerance,
             "memory": self.run.memory_tolerance,
             **self.run.kind_options,  # a kind's own tolerances, by their options' flags
         }

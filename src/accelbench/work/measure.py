@@ -124,7 +124,7 @@ def interleaved(first: Callable[[], float], second: Callable[[], float], pairs: 
     Each callable times one round and returns its throughput. Running the two back to back
     gives both the same chances at a quiet machine. Both must come warm, as every pair is
     timed, and warm right now: a work goes cold when another model is built after it (building
-    seeds TensorFlow, and tf.random.set_seed clears its kernel cache). benches/speedup.py's
+    seeds TensorFlow, and tf.random.set_seed clears its kernel cache). kinds/speedup/bench.py's
     timed_pairs runs a round of each just before, outside pytest-benchmark's clock.
     """
     firsts, seconds_ = [], []

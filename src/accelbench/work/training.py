@@ -226,7 +226,7 @@ class Trainer:
 
     def warm(self) -> float:
         """One step, as its first call traced it: what makes the trainer warm again after another
-        model's build cleared TensorFlow's kernel cache (benches/speedup.py timed_pairs)."""
+        model's build cleared TensorFlow's kernel cache (kinds/speedup/bench.py timed_pairs)."""
         return self._fit(1)
 
     @property

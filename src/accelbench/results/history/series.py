@@ -24,7 +24,7 @@ from typing import Any
 
 from accelbench.judge import changepoints
 from accelbench.judge import storage as saved
-from accelbench.measured import Recipe, Speedup, StepMemory, Timed
+from accelbench.measured import Recipe, StepMemory, Timed
 from accelbench.registry import Registry
 from accelbench.results.report.runs import ReportError, Run, load_run
 from accelbench.results.summary import CellRecord
@@ -67,7 +67,7 @@ def _time_per_sample(cell: CellRecord) -> float | None:
     return _positive(min(rounds))
 
 
-def _info(key: str) -> Callable[[CellRecord], float | None]:
+def info_number(key: str) -> Callable[[CellRecord], float | None]:
     return lambda cell: _positive(cell.info.get(key))
 
 
@@ -75,20 +75,19 @@ NUMBERS: Registry[Number] = Registry("number")
 NUMBERS.register(
     "time_per_sample", Number("time_per_sample", _time_per_sample, False, format_seconds, median_lightens_tail=True)
 )
-NUMBERS.register("speedup", Number("speedup", _info(Speedup.keys.speedup), True, lambda value: f"{value:.2f}x"))
 # A commit's peak is the largest of its runs' peaks: what the machine must hold. A peak takes a
 # few values an allocator arena apart (1.02 or 1.09 MiB, run after run), and the median of three
 # of them stays on one value for a few commits and then the other, which reads as a level: over
 # 14 commits of 3 runs (10 unchanged, 4 with a sleep planted in each round) it named 2 memory
 # changes, the largest none (docs/measurements.md).
 for _peak in (StepMemory.keys.peak_memory_bytes, StepMemory.keys.device_peak_memory_bytes):
-    NUMBERS.register(_peak, Number(_peak, _info(_peak), False, format_bytes, floor=0.02, per_commit=max))
+    NUMBERS.register(_peak, Number(_peak, info_number(_peak), False, format_bytes, floor=0.02, per_commit=max))
 NUMBERS.register(
     "accuracy",  # the recipe's and the SVM's
-    Number("accuracy", _info(Recipe.key_for("quality", metric="accuracy")), True, lambda value: f"{value:.2%}"),
+    Number("accuracy", info_number(Recipe.key_for("quality", metric="accuracy")), True, lambda value: f"{value:.2%}"),
 )
 NUMBERS.register(
-    "mae", Number("mae", _info(Recipe.key_for("quality", metric="mae")), False, lambda value: f"{value:.4g}")
+    "mae", Number("mae", info_number(Recipe.key_for("quality", metric="mae")), False, lambda value: f"{value:.4g}")
 )
 
 
@@ -171,6 +170,9 @@ def _commit_groups(runs: Sequence[Run]) -> list[list[Run]]:
 def read(storages: Sequence[Path], by_commit: bool = False) -> History:
     """Every readable saved run under the storages, as series in the order the runs were made:
     a point per run, or with by_commit per commit and machine (Number.per_commit of its runs)."""
+    from accelbench import kinds
+
+    kinds.each("series")  # each kind folder's numbers join NUMBERS (its series.py)
     files, unreadable = saved_files(storages)
     runs = []
     for path in files:

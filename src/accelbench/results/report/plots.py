@@ -13,8 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from accelbench.axes.devices import REFERENCE_DEVICE
-from accelbench.judge import analysis
 from accelbench.measured import (
     MEMORY_PROJECTION,
     TIME_PROJECTION,
@@ -22,7 +20,6 @@ from accelbench.measured import (
     MemoryScaling,
     Projected,
     Recipe,
-    Speedup,
     StepMemory,
     Throughput,
     Utilization,
@@ -77,18 +74,18 @@ def encode(figure) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def _measured(ax, xs, ys, **style) -> None:
+def measured_line(ax, xs, ys, **style) -> None:
     """Measured points of one series, joined by a line only where there are enough of them."""
     if len(xs) < MIN_POINTS_FOR_A_LINE:
         style = {**style, "linestyle": "", "markersize": style.get("markersize", 8)}
     ax.plot(xs, ys, **style)
 
 
-def _series_label(run: Run, device: str, several: bool) -> str:
+def series_label(run: Run, device: str, several: bool) -> str:
     return f"{run.tag} {device}" if several else device
 
 
-def _by_model(runs: Sequence[Run], benchmarks: tuple[str, ...], metric: str) -> dict[str, dict[str, list[CellRecord]]]:
+def by_model(runs: Sequence[Run], benchmarks: tuple[str, ...], metric: str) -> dict[str, dict[str, list[CellRecord]]]:
     """model -> run tag -> the run's cells of these benchmarks that report the metric."""
     found: dict[str, dict[str, list[CellRecord]]] = {}
     for run in runs:
@@ -98,12 +95,12 @@ def _by_model(runs: Sequence[Run], benchmarks: tuple[str, ...], metric: str) -> 
     return found
 
 
-def _curve(cells: Sequence[CellRecord], metric: str) -> tuple[list[int], list[float]]:
+def curve(cells: Sequence[CellRecord], metric: str) -> tuple[list[int], list[float]]:
     points = sorted((cell.batch_size, cell.info[metric]) for cell in cells if cell.batch_size)
     return [b for b, _ in points], [v for _, v in points]
 
 
-def _per_device(cells: Sequence[CellRecord]) -> dict[str, list[CellRecord]]:
+def per_device(cells: Sequence[CellRecord]) -> dict[str, list[CellRecord]]:
     found: dict[str, list[CellRecord]] = {}
     for cell in cells:
         found.setdefault(cell.device, []).append(cell)
@@ -114,15 +111,15 @@ def throughput(runs: Sequence[Run]) -> list[Plot]:
     """Samples/s against batch size, log axes, one panel per model, per phase."""
     plots = []
     for phase, benchmark in (("training", "train_bench"), ("inference", "inference_bench")):
-        models = _by_model(runs, (benchmark,), Throughput.keys.samples_per_s)
+        models = by_model(runs, (benchmark,), Throughput.keys.samples_per_s)
         if not models:
             continue
         figure, axes = panels(len(models))
         for ax, (model, by_run) in zip(axes, models.items()):
             for run in runs:
-                for device, mine in _per_device(by_run.get(run.tag, [])).items():
-                    sizes, rates = _curve(mine, Throughput.keys.samples_per_s)
-                    _measured(ax, sizes, rates, marker="o", label=_series_label(run, device, len(runs) > 1))
+                for device, mine in per_device(by_run.get(run.tag, [])).items():
+                    sizes, rates = curve(mine, Throughput.keys.samples_per_s)
+                    measured_line(ax, sizes, rates, marker="o", label=series_label(run, device, len(runs) > 1))
             style_axes(ax, f"{model}: {phase}", "batch size", "samples/s", xbase=2, ylog=True)
         plots.append(Plot("throughput", f"{phase.capitalize()} throughput against batch size", encode(figure)))
     return plots
@@ -167,74 +164,11 @@ def _short(value: float) -> str:
     return f"{value:.3g}"
 
 
-def speedup(runs: Sequence[Run]) -> list[Plot]:
-    """The interleaved training speedups the run measured (the speedup), beside each device's
-    throughput over its smallest batch's from cells timed apart (a ratio, labelled as one),
-    and every device against the cpu with the batch size where it overtakes."""
-    models = _by_model(runs, ("train_bench",), Throughput.keys.samples_per_s)
-    if not models:
-        return []
-    figure, axes = panels(len(models))
-    notes = []
-    for ax, (model, by_run) in zip(axes, models.items()):
-        for run in runs:
-            several = len(runs) > 1
-            rate = Throughput.keys.samples_per_s
-            curves = {d: _curve(mine, rate) for d, mine in _per_device(by_run.get(run.tag, [])).items()}
-            for device, (sizes, rates) in curves.items():
-                _measured(
-                    ax,
-                    sizes,
-                    np.array(rates) / rates[0],
-                    marker="o",
-                    label=f"{_series_label(run, device, several)} throughput over bs{sizes[0]} (timed apart)",
-                )
-            for pair in run.cells_of("batch_speedup"):
-                if pair.model == model and pair.batch_size:
-                    ax.plot(
-                        [pair.batch_size],
-                        [Speedup.of(pair.info).speedup],
-                        marker="*",
-                        markersize=12,
-                        linestyle="",
-                        label=f"{_series_label(run, pair.device, several)} speedup {pair.column} (interleaved)",
-                    )
-            notes += _overtakes(ax, run, model, curves, several)
-        ax.axhline(1.0, color="grey", linewidth=0.8)
-        style_axes(ax, f"{model}: training speedup and throughput ratios", "batch size", "x", xbase=2, ylog=True)
-    if not notes:
-        notes = ["every run measured one device: no device overtakes another here"]
-    return [Plot("speedup", "Speedup against batch size", encode(figure), "; ".join(notes))]
-
-
-def _overtakes(ax, run: Run, model: str, curves: dict, several: bool) -> list[str]:
-    """Plot each device's throughput over the cpu's at shared batch sizes; mark the crossover."""
-    if REFERENCE_DEVICE not in curves:
-        return []
-    reference = dict(zip(*curves[REFERENCE_DEVICE]))
-    notes = []
-    for device, (sizes, rates) in curves.items():
-        shared = [(b, r / reference[b]) for b, r in zip(sizes, rates) if b in reference and device != REFERENCE_DEVICE]
-        if not shared:
-            continue
-        xs, ratios = zip(*shared)
-        label = _series_label(run, device, several)
-        _measured(ax, xs, ratios, linestyle="--", marker="s", label=f"{label} over cpu")
-        batch = analysis.crossover(xs, ratios)
-        if batch is None:
-            notes.append(f"{label} never overtakes the cpu on {model} up to bs{max(xs)}")
-        else:
-            ax.axvline(batch, color="red", linestyle=":")
-            ax.annotate(f"{device} overtakes\nat bs≈{batch:.0f}", (batch, 1.0), fontsize="small", color="red")
-            notes.append(f"{label} overtakes the cpu on {model} at batch size ≈{batch:.0f}")
-    return notes
-
-
 def memory(runs: Sequence[Run]) -> list[Plot]:
     """Host peak of one training step against batch size: the measured ladder, its linear fit,
     and the step-memory cells."""
-    models = _by_model(runs, ("memory_scaling",), MemoryScaling.keys.per_sample_bytes)
-    models_with_steps = _by_model(runs, ("train_memory",), StepMemory.keys.peak_memory_bytes)
+    models = by_model(runs, ("memory_scaling",), MemoryScaling.keys.per_sample_bytes)
+    models_with_steps = by_model(runs, ("train_memory",), StepMemory.keys.peak_memory_bytes)
     names = list(dict.fromkeys([*models, *models_with_steps]))
     if not names:
         return []
@@ -242,7 +176,7 @@ def memory(runs: Sequence[Run]) -> list[Plot]:
     mib = 2**20
     for ax, model in zip(axes, names):
         for run in runs:
-            label = lambda device: _series_label(run, device, len(runs) > 1)
+            label = lambda device: series_label(run, device, len(runs) > 1)
             for cell in models.get(model, {}).get(run.tag, []):
                 ladder = MemoryScaling.of(cell.info)
                 sizes = np.array(ladder.ladder_batch_sizes, dtype=float)
@@ -262,8 +196,8 @@ def memory(runs: Sequence[Run]) -> list[Plot]:
                     f"{ladder.fixed_bytes / mib:.1f} MiB + {ladder.per_sample_bytes / 1024:.1f} KiB/sample",
                 )
             steps = models_with_steps.get(model, {}).get(run.tag, [])
-            for device, mine in _per_device(steps).items():
-                sizes, peaks = _curve(mine, StepMemory.keys.peak_memory_bytes)
+            for device, mine in per_device(steps).items():
+                sizes, peaks = curve(mine, StepMemory.keys.peak_memory_bytes)
                 ax.plot(sizes, np.array(peaks) / mib, marker="^", linestyle="", label=f"{label(device)} step cells")
         style_axes(ax, f"{model}: host peak of one training step", "batch size", "MiB", xbase=2, legend="x-small")
     return [Plot("memory", "Memory against batch size", encode(figure))]
@@ -346,7 +280,7 @@ def _projection_panel(ax, scaled: DataScaling, projected: Projected, unit: str) 
 
 def accuracy(runs: Sequence[Run]) -> list[Plot]:
     """Test accuracy after each epoch against training time: time to accuracy."""
-    models = _by_model(runs, ("accuracy_bench",), Recipe.key_for("per_epoch", metric="accuracy"))
+    models = by_model(runs, ("accuracy_bench",), Recipe.key_for("per_epoch", metric="accuracy"))
     if not models:
         return []
     figure, axes = panels(len(models))
@@ -358,7 +292,7 @@ def accuracy(runs: Sequence[Run]) -> list[Plot]:
                     recipe.cumulative_train_seconds,
                     recipe.per_epoch,
                     marker="o",
-                    label=_series_label(run, cell.device, len(runs) > 1),
+                    label=series_label(run, cell.device, len(runs) > 1),
                 )
         target = Recipe.read(next(iter(by_run.values()))[0].info).target
         if target:
@@ -432,7 +366,6 @@ def roofline(runs: Sequence[Run]) -> list[Plot]:
 # drawn(): the report reads saved runs and imports no bench, no framework.
 PLOTS: dict[str, Callable[[Sequence[Run]], list[Plot]]] = {
     "throughput": throughput,
-    "speedup": speedup,
     "memory": memory,
     "data_size": data_size,
     "accuracy": accuracy,
@@ -443,19 +376,10 @@ PLOTS: dict[str, Callable[[Sequence[Run]], list[Plot]]] = {
 def drawn() -> dict[str, Callable[[Sequence[Run]], list[Plot]]]:
     """Every plot this version draws, by name: these, and each kind folder's plots.py PLOTS
     (imported here, not at the top: a kind's plots import this module's helpers)."""
-    import importlib
-    import pkgutil
-
     from accelbench import kinds
 
     found = dict(PLOTS)
-    for kind in pkgutil.iter_modules(kinds.__path__):
-        try:
-            module = importlib.import_module(f"{kinds.__name__}.{kind.name}.plots")
-        except ModuleNotFoundError as error:
-            if error.name != f"{kinds.__name__}.{kind.name}.plots":
-                raise
-            continue  # a kind that draws nothing
+    for module in kinds.each("plots"):
         found.update(module.PLOTS)
     return found
 
