@@ -320,8 +320,9 @@ NAMED_OUTSIDE = {
 
 def names_of_kind(folder: str) -> tuple[set[str], set[str]]:
     """What names a kind: its fixtures (bench.py's KINDS), its result parts and its folder's
-    module path, wherever they stand; and its result fields' keys, as strings (a module that
-    reads `info["loss_gap"]` reads the kind's result; a variable named `losses` does not)."""
+    module path, wherever they stand; and its result fields' keys, where a module reads a
+    mapping by one (`info["loss_gap"]` reads the kind's result; a variable named `losses`, or
+    an "epochs" key of a dict of its own, does not)."""
     import importlib
 
     from accelbench.measured import Part
@@ -330,8 +331,17 @@ def names_of_kind(folder: str) -> tuple[set[str], set[str]]:
     result = importlib.import_module(f"{KINDS_PACKAGE}.{folder}.result")
     parts = [value for value in vars(result).values() if isinstance(value, type) and issubclass(value, Part)]
     parts = [part for part in parts if part.__module__ == result.__name__]
-    keys = {part.key_for(name) for part in parts for name in part.fields_of()} - shared_keys(folder)
+    keys = {key for part in parts for key in keys_of(part)} - shared_keys(folder)
     return {*bench.KINDS, *(part.__name__ for part in parts), f"{KINDS_PACKAGE}.{folder}", f"kinds/{folder}"}, keys
+
+
+def keys_of(part: type) -> set[str]:
+    """A part's keys; a part keyed by the dataset's quality (NAMING "metric": a recipe's
+    accuracy or mae) has a set per quality."""
+    from accelbench.axes.data import QUALITIES
+
+    namings = [{"metric": quality} for quality in QUALITIES] if part.NAMING == ("metric",) else [{}]
+    return {part.key_for(name, **naming) for naming in namings for name in part.fields_of()}
 
 
 def shared_keys(folder: str) -> set[str]:
@@ -358,8 +368,9 @@ def _subclasses(cls: type) -> list[type]:
 
 def names_used(path: Path) -> tuple[set[str], set[str]]:
     """A module's identifiers, attributes, imported modules and whole string constants (with
-    the module paths its dotted names hold); and its string constants alone."""
-    found, strings = set(), set()
+    the module paths its dotted names hold); and the strings it reads a mapping by
+    (`info["loss_gap"]`, `info.get("loss_gap")`): how a module reads a result by its key."""
+    found, keys = set(), set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Name):
             found.add(node.id)
@@ -370,16 +381,20 @@ def names_used(path: Path) -> tuple[set[str], set[str]]:
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            strings.add(node.value)
-    found |= strings
-    return {name for used in found for name in (used, *_prefixes(used))}, strings
+            found.add(node.value)
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            keys.add(node.slice.value)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+            if node.args and isinstance(node.args[0], ast.Constant):
+                keys.add(node.args[0].value)
+    return {name for used in found for name in (used, *_prefixes(used))}, keys
 
 
 def naming(folder: str, path: Path) -> set[str]:
     """What of the kind in `folder` the module at `path` names."""
     names, keys = names_of_kind(folder)
-    used, strings = names_used(path)
-    return (names & used) | (keys & strings)
+    used, read = names_used(path)
+    return (names & used) | (keys & read)
 
 
 def _prefixes(dotted: str) -> list[str]:

@@ -16,6 +16,7 @@ import pytest
 import accelbench
 from accelbench import cli, measured
 from accelbench.axes.data import QUALITIES
+from accelbench.kinds.accuracy.result import AgainstTwin, Parity, Recipe
 from accelbench.processes.protocol import Cellwork
 from accelbench.results import summary
 from accelbench.results.report.runs import load_runs
@@ -45,9 +46,9 @@ def kind_parts() -> tuple[type[measured.Part], ...]:
 # Every part: the house's (measured.PARTS) and every kind folder's.
 ALL_PARTS = (*measured.PARTS, *kind_parts())
 NAMINGS = {
-    measured.Recipe: [{"metric": name} for name in QUALITIES],
-    measured.AgainstTwin: [{"metric": name} for name in QUALITIES],
-    measured.Parity: [{"metric": name} for name in QUALITIES],
+    Recipe: [{"metric": name} for name in QUALITIES],
+    AgainstTwin: [{"metric": name} for name in QUALITIES],
+    Parity: [{"metric": name} for name in QUALITIES],
     measured.Projected: [measured.TIME_PROJECTION, measured.MEMORY_PROJECTION],
 }
 
@@ -77,7 +78,7 @@ def test_every_part_reads_back_what_it_wrote_under_keys_of_its_own(part):
 
 def test_a_key_is_named_by_attribute_and_a_misspelt_one_fails_at_once():
     assert measured.Throughput.keys.samples_per_s == "samples_per_s"
-    assert measured.Recipe.key_for("target", metric="mae") == "target_mae"
+    assert Recipe.key_for("target", metric="mae") == "target_mae"
     with pytest.raises(AttributeError, match="Throughput has no result field 'samples_per_second'"):
         measured.Throughput.keys.samples_per_second  # noqa: B018
 
@@ -157,7 +158,7 @@ def test_a_run_saved_before_the_parts_reads_by_field(tmp_path):
     train = by_name["test_train[cpu-bs32-mlp]"]
     assert measured.Throughput.of(train.info).samples_per_s == saved[train.name]["samples_per_s"]
     assert measured.Timed.of(train.info).seconds_per_sample == saved[train.name]["seconds_per_sample"]
-    recipe = measured.Recipe.read(by_name["test_time_to_accuracy[cpu-bs100-mlp]"].info)
+    recipe = Recipe.read(by_name["test_time_to_accuracy[cpu-bs100-mlp]"].info)
     assert recipe.quality == saved["test_time_to_accuracy[cpu-bs100-mlp]"]["accuracy"] and recipe.per_epoch
     jax = measured.AgainstTensorflow.of(by_name["test_train[jax-cpu-bs32-mlp]"].info)
     assert (

@@ -123,7 +123,7 @@ def test_a_gap_the_test_set_cannot_show_is_unknown_and_one_it_shows_fails():
 
 
 def _recipe(quality, losses):
-    from accelbench.work.training import RecipeRun
+    from accelbench.kinds.accuracy.work import RecipeRun
 
     return RecipeRun(quality=quality, epochs=len(losses), train_seconds=1.0, target=None, losses=list(losses))
 
@@ -134,7 +134,7 @@ def _labelled(y_test):
 
 
 def test_a_recipe_no_better_than_the_most_common_label_is_said_and_why_by_its_losses():
-    from accelbench.benches.accuracy import no_better_than_chance
+    from accelbench.kinds.accuracy.bench import no_better_than_chance
 
     data = _labelled([0] * 12 + list(range(10)) * 9)  # label 0 is 21 of 102 test items: 20.59%
     assert no_better_than_chance("c", _recipe(0.25, [2.3, 1.0]), data) is None

@@ -113,7 +113,7 @@ def test_the_built_in_kinds_are_every_kinds_module_s_in_the_order_their_tables_w
         "benches.throughput",
         "kinds.svm",
         "kinds.speedup",
-        "benches.accuracy",
+        "kinds.accuracy",
         "benches.memory",
         "kinds.serving",
         "kinds.distributed",

@@ -308,91 +308,6 @@ class StepTrace(Part):
     profiler: str | None = None  # the backend whose profiler took it
 
 
-# --- the recipe and parity -------------------------------------------------------------------
-
-# Keys named after the dataset's quality (accuracy, mae): an accuracy cell's keys are those it
-# always had.
-_QUALITY = "quality_metric"
-
-
-@dataclass(frozen=True)
-class Recipe(Part):
-    """The published recipe from a fixed seed, scored by the dataset's quality."""
-
-    KEYS: ClassVar[Mapping[str, str]] = {
-        "quality": "{metric}",
-        "target": "target_{metric}",
-        "per_epoch": "{metric}_per_epoch",
-    }
-    NAMING: ClassVar[tuple[str, ...]] = ("metric",)
-
-    metric: str = "accuracy"
-    quality_metric: str | None = None
-    quality: float | None = None
-    target: float | None = None
-    per_epoch: list[float] | None = None
-    epochs: int | None = None
-    train_seconds: float | None = None
-    epochs_to_target: int | None = None
-    seconds_to_target: float | None = None
-    published_accuracy: float | None = None
-    cumulative_train_seconds: list[float] | None = None
-    loss_per_epoch: list[float] | None = None
-    device: str | None = None
-    backend: str | None = None
-    precision: str | None = None
-
-    @classmethod
-    def read(cls, info: Mapping[str, Any]) -> Recipe:
-        """The recipe as a cell recorded it, keyed by the quality it names (accuracy if none)."""
-        return cls.of(info, metric=info.get(_QUALITY) or "accuracy")
-
-
-@dataclass(frozen=True)
-class AgainstTwin(Part):
-    """The recipe's quality held to a twin from the same seed: tensorflow's (another backend)
-    and float32's (a lower precision)."""
-
-    KEYS: ClassVar[Mapping[str, str]] = {
-        "tensorflow_quality": "tensorflow_{metric}",
-        "gap_to_tensorflow": "{metric}_gap_to_tensorflow",
-        "float32_quality": "float32_{metric}",
-    }
-    NAMING: ClassVar[tuple[str, ...]] = ("metric",)
-
-    metric: str = "accuracy"
-    tensorflow_quality: float | None = None
-    gap_to_tensorflow: float | None = None
-    loss_digits_shared_with_tensorflow: int | None = None
-    float32_quality: float | None = None
-    share_of_float32: float | None = None
-
-
-@dataclass(frozen=True)
-class Parity(Part):
-    """The recipe on a device against the CPU's, both trained from the same seed."""
-
-    KEYS: ClassVar[Mapping[str, str]] = {
-        "reference_quality": "reference_{metric}",
-        "candidate_quality": "candidate_{metric}",
-        "gap": "{metric}_gap",
-        "matching_digits": "{metric}_matching_digits",
-    }
-    NAMING: ClassVar[tuple[str, ...]] = ("metric",)
-
-    metric: str = "accuracy"
-    reference_quality: float | None = None
-    candidate_quality: float | None = None
-    gap: float | None = None
-    matching_digits: int | None = None
-    reference_loss: float | None = None
-    candidate_loss: float | None = None
-    loss_matching_digits: int | None = None
-
-
-# --- memory ----------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class StepMemory(Part):
     """Host and device peaks of one step (or batch), each beside the smallest growth its gate
@@ -509,9 +424,6 @@ PARTS: tuple[type[Part], ...] = (
     AgainstB,
     Workers,
     StepTrace,
-    Recipe,
-    AgainstTwin,
-    Parity,
     StepMemory,
     Leaks,
     MemoryScaling,

@@ -95,15 +95,6 @@ def prepare(spec: dict[str, Any], steps: int | None) -> Prepared:
     )
 
 
-def recipe_run(spec: dict[str, Any], epochs: int, target: float | None) -> dict[str, Any]:
-    """The published recipe from the run's seed (work.builders.recipe), here."""
-    import dataclasses
-
-    from accelbench.work.builders import recipe
-
-    return dataclasses.asdict(recipe(_site(spec)[1], epochs, target))
-
-
 def one_round(key: str) -> float:
     """Seconds of one round of the cell's work, timed here."""
     return measure.seconds(_WORK[key].run_round)

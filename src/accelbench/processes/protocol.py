@@ -29,7 +29,6 @@ class Cellwork(enum.Enum):
     ITS_OWN = "its_own"  # (key) -> the work's own numbers (work.builders.its_own), after its rounds
     PEAK = "peak"  # (key) -> host bytes of one round (memray)
     FORGET = "forget"  # (key) -> drop the built work
-    RECIPE_RUN = "recipe_run"  # (spec, epochs, target) -> the recipe's RecipeRun fields
     STEP_MEMORY = "step_memory"  # (spec, steps_measured, repeats, fresh) -> host and device peaks of a step
     TRACE_STEPS = "trace_steps"  # (spec, directory, cell_name) -> where the step trace went
     DESCRIBE = "describe"  # () -> the worker's backend, versions and fingerprint

@@ -1,5 +1,5 @@
 """What a run builds per cell, once: its timed work (a trainer, a predictor, a user's kind's work),
-its one step for memory cells, its recipe run, through the builders a worker uses too
+its one step for memory cells, a kind's own kept things, through the builders a worker uses too
 (work/builders.py). The benchmarks that share a cell share its built work (a trainer is timed by
 the throughput cell, then the speedup and overhead cells), so each is built and warmed up once.
 """
@@ -17,14 +17,10 @@ from accelbench.axes.models import MODELS, ModelOptions
 from accelbench.axes.precisions import REFERENCE_PRECISION
 from accelbench.grid.cells import Cell
 from accelbench.judge.verdicts import Verdicts
-from accelbench.processes.protocol import Cellwork
 from accelbench.run.backend_workers import BackendWorkers
 from accelbench.run.config import RunConfig
-from accelbench.work.builders import STEPS, WORKS, Site, Step, Work, recipe
-from accelbench.work.training import RecipeRun, Trainer
-
-# Test accuracy a time-to-accuracy run aims for, by dataset, where the model publishes none.
-TARGET_ACCURACY = {"digits": 0.95, "mnist": 0.95, "fashion_mnist": 0.85, "cifar10": 0.45}
+from accelbench.work.builders import STEPS, WORKS, Site, Step, Work
+from accelbench.work.training import Trainer
 
 
 class RunContext(Protocol):
@@ -47,7 +43,6 @@ class BuiltWork:
         self.session = session
         self._works: dict[tuple[str, Cell], Work] = {}
         self._steps: dict[tuple[str, Cell], Step] = {}
-        self._recipe_runs: dict[Cell, RecipeRun] = {}
         self._kept: dict[tuple[Any, ...], Any] = {}  # a kind's own built things (kept)
 
     def model_options(self, cell: Cell) -> ModelOptions:
@@ -114,34 +109,3 @@ class BuiltWork:
         else:
             self._kept[key] = build()
         return self._kept[key]
-
-    def recipe_target(self, model: str) -> float | None:
-        """The quality the model's recipe aims for on this run's data: the model's own target,
-        else its published accuracy here, else a classifier's default; a regression may have none."""
-        spec = MODELS[model]
-        if spec.recipe_target is not None:
-            return spec.recipe_target
-        dataset = self.session.data(model)
-        if dataset.scored_by.regression:
-            return None
-        return spec.published_accuracy.get(dataset.name, TARGET_ACCURACY.get(dataset.name, 0.9))
-
-    def recipe_run(self, cell: Cell) -> RecipeRun:
-        """The recipe once per cell; on another backend, in that backend's worker."""
-        if cell not in self._recipe_runs:
-            spec = MODELS[cell.model]
-            if cell.backend != PROCESS_BACKEND:
-                self.session.progress(
-                    f"{cell.id}: training the recipe in the {cell.backend} worker ({spec.recipe_epochs} epochs)"
-                )
-                found = self.session.backends.call(
-                    cell.backend,
-                    Cellwork.RECIPE_RUN,
-                    spec=self.session.backends.spec("train", cell),
-                    epochs=spec.recipe_epochs,
-                    target=self.recipe_target(cell.model),
-                )
-                self._recipe_runs[cell] = RecipeRun(**found)
-            else:
-                self._recipe_runs[cell] = recipe(self.site(cell), spec.recipe_epochs, self.recipe_target(cell.model))
-        return self._recipe_runs[cell]

@@ -167,21 +167,3 @@ def _predicted_batch(site: Site) -> Step:
 STEPS: Registry[Callable[[Site], Step]] = Registry("memory step")
 STEPS.register("train", _training_step)
 STEPS.register("inference", _predicted_batch)
-
-
-def recipe(site: Site, epochs: int, target: float | None) -> Any:
-    """The model's published recipe from the run's seed, `epochs` of it or to `target`
-    (training.train_recipe): the recipe cells' run, here or in a backend's worker."""
-    from accelbench.work.training import train_recipe
-
-    return train_recipe(
-        site.cell_id,
-        site.model,
-        site.dataset,
-        site.placement,
-        site.batch_size,
-        epochs,
-        target,
-        site.options,
-        site.say,
-    )

@@ -243,7 +243,7 @@ KINDS: dict[str, Benchmark] = {
         ThreadsBench,
         "test_threads",
         file="test_training.py",
-        about="One intra-op thread against all, in fresh processes (benches/distributed.py).",
+        about="One intra-op thread against all, in fresh processes (kinds/distributed/).",
         sections=(
             Section(
                 "all intra-op threads against 1 (interleaved processes)",
@@ -262,7 +262,7 @@ KINDS: dict[str, Benchmark] = {
         file_doc="Beyond one device and one process: several replicas (tf.distribute, or Keras' DataParallel on "
         "JAX) and several workers (tf.distribute).",
         about="One model across replicas of one process against one device: tf.distribute's MirroredStrategy, or "
-        "Keras' DataParallel on JAX (benches/distributed.py).",
+        "Keras' DataParallel on JAX (kinds/distributed/).",
     ),
     "multi_worker": Benchmark(
         multi_worker_cells,
@@ -270,7 +270,7 @@ KINDS: dict[str, Benchmark] = {
         "test_multi_worker",
         ("loss_gap",),
         file="test_distributed.py",
-        about="tf.distribute across worker processes against one process (benches/distributed.py).",
+        about="tf.distribute across worker processes against one process (kinds/distributed/).",
         sections=(
             Section(
                 "scaling efficiency: throughput on N / (N x on one device)",

@@ -24,7 +24,7 @@ from typing import Any
 
 from accelbench.judge import changepoints
 from accelbench.judge import storage as saved
-from accelbench.measured import Recipe, StepMemory, Timed
+from accelbench.measured import StepMemory, Timed
 from accelbench.registry import Registry
 from accelbench.results.report.runs import ReportError, Run, load_run
 from accelbench.results.summary import CellRecord
@@ -82,13 +82,6 @@ NUMBERS.register(
 # changes, the largest none (docs/measurements.md).
 for _peak in (StepMemory.keys.peak_memory_bytes, StepMemory.keys.device_peak_memory_bytes):
     NUMBERS.register(_peak, Number(_peak, info_number(_peak), False, format_bytes, floor=0.02, per_commit=max))
-NUMBERS.register(
-    "accuracy",  # the recipe's and the SVM's
-    Number("accuracy", info_number(Recipe.key_for("quality", metric="accuracy")), True, lambda value: f"{value:.2%}"),
-)
-NUMBERS.register(
-    "mae", Number("mae", info_number(Recipe.key_for("quality", metric="mae")), False, lambda value: f"{value:.4g}")
-)
 
 
 @dataclass(frozen=True)

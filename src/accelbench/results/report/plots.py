@@ -19,7 +19,6 @@ from accelbench.measured import (
     DataScaling,
     MemoryScaling,
     Projected,
-    Recipe,
     StepMemory,
     Throughput,
     Utilization,
@@ -278,29 +277,6 @@ def _projection_panel(ax, scaled: DataScaling, projected: Projected, unit: str) 
     style_axes(ax, "", "images", unit, xbase=10, ylog=True, legend="x-small")
 
 
-def accuracy(runs: Sequence[Run]) -> list[Plot]:
-    """Test accuracy after each epoch against training time: time to accuracy."""
-    models = by_model(runs, ("accuracy_bench",), Recipe.key_for("per_epoch", metric="accuracy"))
-    if not models:
-        return []
-    figure, axes = panels(len(models))
-    for ax, (model, by_run) in zip(axes, models.items()):
-        for run in runs:
-            for cell in by_run.get(run.tag, []):
-                recipe = Recipe.read(cell.info)
-                ax.plot(
-                    recipe.cumulative_train_seconds,
-                    recipe.per_epoch,
-                    marker="o",
-                    label=series_label(run, cell.device, len(runs) > 1),
-                )
-        target = Recipe.read(next(iter(by_run.values()))[0].info).target
-        if target:
-            ax.axhline(target, color="grey", linestyle="--", label=f"target {target:.2%}")
-        style_axes(ax, f"{model}: time to accuracy", "training seconds", "test accuracy")
-    return [Plot("accuracy", "Accuracy per epoch against training time", encode(figure))]
-
-
 def roofline(runs: Sequence[Run]) -> list[Plot]:
     """Each backend, device and dtype's measured roofs (Williams, Waterman and Patterson 2009):
     the bandwidth roof rising to the ridge point, the compute roof flat after it; each throughput
@@ -368,7 +344,6 @@ PLOTS: dict[str, Callable[[Sequence[Run]], list[Plot]]] = {
     "throughput": throughput,
     "memory": memory,
     "data_size": data_size,
-    "accuracy": accuracy,
     "roofline": roofline,
 }
 
