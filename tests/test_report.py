@@ -12,7 +12,7 @@ from accelbench import measured
 from accelbench.benches import catalog
 from accelbench.judge import analysis
 from accelbench.results import summary
-from accelbench.results.report import cli, markdown, plots
+from accelbench.results.report import command, markdown, plots
 from accelbench.results.report.runs import SCHEMA_0_SECTIONS, ReportError, load_runs, sections_of, tagged_cells
 
 CELL = measured.CELL_KEY
@@ -253,7 +253,7 @@ def names_of(path):
 
 def test_report_of_one_run_has_every_cell_and_a_plot_of_each_kind(tmp_path, two_runs):
     out = tmp_path / "report.html"
-    assert cli.main(["report", str(two_runs[0]), "-o", str(out)]) == 0
+    assert command.main(["report", str(two_runs[0]), "-o", str(out)]) == 0
     page = out.read_text()
     for name in names_of(two_runs[0]):
         assert name in page, name
@@ -269,7 +269,7 @@ def test_report_of_one_run_has_every_cell_and_a_plot_of_each_kind(tmp_path, two_
 
 def test_two_machine_classes_merge_and_nothing_of_either_is_lost(tmp_path, two_runs):
     out, md = tmp_path / "report.html", tmp_path / "summary.md"
-    assert cli.main(["report", str(two_runs[0]), str(two_runs[1]), "-o", str(out), "--markdown", str(md)]) == 0
+    assert command.main(["report", str(two_runs[0]), str(two_runs[1]), "-o", str(out), "--markdown", str(md)]) == 0
     page, text = out.read_text(), md.read_text()
     tags = ("abcdef1 11-22 21:00 x86_64-2cpu", "abcdef1 11-22 21:00 x86_64-64cpu-1-x-H100")  # two machines: named
     for tag, path in zip(tags, two_runs):
@@ -317,7 +317,7 @@ def test_bad_input_is_one_clear_line_and_a_nonzero_exit(tmp_path, capsys, conten
     path = tmp_path / "run.json"
     if content is not None:
         path.write_text(content)
-    assert cli.main(["report", str(path), "-o", str(tmp_path / "r.html")]) == 2
+    assert command.main(["report", str(path), "-o", str(tmp_path / "r.html")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and says in err and str(path) in err and "Traceback" not in err
     assert not (tmp_path / "r.html").exists()
@@ -345,8 +345,8 @@ def test_the_report_never_imports_tensorflow(two_runs, tmp_path):
     import subprocess
 
     code = (
-        "import sys; from accelbench.results.report import cli; "
-        f"cli.main(['report', {str(two_runs[0])!r}, '-o', {str(tmp_path / 'r.html')!r}]); "
+        "import sys; from accelbench.results.report import command; "
+        f"command.main(['report', {str(two_runs[0])!r}, '-o', {str(tmp_path / 'r.html')!r}]); "
         "assert 'tensorflow' not in sys.modules and 'keras' not in sys.modules, 'imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
@@ -419,7 +419,7 @@ def unrecorded_machine(tmp_path):
 
 def test_verdicts_that_share_a_reason_share_one_row_with_units_and_the_fingerprint(tmp_path, unrecorded_machine):
     out, md = tmp_path / "report.html", tmp_path / "summary.md"
-    assert cli.main(["report", str(unrecorded_machine), "-o", str(out), "--markdown", str(md)]) == 0
+    assert command.main(["report", str(unrecorded_machine), "-o", str(out), "--markdown", str(md)]) == 0
     page, text = out.read_text(), md.read_text()
     for shown in (page, text):
         assert shown.count(NO_BASELINES.replace("'", "&#x27;") if shown is page else NO_BASELINES) == (
@@ -467,7 +467,7 @@ def test_runs_are_named_by_commit_date_and_machine_with_the_fingerprint_on_hover
     assert [run.tag for run in runs] == ["1234567 11-24 19:41", "89abcde+ 11-24 20:05 (1)", "89abcde+ 11-24 20:05 (2)"]
     assert runs[0].machine_label == "AMD EPYC 2c avx512_core_bf16"
     out = tmp_path / "report.html"
-    assert cli.main(["report", *map(str, paths), "-o", str(out)]) == 0
+    assert command.main(["report", *map(str, paths), "-o", str(out)]) == 0
     page = out.read_text()
     assert f"<abbr title='{fingerprint}'>AMD EPYC 2c avx512_core_bf16</abbr>" in page
     assert "<th>1234567 11-24 19:41</th>" in page  # the Machines table's column
@@ -500,7 +500,7 @@ def test_a_run_of_a_newer_schema_is_one_line_and_an_older_one_loads(tmp_path, ca
     document = run_document()
     document["accelbench"]["schema"] = 99
     newer.write_text(json.dumps(document))
-    assert cli.main(["report", str(newer), "-o", str(tmp_path / "r.html")]) == 2
+    assert command.main(["report", str(newer), "-o", str(tmp_path / "r.html")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "schema 99" in err and "upgrade accelbench" in err
 

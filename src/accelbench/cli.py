@@ -15,8 +15,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from accelbench.results.history import cli as history_cli
-from accelbench.results.report import cli as report_cli
+from accelbench.results.history import command as history_command
+from accelbench.results.report import command as report_command
 
 
 def init(arguments: argparse.Namespace) -> int:
@@ -58,8 +58,8 @@ def gpu_check(arguments: argparse.Namespace) -> int:
 def parser() -> argparse.ArgumentParser:
     command = argparse.ArgumentParser(prog="accelbench", description="accelbench: benchmarks that gate CI.")
     commands = command.add_subparsers(dest="command", required=True)
-    report_cli.add_to(commands)
-    history_cli.add_to(commands)
+    report_command.add_to(commands)
+    history_command.add_to(commands)
     scaffold = commands.add_parser(
         "init",
         help="write benchmarks/, the pytest ini lines, a models module and a CI workflow for your project",
