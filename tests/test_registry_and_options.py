@@ -420,7 +420,7 @@ from accelbench.grid.cells import Cell, params
 
 
 class BatchOfOneBench(Bench):
-    '''The time of one prediction of one sample, gated: at most 50% slower than its baseline.'''
+    '''The time of one prediction of one sample, gated: at most twice its baseline.'''
 
     def __call__(self, benchmark):
         model = self.session.built.site(self.cell).keras_model()
@@ -440,7 +440,9 @@ class BatchOfOneBench(Bench):
         self.verdicts.against_baseline(self.name, self.gates["one_sample_ms"], value)
 
 
-accelbench.register_gate("one_sample_ms", "rise", 0.5)
+# 100%: a sub-millisecond time on a loaded 2-core machine moved its fast third by more than
+# half between unchanged runs (a slow tier running beside it); a planted 3x still fails.
+accelbench.register_gate("one_sample_ms", "rise", 1.0)
 accelbench.register_benchmark(
     "one_sample",
     Benchmark(
