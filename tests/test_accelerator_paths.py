@@ -158,8 +158,8 @@ def test_a_memory_cell_on_an_accelerator_whose_peak_cannot_be_reset_is_measured_
     """JAX's allocator keeps its high-water mark for the life of the process, so a JAX cell on a
     GPU is measured in a worker started for it alone; a CPU cell (host memory is memray's), and a
     cell of a backend whose peak resets (TensorFlow, PyTorch), where they always were."""
-    from accelbench.benches.memory import TrainMemoryBench
     from accelbench.grid.cells import Cell
+    from accelbench.kinds.memory.bench import TrainMemoryBench
 
     def fresh(device, backend):
         return TrainMemoryBench(session=None, cell=Cell(device, 32, "mlp", backend), name="x").fresh_process

@@ -4,9 +4,10 @@ import pytest
 
 from accelbench.axes import backends
 from accelbench.axes.devices import Inventory
-from accelbench.benches import memory, throughput
+from accelbench.benches import throughput
 from accelbench.grid import cells
 from accelbench.kinds.accuracy import bench as accuracy
+from accelbench.kinds.memory import bench as memory
 from accelbench.kinds.speedup import bench as speedup
 
 # The process backend (the default) and another: the tests run in TensorFlow, JAX-only and

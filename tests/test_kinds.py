@@ -127,3 +127,15 @@ def test_a_kind_folder_without_plots_draws_nothing_and_one_whose_plots_fail_to_i
     importlib.invalidate_caches()
     with pytest.raises(ModuleNotFoundError, match="no_such_module"):
         plots.drawn()
+
+
+def test_a_kinds_reply_from_a_worker_crosses_as_json_and_reads_back_as_itself():
+    """Bench.in_worker's reply crosses as the dataclass's fields (worker_main), and the kind
+    rebuilds it: the memory cell's StepMemoryReply, as a worker sends it."""
+    import dataclasses
+    import json
+
+    from accelbench.kinds.memory.work import StepMemoryReply
+
+    reply = StepMemoryReply(1_048_576, [1_048_000, 1_049_000], None, None, "GRU: not counted", "cpu")
+    assert StepMemoryReply(**json.loads(json.dumps(dataclasses.asdict(reply)))) == reply

@@ -144,7 +144,7 @@ def test_workers_ask_malloc_for_huge_pages_unless_the_environment_says_otherwise
 
 
 def test_a_typed_reply_crosses_a_real_worker_as_itself(pool):
-    """cellwork's replies are dataclasses (protocol.Prepared, StepMemoryReply, Described): a worker
+    """cellwork's replies are dataclasses (protocol.Prepared, Described, ...): a worker
     sends their fields as JSON and Cellwork.reply rebuilds the same object on this side."""
     import worker_faults
 

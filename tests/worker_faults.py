@@ -101,7 +101,6 @@ def typed_replies():
 
     return [
         protocol.Prepared(0.5, 12, 384, 2.3e6, "cpu (2 cores)", False),
-        protocol.StepMemoryReply(1_048_576, [1_048_000, 1_049_000], None, None, "GRU: not counted", "cpu"),
         protocol.Described("jax", True, {"jax": "0.10.2"}, "arch=x86_64; cpus=2"),
         protocol.StepTrace("t/tensorboard", "t/steps.trace.json", 5, [1.5, 1.25], "jax"),
         growth.SizePeaks(0.25, (152_234, 118_716)),

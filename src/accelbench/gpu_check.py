@@ -21,9 +21,10 @@ from pathlib import Path
 
 from accelbench.axes.backends import BACKENDS, EXTRAS
 from accelbench.axes.devices import type_of
+from accelbench.kinds.memory.result import StepMemory
 from accelbench.kinds.serving.result import Serving
 from accelbench.kinds.speedup.result import Speedup
-from accelbench.measured import Latency, PrecisionUsed, StepMemory, Throughput, Timed, Utilization
+from accelbench.measured import Latency, PrecisionUsed, Throughput, Timed, Utilization
 from accelbench.results.report.runs import ReportError, Run, load_run
 from accelbench.results.summary import CellRecord
 from accelbench.units import flops

@@ -309,56 +309,6 @@ class StepTrace(Part):
 
 
 @dataclass(frozen=True)
-class StepMemory(Part):
-    """Host and device peaks of one step (or batch), each beside the smallest growth its gate
-    detects, and the cap the estimate puts on the host's."""
-
-    device: str | None = None
-    backend: str | None = None
-    batch_size: int | None = None
-    steps_measured: int | None = None
-    estimated_bytes: int | None = None
-    host_memory_cap_bytes: int | None = None
-    host_memory_cap_from: str | None = None
-    memory_measured_in: str | None = None
-    peak_memory_bytes: int | None = None
-    peak_memory_bytes_detectable_growth: float | None = None
-    device_peak_memory_bytes: int | None = None
-    device_peak_memory_bytes_detectable_growth: float | None = None
-    device_peak_over_estimate: float | None = None  # the allocator's peak over the analytic estimate
-
-
-@dataclass(frozen=True)
-class Leaks(Part):
-    device: str | None = None
-    batch_size: int | None = None
-    predictions: int | None = None
-    leak_limit_per_location_bytes: int | None = None
-
-
-@dataclass(frozen=True)
-class MemoryScaling(Part):
-    """Training-step peaks against batch size: the fit, the analytic estimate, the largest batch."""
-
-    device: str | None = None
-    ladder_batch_sizes: list[int] | None = None
-    ladder_peak_bytes: list[int] | None = None
-    fixed_bytes: float | None = None
-    per_sample_bytes: float | None = None
-    fit_max_residual_bytes: float | None = None
-    estimated_fixed_bytes: int | None = None
-    estimated_per_sample_bytes: int | None = None
-    weight_bytes: int | None = None
-    optimizer_slot_bytes: int | None = None
-    memory_budget_bytes: int | None = None
-    largest_batch: int | None = None
-    largest_batch_search: str | None = None
-
-
-# --- data scaling ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
 class DataScaling(Part):
     """Time and host peak of one phase at growing data sizes, and the projection's verdict."""
 
@@ -424,9 +374,6 @@ PARTS: tuple[type[Part], ...] = (
     AgainstB,
     Workers,
     StepTrace,
-    StepMemory,
-    Leaks,
-    MemoryScaling,
     DataScaling,
     Projected,
 )

@@ -108,18 +108,23 @@ class Bench:
     def on_other_backend(self) -> bool:
         return getattr(self.cell, "backend", PROCESS_BACKEND) != PROCESS_BACKEND
 
-    def in_worker(self, function: str, /, side: str | None = None, cell: Any = None, **arguments: Any) -> Any:
+    def in_worker(
+        self, function: str, /, side: str | None = None, cell: Any = None, fresh: bool = False, **arguments: Any
+    ) -> Any:
         """A kind's own work run in a worker, its reply back to the kind: `function`
         ("module:function", a built-in kind's work.py or a user's module) is called there with
         the cell's Site, built as every worker builds one, and `arguments` (JSON). `side` None:
         the worker of the cell's backend; "A" or "B": that side of an A/B run. Its reply crosses
         as JSON (a dataclass as its fields); a worker that fails raises WorkerFailed. `cell`: the
-        cell whose site the worker builds, where it is not this bench's (a twin on another backend)."""
+        cell whose site the worker builds, where it is not this bench's (a twin on another backend).
+        `fresh`: in a fresh worker of the backend, ended after it (nothing of an earlier cell runs
+        there first: an allocator whose peak cannot be reset sees this call's alone)."""
         kwargs, cell = dict(target=function, arguments=arguments), cell or self.cell
         if side is None:
             workers = self.session.backends
             spec = workers.spec(KIND_WORK_NAME, cell)
-            return workers.call(cell.backend, Cellwork.KIND_WORK, spec=spec, **kwargs)
+            call = workers.call_fresh if fresh else workers.call
+            return call(cell.backend, Cellwork.KIND_WORK, spec=spec, **kwargs)
         ab_run = self.session.ab_run
         spec = CellSpec.of(KIND_WORK_NAME, cell, ab_run.run_fields).to_wire()
         return ab_run.call(side, Cellwork.KIND_WORK, spec=spec, **kwargs)

@@ -18,7 +18,7 @@ from accelbench.benches.catalog import BENCHMARKS
 from accelbench.judge import fingerprint, peak_history
 from accelbench.judge.baselines import BaselineError
 from accelbench.judge.verdicts import FAIL, FINGERPRINT_KEY, LEAKS, PASS, PEAK_CAP, SavedRun, Verdict
-from accelbench.measured import CELL_KEY, ROOFS_KEY, SCHEMA_VERSION, VERDICTS_KEY, StepMemory
+from accelbench.measured import CELL_KEY, ROOFS_KEY, SCHEMA_VERSION, VERDICTS_KEY
 from accelbench.plugin import fixtures, options, terminal
 from accelbench.plugin.state import BODY_PASSED, SESSION, session_of
 from accelbench.processes.workers import WorkerFailed
@@ -306,7 +306,7 @@ def _memray_verdicts(item: pytest.Item, report: pytest.TestReport) -> None:
                     cell=item.name,
                     metric=metric,
                     outcome=FAIL if failure else PASS,
-                    measured=StepMemory.of(bench.extra_info).peak_memory_bytes if metric == PEAK_CAP else None,
+                    measured=getattr(bench, "host_peak", None) if metric == PEAK_CAP else None,
                     baseline=parse_bytes(str(marker.args[0])),
                     against="pytest-memray limit",
                     tolerance="hard limit",

@@ -17,7 +17,7 @@ from accelbench import user_modules
 from accelbench.axes import backends
 from accelbench.axes.backends import PROCESS_BACKEND
 from accelbench.measured import StepTrace
-from accelbench.processes.protocol import CellSpec, Described, Prepared, RunFields, StepMemoryReply
+from accelbench.processes.protocol import CellSpec, Described, Prepared, RunFields
 from accelbench.work import measure
 from accelbench.work.growth import SizePeaks
 
@@ -110,35 +110,6 @@ def its_own(key: str) -> dict[str, Any]:
 def one_prediction(key: str) -> float:
     """Seconds of one prediction that waits for its result (a latency cell's sample), timed here."""
     return measure.seconds(_WORK[key].predict_one)
-
-
-def step_memory(spec: dict[str, Any], steps_measured: int, repeats: int = 1, fresh: bool = False) -> StepMemoryReply:
-    """A memory cell measured here, as the pytest process measures its own (StepMemoryBench):
-    the step built and warmed up, then the backend allocator's device peak where it keeps one,
-    memray's host peak over `steps_measured` steps, and the analytic estimate. `fresh`: this
-    worker was started for this call alone (an allocator whose peak cannot be reset), and the
-    device peak is read before memray's runs of the same steps."""
-    from accelbench.work import memory
-    from accelbench.work.builders import STEPS
-
-    cell, site = _site(spec)
-    step = STEPS[cell.work](site)
-
-    def steps() -> None:
-        for _ in range(steps_measured):
-            step.run()
-
-    device_peak = backends.device_peak_bytes(PROCESS_BACKEND, site.placement, steps, fresh)
-    repeated = [memory.host_peak(steps) for _ in range(repeats - 1)]  # recording: the peak's spread
-    host_peak = memory.host_peak(steps)
-    return StepMemoryReply(
-        host_peak_bytes=host_peak,
-        host_peak_repeats=repeated,
-        device_peak_bytes=device_peak,
-        estimated_bytes=step.estimated_bytes,
-        estimate_unknown=step.why_unknown,
-        device=site.placement.description,
-    )
 
 
 def peak(key: str) -> int:

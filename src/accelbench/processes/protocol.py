@@ -1,6 +1,6 @@
 """What crosses to another process, declared once: the cell a worker builds (CellSpec, with
 the run's settings in RunFields), the calls a worker answers (Cellwork) and their typed replies
-(Prepared, StepMemoryReply, Described).
+(Prepared, Described).
 
 A CellSpec is made from a grid cell in one place (CellSpec.of) and serialized in one place
 (to_wire / from_wire): the pytest process sends it, cellwork.py rebuilds it. A new field of
@@ -29,7 +29,6 @@ class Cellwork(enum.Enum):
     ITS_OWN = "its_own"  # (key) -> the work's own numbers (work.builders.its_own), after its rounds
     PEAK = "peak"  # (key) -> host bytes of one round (memray)
     FORGET = "forget"  # (key) -> drop the built work
-    STEP_MEMORY = "step_memory"  # (spec, steps_measured, repeats, fresh) -> host and device peaks of a step
     TRACE_STEPS = "trace_steps"  # (spec, directory, cell_name) -> where the step trace went
     DESCRIBE = "describe"  # () -> the worker's backend, versions and fingerprint
     ROOF = "roof"  # (device, dtype, intra_op_threads, kept) -> measured.Roof's JSON, by this backend
@@ -70,18 +69,6 @@ class Prepared:
 
 
 @dataclass(frozen=True)
-class StepMemoryReply:
-    """A memory cell measured in a worker (Cellwork.STEP_MEMORY), as StepMemoryBench measures one."""
-
-    host_peak_bytes: int
-    host_peak_repeats: list[int]  # the recording's further peaks (its spread); [] when not recording
-    device_peak_bytes: int | None  # None: the backend keeps no device allocator count here
-    estimated_bytes: int | None  # None: the estimate does not know the model (estimate_unknown says why)
-    estimate_unknown: str
-    device: str
-
-
-@dataclass(frozen=True)
 class Described:
     """What a worker's environment is (Cellwork.DESCRIBE)."""
 
@@ -93,7 +80,6 @@ class Described:
 
 REPLIES: dict[Cellwork, type] = {
     Cellwork.PREPARE: Prepared,
-    Cellwork.STEP_MEMORY: StepMemoryReply,
     Cellwork.DESCRIBE: Described,
     Cellwork.TRACE_STEPS: StepTrace,  # a result part (accelbench.measured): it crosses as itself
     Cellwork.PEAKS_AT: SizePeaks,

@@ -23,7 +23,6 @@ from accelbench.judge.verdicts import (
     NEW,
     OUTCOMES,
     PASS,
-    PEAK_CAP,
     REPORTED,
     SKIPPED,
     UNGATED,
@@ -34,7 +33,6 @@ from accelbench.measured import (
     Place,
     PrecisionUsed,
     Roof,
-    StepMemory,
     Throughput,
 )
 from accelbench.units import (
@@ -171,7 +169,6 @@ class Section:
         return f"{text} {MARKS[outcome]}" if outcome else text
 
 
-MEMORY = (StepMemory.keys.peak_memory_bytes, PEAK_CAP)  # the verdicts judging a host peak
 CURVE = "batch_curve"  # derived records: throughput against batch size, across a run's cells
 SATURATION, OVER_SMALLEST, OVERTAKES_CPU = "saturation", "throughput_over_smallest", "overtakes_cpu"  # their keys
 PRECISION_SPEEDUP = "precision_speedup"  # derived records: a precision's throughput over float32's

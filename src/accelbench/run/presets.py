@@ -11,13 +11,12 @@ from accelbench.registry import Registry
 
 
 @dataclass(frozen=True)
-class MemorySettings:
-    """The memory cells' settings beyond one step's peak."""
+class SizingSettings:
+    """How the run finds the largest batch that fits (run/sizing.py) and whether it sweeps to it."""
 
     # Batch sizes whose step peaks fit memory = fixed + per-sample. Not smaller: below about
     # 256 a step's peak sits on a floor set by the optimizer update, not by the batch.
     ladder: tuple[int, ...]
-    leak_predictions: int  # repeated predictions the leak check watches
     sweep_to_largest: bool  # batch sweep: doubling up to the largest batch that fits, not batch_sizes
 
 
@@ -58,7 +57,7 @@ class Preset:
     # or at the smaller one (axes/data.py SMALLER: 96 x 96) that keeps a short run short.
     full_size_inputs: bool
     latency_rounds: int  # batch-1 predictions timed for p50/p90/p99
-    memory: MemorySettings
+    sizing: SizingSettings
     data_scaling: DataScalingSettings
     # A/B runs: pairs of rounds a cell is judged after, then every `step` more, up to `most`
     # (comparison.Plan). With 12/12/48 a 10% slowdown fails in all of 100 draws of this
@@ -99,13 +98,8 @@ def kind_settings(preset: Preset) -> dict[str, object]:
 # Every model registered when the run starts, the user's (--modules) included, in registration order.
 ALL_MODELS: tuple[str, ...] = ()
 
-# Slow and never decisive in a quick run: neither is gated (see docs/measured.md).
-QUICK_LEAVES_OUT = {
-    "memory_scaling": "the memory ladder (fixed + per-sample bytes, largest batch) is reported, not gated, and "
-    "takes 20 s: run it with --preset full",
-}
-# The quick and smoke presets' memory cells: the ladder's first three rungs, a short leak watch.
-SHORT_MEMORY = MemorySettings(ladder=(256, 512, 1024), leak_predictions=20, sweep_to_largest=False)
+# The quick and smoke presets' sizing: the ladder's first three rungs, no sweep.
+SHORT_LADDER = SizingSettings(ladder=(256, 512, 1024), sweep_to_largest=False)
 PRESETS.register(
     "quick",
     Preset(
@@ -120,7 +114,7 @@ PRESETS.register(
         full_size_inputs=False,
         latency_rounds=100,
         ab_round_seconds=(0.2, 0.1),
-        memory=SHORT_MEMORY,
+        sizing=SHORT_LADDER,
         data_scaling=DataScalingSettings(
             smallest=(100, 32),
             models=("svm",),
@@ -128,7 +122,6 @@ PRESETS.register(
             memory_repeats=1,
             slowest_seconds=10.0,
         ),
-        left_out=QUICK_LEAVES_OUT,
     ),
 )
 PRESETS.register(
@@ -144,11 +137,7 @@ PRESETS.register(
         max_train_samples=None,
         full_size_inputs=True,
         latency_rounds=1000,
-        memory=MemorySettings(
-            ladder=(256, 512, 1024, 2048, 4096),
-            leak_predictions=200,
-            sweep_to_largest=True,
-        ),
+        sizing=SizingSettings(ladder=(256, 512, 1024, 2048, 4096), sweep_to_largest=True),
         data_scaling=DataScalingSettings(
             smallest=(250, 128),
             models=ALL_MODELS,
@@ -173,7 +162,7 @@ PRESETS.register(
         max_train_samples=10_000,
         full_size_inputs=False,
         latency_rounds=10,
-        memory=SHORT_MEMORY,
+        sizing=SHORT_LADDER,
         data_scaling=DataScalingSettings(
             smallest=(100, 32),
             models=("mlp", "svm"),

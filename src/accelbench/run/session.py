@@ -71,7 +71,7 @@ class Session:
 
     @functools.cached_property
     def grid(self) -> Grid:
-        sweeps = self.run.preset.memory.sweep_to_largest and not self.run.user_batch_sizes
+        sweeps = self.run.preset.sizing.sweep_to_largest and not self.run.user_batch_sizes
         return Grid(
             devices=self.run.devices or self.inventory.default_names(),
             batch_sizes=self.run.batch_sizes,

@@ -63,7 +63,7 @@ class Sizing:
         """
         key = (device, model)
         if key not in self._scalings:
-            ladder = self.run.preset.memory.ladder
+            ladder = self.run.preset.sizing.ladder
             step = self.one_step(Cell(device, ladder[0], model))
             steps = [step, *(step.resized(b) for b in ladder[1:])]
             peaks = tuple(memory.median_host_peak(s.run) for s in steps)

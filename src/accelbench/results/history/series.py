@@ -24,11 +24,11 @@ from typing import Any
 
 from accelbench.judge import changepoints
 from accelbench.judge import storage as saved
-from accelbench.measured import StepMemory, Timed
+from accelbench.measured import Timed
 from accelbench.registry import Registry
 from accelbench.results.report.runs import ReportError, Run, load_run
 from accelbench.results.summary import CellRecord
-from accelbench.units import format_bytes, format_seconds
+from accelbench.units import format_seconds
 
 
 @dataclass(frozen=True)
@@ -75,13 +75,6 @@ NUMBERS: Registry[Number] = Registry("number")
 NUMBERS.register(
     "time_per_sample", Number("time_per_sample", _time_per_sample, False, format_seconds, median_lightens_tail=True)
 )
-# A commit's peak is the largest of its runs' peaks: what the machine must hold. A peak takes a
-# few values an allocator arena apart (1.02 or 1.09 MiB, run after run), and the median of three
-# of them stays on one value for a few commits and then the other, which reads as a level: over
-# 14 commits of 3 runs (10 unchanged, 4 with a sleep planted in each round) it named 2 memory
-# changes, the largest none (docs/measurements.md).
-for _peak in (StepMemory.keys.peak_memory_bytes, StepMemory.keys.device_peak_memory_bytes):
-    NUMBERS.register(_peak, Number(_peak, info_number(_peak), False, format_bytes, floor=0.02, per_commit=max))
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,7 @@ from accelbench.measured import (
     MEMORY_PROJECTION,
     TIME_PROJECTION,
     DataScaling,
-    MemoryScaling,
     Projected,
-    StepMemory,
     Throughput,
     Utilization,
 )
@@ -163,45 +161,6 @@ def _short(value: float) -> str:
     return f"{value:.3g}"
 
 
-def memory(runs: Sequence[Run]) -> list[Plot]:
-    """Host peak of one training step against batch size: the measured ladder, its linear fit,
-    and the step-memory cells."""
-    models = by_model(runs, ("memory_scaling",), MemoryScaling.keys.per_sample_bytes)
-    models_with_steps = by_model(runs, ("train_memory",), StepMemory.keys.peak_memory_bytes)
-    names = list(dict.fromkeys([*models, *models_with_steps]))
-    if not names:
-        return []
-    figure, axes = panels(len(names))
-    mib = 2**20
-    for ax, model in zip(axes, names):
-        for run in runs:
-            label = lambda device: series_label(run, device, len(runs) > 1)
-            for cell in models.get(model, {}).get(run.tag, []):
-                ladder = MemoryScaling.of(cell.info)
-                sizes = np.array(ladder.ladder_batch_sizes, dtype=float)
-                ax.plot(
-                    sizes,
-                    np.array(ladder.ladder_peak_bytes) / mib,
-                    marker="o",
-                    linestyle="",
-                    label=f"{label(cell.device)} ladder",
-                )
-                line = np.geomspace(sizes.min(), sizes.max(), 50)
-                fitted = ladder.fixed_bytes + ladder.per_sample_bytes * line
-                ax.plot(
-                    line,
-                    fitted / mib,
-                    label=f"{label(cell.device)} fit: "
-                    f"{ladder.fixed_bytes / mib:.1f} MiB + {ladder.per_sample_bytes / 1024:.1f} KiB/sample",
-                )
-            steps = models_with_steps.get(model, {}).get(run.tag, [])
-            for device, mine in per_device(steps).items():
-                sizes, peaks = curve(mine, StepMemory.keys.peak_memory_bytes)
-                ax.plot(sizes, np.array(peaks) / mib, marker="^", linestyle="", label=f"{label(device)} step cells")
-        style_axes(ax, f"{model}: host peak of one training step", "batch size", "MiB", xbase=2, legend="x-small")
-    return [Plot("memory", "Memory against batch size", encode(figure))]
-
-
 def data_size(runs: Sequence[Run]) -> list[Plot]:
     """Time and memory against data size: rounds, medians, the fit a + b·n^k carried out to the
     target with its 95% interval, and the back-test's held-out size."""
@@ -342,7 +301,6 @@ def roofline(runs: Sequence[Run]) -> list[Plot]:
 # drawn(): the report reads saved runs and imports no bench, no framework.
 PLOTS: dict[str, Callable[[Sequence[Run]], list[Plot]]] = {
     "throughput": throughput,
-    "memory": memory,
     "data_size": data_size,
     "roofline": roofline,
 }

@@ -28,8 +28,9 @@ from accelbench.grid.cells import (
 from accelbench.judge import held_to
 from accelbench.judge.rules import MIN_SPREAD_RUNS, RelativeGrowth
 from accelbench.judge.verdicts import LEAKS, PEAK_CAP
-from accelbench.measured import Leaks, MemoryScaling, StepMemory
-from accelbench.processes.protocol import Cellwork
+from accelbench.kinds.memory.result import Leaks, MemoryScaling, StepMemory
+from accelbench.kinds.memory.settings import MemorySettings
+from accelbench.kinds.memory.work import StepMemoryReply
 from accelbench.processes.workers import WorkerFailed
 from accelbench.results.summary import Section
 from accelbench.work import memory
@@ -40,6 +41,8 @@ WITHIN_CAP = RelativeGrowth(0.0)
 # limit_leaks: what one allocation site may still hold after the repeated predictions.
 LEAK_LIMIT_PER_LOCATION = 2**20
 MEMORY = (StepMemory.keys.peak_memory_bytes, PEAK_CAP)
+STEP_MEMORY_IN_WORKER = "accelbench.kinds.memory.work:step_memory_in_worker"  # what Bench.in_worker runs there
+SETTINGS = "memory"  # its settings' name in run.presets.KIND_SETTINGS (settings.py)
 TRAIN_STEPS_MEASURED = 20  # a training step's host peak is the worst of this many (see TrainMemoryBench)
 
 
@@ -150,6 +153,7 @@ class StepMemoryBench(Bench):
             self.peak_against_baseline(self.gates["device_peak_memory_bytes"], device_peak)
 
     def host_peak_measured(self, peak: int) -> None:
+        self.host_peak = peak  # what a pytest-memray limit's verdict shows (plugin/hooks.py)
         self.peak_against_baseline(self.gates["peak_memory_bytes"], peak)
 
     def peak_against_baseline(self, gate: Any, peak: int) -> None:
@@ -167,15 +171,15 @@ class StepMemoryBench(Bench):
         backend = self.cell.backend
         where = f"a fresh {backend} worker" if self.fresh_process else f"the {backend} worker"
         self.say(f"measuring in {where} (memray there)")
-        call = self.session.backends.call_fresh if self.fresh_process else self.session.backends.call
         try:
-            found = call(
-                backend,
-                Cellwork.STEP_MEMORY,
-                spec=self.session.backends.spec(self.work_name, self.cell),
-                steps_measured=self.steps_measured,
-                repeats=MIN_SPREAD_RUNS if self.recording else 1,
-                fresh=self.fresh_process,
+            found = StepMemoryReply(
+                **self.in_worker(
+                    STEP_MEMORY_IN_WORKER,
+                    fresh=self.fresh_process,
+                    work_name=self.work_name,
+                    steps_measured=self.steps_measured,
+                    repeats=MIN_SPREAD_RUNS if self.recording else 1,
+                )
             )
         except WorkerFailed as error:
             pytest.fail(f"{self.name}: {error}", pytrace=False)
@@ -238,13 +242,18 @@ class LeakBench(Bench):
 
     cell: Cell
 
+    @property
+    def leak_predictions(self) -> int:
+        settings: MemorySettings = self.session.grid.settings[SETTINGS]
+        return settings.leak_predictions
+
     def setup(self, node: pytest.Item) -> None:
         skip_without_memray(node)
         self.one = self.session.built.step("inference", self.cell)  # warm: built.step says why
         node.add_marker(pytest.mark.limit_leaks(f"{LEAK_LIMIT_PER_LOCATION} B"))
 
     def predict_repeatedly(self) -> None:
-        for _ in range(self.preset.memory.leak_predictions):
+        for _ in range(self.leak_predictions):
             self.one.run()
         BACKENDS[PROCESS_BACKEND].settle()  # what the last prediction let go of, gone before the watch ends
 
@@ -254,7 +263,7 @@ class LeakBench(Bench):
             Leaks(
                 device=self.placement().description,
                 batch_size=self.cell.batch_size,
-                predictions=self.preset.memory.leak_predictions,
+                predictions=self.leak_predictions,
                 leak_limit_per_location_bytes=LEAK_LIMIT_PER_LOCATION,
             )
         )
@@ -340,7 +349,7 @@ KINDS: dict[str, Benchmark] = {
         file="test_memory.py",
         file_doc="Memory: host and device peaks of one step, their growth with batch size, and leaks.\n\n"
         "pytest-memray measures these; they are not timings, so pytest-benchmark does not time them.\n",
-        about="Host and device peak of a training step, gated (benches/memory.py).",
+        about="Host and device peak of a training step, gated (kinds/memory/).",
     ),
     "inference_memory": Benchmark(
         inference_memory_cells,
@@ -349,7 +358,7 @@ KINDS: dict[str, Benchmark] = {
         MEMORY,
         timed=False,
         file="test_memory.py",
-        about="Host and device peak of a predicted batch, gated (benches/memory.py).",
+        about="Host and device peak of a predicted batch, gated (kinds/memory/).",
         sections=(
             Section(
                 "host memory peak of one step",
@@ -379,7 +388,12 @@ KINDS: dict[str, Benchmark] = {
         "test_memory_scaling",
         timed=False,
         file="test_memory.py",
-        about="Training-step peaks against batch size and the largest batch that fits (benches/memory.py).",
+        about="Training-step peaks against batch size and the largest batch that fits (kinds/memory/).",
+        # Slow and never decisive in a quick run: it is reported, not gated (docs/measured.md).
+        left_out={
+            "quick": "the memory ladder (fixed + per-sample bytes, largest batch) is reported, not gated, and "
+            "takes 20 s: run it with --preset full"
+        },
         sections=(
             Section(
                 "training memory per sample (fitted)",
@@ -400,6 +414,6 @@ KINDS: dict[str, Benchmark] = {
         (LEAKS,),
         timed=False,
         file="test_memory.py",
-        about="Repeated predictions under pytest-memray's limit_leaks (benches/memory.py).",
+        about="Repeated predictions under pytest-memray's limit_leaks (kinds/memory/).",
     ),
 }
