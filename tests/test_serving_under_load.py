@@ -265,7 +265,10 @@ def test_a_planted_twice_slower_predict_step_fails_every_serving_cell(pytester, 
 # that Xeon: the latency cell's call goes through its multi-batch loop's tf.function, the
 # server's through a concrete function of the batch's shape. SingleStream's p50 against the
 # latency cell's, for that reason: 0.71 on the EPYC, 0.50-0.67 on the Xeon (the same twelve runs).
-OFFLINE_OVER_EXPECTED = (0.75, 1.33)
+# On the 2-core AMD EPYC, 2026-11-26: Offline's ratio 0.765-0.889 in ten runs of this test alone
+# (SingleStream over the latency cell 0.599-0.823), and 0.72 once in CI's timing tier, run after
+# 18 minutes of parallel tests: the floor sits below that.
+OFFLINE_OVER_EXPECTED = (0.6, 1.33)
 SINGLE_OVER_LATENCY = (0.5, 1.3)
 
 
