@@ -420,7 +420,7 @@ from accelbench.grid.cells import Cell, params
 
 
 class BatchOfOneBench(Bench):
-    '''The time of one prediction of one sample, gated: at most twice its baseline.'''
+    '''The time of one prediction of one sample, gated: at most 50% slower than its baseline.'''
 
     def __call__(self, benchmark):
         model = self.session.built.site(self.cell).keras_model()
@@ -440,10 +440,7 @@ class BatchOfOneBench(Bench):
         self.verdicts.against_baseline(self.name, self.gates["one_sample_ms"], value)
 
 
-# 100%: a sub-millisecond time on a loaded 2-core machine moved its fast third by more than
-# half between unchanged runs (a slow tier running beside it); a planted 3x still fails. The
-# test runs in the timing tier, alone.
-accelbench.register_gate("one_sample_ms", "rise", 1.0)
+accelbench.register_gate("one_sample_ms", "rise", 0.5)
 accelbench.register_benchmark(
     "one_sample",
     Benchmark(
@@ -457,8 +454,8 @@ accelbench.register_benchmark(
 """
 
 
-# Timing: it holds a sub-millisecond time to its baseline, which the parallel tests' load bent
-# past twice its value in one full run of them here.
+# Timing: it holds a sub-millisecond time to its baseline, which other tests' load beside it bent
+# past its 50% in 1 of 5 unchanged runs here: it runs alone, in the timing tier.
 @pytest.mark.timing
 def test_a_users_kind_gates_its_own_number_through_the_public_gate_registration(pytester, heavy_imports, monkeypatch):
     """register_gate: a rule and a tolerance, baselines keyed by this machine and recorded by
