@@ -1078,7 +1078,13 @@ def test_the_pytest_process_and_both_ab_workers_build_a_cell_from_the_same_site(
     result = run(
         pytester, "--modules", "site_probe_kind", "test_site_probe.py", "--models", "mlp", "--ab-env", "ACCELBENCH_AA=1"
     )
-    result.assert_outcomes(passed=1)
+    # This test is about what was built, not about time: a 13 µs probe's B/A read 1.4 once (CI,
+    # stop 53), so the A/B verdict may go either way; the cell must have run in both workers.
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) + outcomes.get("failed", 0) == 1, outcomes
+    assert "error" not in outcomes and "errors" not in outcomes, outcomes
+    if outcomes.get("failed"):
+        result.stdout.fnmatch_lines(["*A/B regression in test_site_probe*"])
     sites = [json.loads(path.read_text()) for path in sorted(seen.iterdir())]
     assert len(sites) >= 3  # this process, A and B (a confirmation adds fresh ones)
     here = next(site for site in sites if site["steps"] is None)  # this process calibrates
