@@ -11,6 +11,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from accelbench.axes import precisions
+from accelbench.axes.backends import BACKENDS
 from accelbench.axes.data import NUM_CLASSES, QUALITIES
 from accelbench.axes.devices import AUTO
 from accelbench.axes.models import ModelOptions, ModelSpec
@@ -66,13 +67,21 @@ def build_model(
     """
     import keras
 
-    seed_everything(options.seed)  # same seed on every device: accuracy parity
-    with precisions.policy(options.precision), scope:
-        model = call_user(f"model {spec.name!r}: its builder", spec.build, input_shape, outputs, options)
-        if not model.built:
+    def seeded() -> Any:
+        seed_everything(options.seed)  # same seed on every device: accuracy parity
+        built = call_user(f"model {spec.name!r}: its builder", spec.build, input_shape, outputs, options)
+        if not built.built:
             # A subclassed keras.Model makes its variables at its first call: one symbolic call
             # makes them here, in the scope and under the seed, as every other model's are.
-            model(keras.KerasTensor((None, *input_shape), dtype=input_dtype))
+            built(keras.KerasTensor((None, *input_shape), dtype=input_dtype))
+        return built
+
+    backend = BACKENDS[keras.backend.backend()]
+    with precisions.policy(options.precision), scope:  # entered once: torch's keras.device() is one-shot
+        model = seeded()
+        if backend.drawn_on_device(model):  # the CPU's draw of the same seed, copied in (Backend.drawn_on_device)
+            with keras.device(backend.cpu_device):
+                model.set_weights(seeded().get_weights())
         if train:
             optimizer = (
                 call_user(f"model {spec.name!r}: its optimizer factory", spec.optimizer)

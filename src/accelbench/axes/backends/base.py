@@ -102,6 +102,12 @@ class Backend:
     # inputs made resident there once, so its rounds copy nothing from the host (the device
     # speedup without the host-to-device copy). None: the backend feeds its own pipeline.
     resident: Callable[[Any, Any], Any] | None = None
+    # model -> whether its seeded first weights came from its device's own random stream, which
+    # is not the CPU's for the same seed (PyTorch: a CUDA generator is Philox, the CPU's is a
+    # Mersenne Twister). build_model then copies in the CPU's draw, so a model is the same model
+    # on every device (accuracy parity). JAX's and TensorFlow's seeded draws are counter-based
+    # and the same on every device.
+    drawn_on_device: Callable[[Any], bool] = lambda model: False
     # Where its host tensors come from, as machine_info records it (memray sees what it allocates).
     host_allocator: Callable[[], str] = lambda: "the framework's own"
 

@@ -141,6 +141,12 @@ def profiler(folder: Path) -> Iterator[Callable[[str, int], Any]]:
         yield lambda phase, number: torch.profiler.record_function(f"{phase} step {number}")
 
 
+def drawn_on_device(model: Any) -> bool:
+    """Whether the model's variables live on another device than the CPU, whose generator drew
+    them (Keras' torch backend draws an initializer on the variable's own device)."""
+    return any(variable.value.device.type != "cpu" for variable in model.weights[:1])
+
+
 BACKENDS.register(
     "torch",
     Backend(
@@ -165,5 +171,6 @@ BACKENDS.register(
         bare_loop=bare_loop,
         resident=resident,
         tf32=tf32,
+        drawn_on_device=drawn_on_device,
     ),
 )
