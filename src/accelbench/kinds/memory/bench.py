@@ -175,7 +175,8 @@ class StepMemoryBench(Bench):
             found = StepMemoryReply(
                 **self.in_worker(
                     STEP_MEMORY_IN_WORKER,
-                    fresh=self.fresh_process,
+                    fresh=self.fresh_process,  # the worker started for this call alone ...
+                    first_in_process=self.fresh_process,  # ... so its unresettable peak is this cell's
                     work_name=self.work_name,
                     steps_measured=self.steps_measured,
                     repeats=MIN_SPREAD_RUNS if self.recording else 1,

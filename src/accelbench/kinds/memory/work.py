@@ -23,11 +23,11 @@ class StepMemoryReply:
 
 
 def step_memory_in_worker(
-    site: Any, work_name: str, steps_measured: int, repeats: int = 1, fresh: bool = False
+    site: Any, work_name: str, steps_measured: int, repeats: int = 1, first_in_process: bool = False
 ) -> StepMemoryReply:
     """The step of `work_name` (a work.builders.STEPS entry) built and warmed up here, then the
     backend allocator's device peak where it keeps one, memray's host peak over `steps_measured`
-    steps, and the analytic estimate. `fresh`: this worker was started for this call alone (an
+    steps, and the analytic estimate. `first_in_process`: this worker was started for this call alone (an
     allocator whose peak cannot be reset), and the device peak is read before memray's runs of
     the same steps."""
     from accelbench.work import memory
@@ -39,7 +39,7 @@ def step_memory_in_worker(
         for _ in range(steps_measured):
             step.run()
 
-    device_peak = backends.device_peak_bytes(PROCESS_BACKEND, site.placement, steps, fresh)
+    device_peak = backends.device_peak_bytes(PROCESS_BACKEND, site.placement, steps, first_in_process)
     repeated = [memory.host_peak(steps) for _ in range(repeats - 1)]  # recording: the peak's spread
     host_peak = memory.host_peak(steps)
     return StepMemoryReply(
