@@ -169,6 +169,51 @@ def test_a_memory_cell_on_an_accelerator_whose_peak_cannot_be_reset_is_measured_
     assert not BACKENDS["jax"].device_peak_resets and BACKENDS["torch"].device_peak_resets
 
 
+def test_the_fresh_worker_is_told_its_unresettable_peak_is_this_cells(monkeypatch):
+    """Bench.in_worker's `fresh` starts the worker; the work there must also know it ran first
+    (on the H100 every JAX memory cell's device peak was missing: the worker read its peak as an
+    earlier cell's high-water mark, which in a fresh worker was its own warm-up)."""
+    from accelbench.grid.cells import Cell
+    from accelbench.kinds.memory.bench import TrainMemoryBench
+    from accelbench.kinds.memory.work import step_memory_in_worker
+
+    asked = {}
+
+    class Asked(Exception):
+        pass
+
+    def in_worker(self, function, /, side=None, cell=None, fresh=False, **arguments):
+        asked.update(arguments, fresh=fresh)
+        raise Asked
+
+    monkeypatch.setattr(TrainMemoryBench, "in_worker", in_worker)
+    monkeypatch.setattr(TrainMemoryBench, "say", lambda self, text: None)
+    from types import SimpleNamespace
+
+    session = SimpleNamespace(run=SimpleNamespace(update_baselines=False))
+    bench = TrainMemoryBench(session=session, cell=Cell("gpu", 32, "mlp", "jax"), name="x")
+    with pytest.raises(Asked):
+        bench.measure_in_backend_worker()
+    assert asked["fresh"] and asked["first_in_process"]
+    import inspect
+
+    assert set(asked) - {"fresh"} <= set(inspect.signature(step_memory_in_worker).parameters)
+
+
+def test_an_unresettable_peak_read_first_in_a_process_is_the_cells_own():
+    """peak_above_start without a reset: an earlier high-water mark hides this work's peak (None),
+    unless the process ran nothing else first (its warm-up set the mark)."""
+    from accelbench.axes.backends.base import peak_above_start
+
+    state = {"in_use": 100, "peak": 900}  # the warm-up's peak stands above the measured steps'
+
+    def read():
+        return state["in_use"], state["peak"]
+
+    assert peak_above_start(read, None, lambda: None) is None
+    assert peak_above_start(read, None, lambda: None, fresh=True) == 800
+
+
 class InternalError(Exception):
     pass
 
@@ -281,6 +326,7 @@ def test_the_gpu_check_runs_the_suite_per_installed_backend_and_prints_each_deci
     backend = backends.PROCESS_BACKEND
     assert re.search(rf"^{backend}: the run +exit 0 in \d+ s", printed, re.M), printed
     assert (tmp_path / f"run-{backend}.json").exists()
+    assert re.search(rf"^{backend}: cells that ran +1$", printed, re.M)
     assert re.search(rf"^{backend}: devices found +cpu: ", printed, re.M)
     assert re.search(rf"^{backend}: fingerprint names the accelerator +none$", printed, re.M)
     assert re.search(rf"^{backend}: a gpu cell runs on the gpu +no cell ran there$", printed, re.M)
@@ -288,6 +334,31 @@ def test_the_gpu_check_runs_the_suite_per_installed_backend_and_prints_each_deci
         rf"^{backend}: a cpu cell runs on the cpu +test_train\[cpu-bs32-mlp\]: on .*samples/s", printed, re.M
     )
     assert re.search(rf"^{backend}: roof of \S+ in float32 +[\d.]+ [GT]FLOP/s", printed, re.M)
+
+
+def test_a_gpu_check_run_stopped_at_its_deadline_keeps_the_cells_it_finished(tmp_path, monkeypatch):
+    """A host slower than the check's budget: the run is interrupted as Ctrl-C would, pytest
+    saves what finished, and the table is made from it (on the H100 the first check's runs were
+    killed at their deadline and saved nothing)."""
+    import json
+
+    from accelbench import gpu_check
+
+    monkeypatch.setattr(gpu_check, "SAVE_S", 10)
+    benchmarks = tmp_path / "benchmarks"
+    benchmarks.mkdir()
+    (benchmarks / "conftest.py").write_text('pytest_plugins = ("accelbench.plugin",)\n')
+    (benchmarks / "test_slow_host.py").write_text(
+        "import time\n\n"
+        "def test_finished(benchmark):\n    benchmark(sum, range(100))\n\n"
+        "def test_still_running():\n    time.sleep(600)\n"
+    )
+    saved, code, seconds = gpu_check.run_backend(backends.PROCESS_BACKEND, benchmarks, tmp_path, ["-s"], 25.0)
+    assert code == gpu_check.DEADLINE
+    assert seconds < 25.0 + 5
+    names = [bench["name"] for bench in json.loads(saved.read_text())["benchmarks"]]
+    assert names == ["test_finished"]
+    assert "KeyboardInterrupt" in (tmp_path / f"run-{backends.PROCESS_BACKEND}.log").read_text()
 
 
 @pytest.mark.slow(10)
@@ -316,3 +387,63 @@ def test_only_an_accelerator_on_a_backend_that_can_hold_its_inputs_is_timed_agai
 
     with pytest.raises(LookupError, match="TensorFlow's trainers feed a tf.data pipeline"):
         training_input(None, 32, TensorflowLike(), resident=True)
+
+
+def test_a_model_drawn_from_a_devices_own_stream_gets_the_cpus_first_weights(heavy_imports, monkeypatch):
+    """Accuracy parity trains the same model on the GPU and the CPU: where the backend's seeded
+    draws depend on the device (Backend.drawn_on_device), build_model copies in the CPU's. The
+    device's own stream is planted: the builder's first draw in a build is shifted, as a CUDA
+    generator's would differ from the CPU's for the same seed."""
+    import dataclasses
+
+    import keras
+    import numpy as np
+
+    from accelbench.axes.models import MODELS, ModelOptions
+    from accelbench.work.build import build_model
+
+    calls = []
+
+    def device_stream_first(input_shape, outputs, options):
+        model = MODELS["mlp"].build(input_shape, outputs, options)
+        model.build((None, *input_shape))
+        if len(calls) % 2 == 0:  # the first draw of a build: the device's own stream
+            model.set_weights([w + 1.0 for w in model.get_weights()])
+        calls.append(1)
+        return model
+
+    planted = dataclasses.replace(MODELS["mlp"], build=device_stream_first)
+    backend = BACKENDS[keras.backend.backend()]
+
+    def built(spec):
+        scope = keras.device(backend.cpu_device)
+        return build_model(spec, (64,), ModelOptions(seed=3), scope, train=True, jit_compile=False).get_weights()
+
+    on_cpu = built(MODELS["mlp"])
+    calls.clear()
+    assert not all(np.array_equal(a, b) for a, b in zip(on_cpu, built(planted)))  # no copy: the device's draw
+    monkeypatch.setitem(
+        BACKENDS._entries, backend.name, dataclasses.replace(backend, drawn_on_device=lambda model: True)
+    )
+    calls.clear()
+    assert all(np.array_equal(a, b) for a, b in zip(on_cpu, built(planted)))
+    assert len(calls) == 2  # the device's draw, then the CPU's
+
+
+@pytest.mark.skipif(not backends.importable("torch"), reason="the torch extra is not installed")
+def test_torch_says_a_model_on_the_cpu_was_drawn_from_the_cpus_stream():
+    """The torch check itself: variables on the CPU are the CPU's draw (nothing to copy)."""
+    from accelbench.axes.backends.torch import drawn_on_device
+
+    class Variable:
+        def __init__(self, device):
+            import torch
+
+            self.value = torch.zeros(1, device=device)
+
+    class Model:
+        def __init__(self, device):
+            self.weights = [Variable(device)]
+
+    assert not drawn_on_device(Model("cpu"))
+    assert drawn_on_device(Model("meta"))  # any device other than the CPU draws from its own stream

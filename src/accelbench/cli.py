@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from accelbench.option import positive_number
 from accelbench.results.history import command as history_command
 from accelbench.results.report import command as report_command
 
@@ -52,7 +53,7 @@ def layers(arguments: argparse.Namespace) -> int:
 def gpu_check(arguments: argparse.Namespace) -> int:
     from accelbench import gpu_check as check
 
-    return check.main(arguments.benchmarks, arguments.out, arguments.pytest_args)
+    return check.main(arguments.benchmarks, arguments.out, arguments.pytest_args, arguments.seconds or check.TOTAL_S)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -122,6 +123,14 @@ def parser() -> argparse.ArgumentParser:
         default=Path("gpu-check"),
         metavar="DIR",
         help="where each backend's run JSON and log go (default: gpu-check)",
+    )
+    check.add_argument(
+        "--seconds",
+        type=positive_number,
+        default=None,
+        metavar="S",
+        help="the whole check's time, shared by the backends' runs; a run still going at its share is "
+        "interrupted and its finished cells are kept (default: 570, the issue's 10 minutes less a margin)",
     )
     check.add_argument(
         "pytest_args", nargs="*", metavar="PYTEST_ARG", help="more arguments for each pytest run, after --"
