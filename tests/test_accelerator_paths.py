@@ -203,7 +203,7 @@ def test_the_fresh_worker_is_told_its_unresettable_peak_is_this_cells(monkeypatc
 def test_an_unresettable_peak_read_first_in_a_process_is_the_cells_own():
     """peak_above_start without a reset: an earlier high-water mark hides this work's peak (None),
     unless the process ran nothing else first (its warm-up set the mark)."""
-    from accelbench.axes.backends.base import peak_above_start
+    from accelbench.axes.backends.backend import peak_above_start
 
     state = {"in_use": 100, "peak": 900}  # the warm-up's peak stands above the measured steps'
 

@@ -98,7 +98,7 @@ def test_one_backend_keeps_the_plain_ids():
 
 
 def test_several_backends_name_theirs_side_by_side_and_the_svm_runs_once_under_its_plain_id(monkeypatch):
-    monkeypatch.setattr(backends.base, "importable", lambda module: True)
+    monkeypatch.setattr(backends.backend, "importable", lambda module: True)
     several = cells.Grid(("cpu",), (32,), ("mlp", "svm"), grid().inventory, backends=(HERE, OTHER))
     result = ids_and_skips(throughput.inference_cells(several))
     assert list(result) == [f"{HERE}-cpu-bs32-mlp", f"{OTHER}-cpu-bs32-mlp", "cpu-bs32-svm"]
@@ -108,7 +108,7 @@ def test_several_backends_name_theirs_side_by_side_and_the_svm_runs_once_under_i
 def test_a_backend_that_is_not_installed_skips_saying_how_to_get_it(monkeypatch):
     """A grid made without the options' check (--backends refuses a missing backend up front)."""
     missing = OTHER
-    monkeypatch.setattr(backends.base, "importable", lambda module: module != missing)  # where Backend looks
+    monkeypatch.setattr(backends.backend, "importable", lambda module: module != missing)  # where Backend looks
     several = cells.Grid(("cpu",), (32,), ("mlp",), grid().inventory, backends=(HERE, missing))
     result = ids_and_skips(throughput.train_cells(several))
     assert result[f"{HERE}-cpu-bs32-mlp"] is None
@@ -120,7 +120,7 @@ def test_a_backend_that_is_not_installed_skips_saying_how_to_get_it(monkeypatch)
 def test_backends_asked_for_must_be_installed_and_none_at_all_is_one_line_naming_the_extras(monkeypatch):
     from accelbench.plugin.options import installed_backends
 
-    monkeypatch.setattr(backends.base, "importable", lambda module: module == HERE)
+    monkeypatch.setattr(backends.backend, "importable", lambda module: module == HERE)
     assert installed_backends(HERE) == (HERE,)
     with pytest.raises(
         ValueError,
@@ -128,11 +128,11 @@ def test_backends_asked_for_must_be_installed_and_none_at_all_is_one_line_naming
         rf"\(installed: {HERE}\)$",
     ):
         installed_backends(f"{HERE},{OTHER}")
-    assert backends.base.choose_process_backend({}) == HERE
-    assert backends.base.choose_process_backend({"KERAS_BACKEND": OTHER}) == OTHER
-    monkeypatch.setattr(backends.base, "importable", lambda module: False)
-    assert backends.base.choose_process_backend({}) == ""
-    monkeypatch.setattr(backends.base, "PROCESS_BACKEND", "")
+    assert backends.backend.choose_process_backend({}) == HERE
+    assert backends.backend.choose_process_backend({"KERAS_BACKEND": OTHER}) == OTHER
+    monkeypatch.setattr(backends.backend, "importable", lambda module: False)
+    assert backends.backend.choose_process_backend({}) == ""
+    monkeypatch.setattr(backends.backend, "PROCESS_BACKEND", "")
     with pytest.raises(
         backends.NoBackend,
         match=r"^no Keras backend is installed .*'accelbench\[tensorflow\]', "
@@ -168,7 +168,7 @@ def test_several_precisions_end_the_id_with_theirs_and_the_svm_runs_once():
 
 
 def test_one_backend_or_precision_other_than_the_default_is_named_in_the_id(monkeypatch):
-    monkeypatch.setattr(backends.base, "importable", lambda module: True)
+    monkeypatch.setattr(backends.backend, "importable", lambda module: True)
 
     def ids(**axes):
         return list(
@@ -181,7 +181,7 @@ def test_one_backend_or_precision_other_than_the_default_is_named_in_the_id(monk
 
 
 def test_memory_and_latency_cells_run_on_every_backend_asked_for(monkeypatch):
-    monkeypatch.setattr(backends.base, "importable", lambda module: True)
+    monkeypatch.setattr(backends.backend, "importable", lambda module: True)
     several = cells.Grid(("cpu",), (32,), ("mlp", "svm"), grid().inventory, backends=(HERE, OTHER))
     for cells_of in (memory.train_memory_cells, memory.inference_memory_cells):
         result = ids_and_skips(cells_of(several))

@@ -494,3 +494,15 @@ def test_the_extending_page_shows_the_users_kind_word_for_word():
     page = (root / "docs" / "extending.md").read_text()
     block = page.split("``` { .python }\n", 1)[1].split("```\n", 1)[0]
     assert block == (root / "tests" / "first_prediction_kind.py").read_text()
+
+
+def test_a_model_declared_with_the_earlier_device_kinds_name_still_runs_where_it_said():
+    """`device_types` was `device_kinds` before "kind" came to mean a benchmark kind alone."""
+    import dataclasses
+
+    from accelbench.axes.models import ANY_DEVICE, ModelSpec
+
+    old = ModelSpec("old", "declared the old way", build=lambda *a: None, device_kinds={"cpu"})
+    assert old.device_types == frozenset({"cpu"})
+    assert ModelSpec("new", "no types named", build=lambda *a: None).device_types == ANY_DEVICE
+    assert dataclasses.replace(old, name="copy").device_types == frozenset({"cpu"})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import Any
 
 from accelbench.axes.data import DEFAULT_DATASET, SMALLER
@@ -35,7 +35,7 @@ class ModelSpec:
     loss: Callable[[], Any] | None = None
     framework: str = "keras"  # picks the predictor that runs its inference
     batch_trained: bool = True  # False: fits the whole subset at once (scikit-learn)
-    device_kinds: frozenset[str] = ANY_DEVICE
+    device_types: frozenset[str] = ANY_DEVICE  # the device types it runs on (axes/devices.py)
     recipe_batch_size: int = 128  # the batch size of the published training recipe
     recipe_epochs: int = 20
     # The quality the recipe must reach (in its dataset's quality: an accuracy, an MAE): its
@@ -61,6 +61,13 @@ class ModelSpec:
     # names one for the whole run: one run then holds models on different data, each judged
     # against its own data's baselines. None: the default dataset (digits).
     dataset: str | None = None
+    # The field's name before "kind" came to mean a benchmark kind alone: a spec declared with it
+    # still works (it sets device_types).
+    device_kinds: InitVar[frozenset[str] | None] = None
+
+    def __post_init__(self, device_kinds: frozenset[str] | None) -> None:
+        if device_kinds is not None:
+            object.__setattr__(self, "device_types", frozenset(device_kinds))
 
     def dataset_in(self, chosen: str | None, full_size_inputs: bool) -> str:
         """The dataset this model runs on in a run: the run's --dataset where it names one, else
@@ -183,7 +190,7 @@ MODELS.register(
         _svm,
         framework="sklearn",
         batch_trained=False,
-        device_kinds=CPU_ONLY,
+        device_types=CPU_ONLY,
         memory_headroom=None,
         working_set=("its kernel matrix, 8·n² bytes", lambda n: 8.0 * n * n),
     ),

@@ -154,8 +154,8 @@ def device_absent(grid: Grid, cell) -> str | None:
 def device_unsupported(grid: Grid, cell) -> str | None:
     for c in getattr(cell, "cells", (cell,)):
         spec = MODELS[c.model]
-        if type_of(c.device) not in spec.device_kinds:
-            return f"{spec.name} runs on {', '.join(sorted(spec.device_kinds))} only, not {c.device}"
+        if type_of(c.device) not in spec.device_types:
+            return f"{spec.name} runs on {', '.join(sorted(spec.device_types))} only, not {c.device}"
     return None
 
 

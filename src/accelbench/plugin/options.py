@@ -17,7 +17,7 @@ import pytest
 
 from accelbench import user_modules
 from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND
-from accelbench.axes.backends.base import CHOICE_ORDER
+from accelbench.axes.backends.backend import CHOICE_ORDER
 from accelbench.axes.data import DATASETS, DEFAULT_DATASET
 from accelbench.axes.devices import DEVICE_TYPES, parse_devices
 from accelbench.axes.models import MODELS, ModelOptions

@@ -102,7 +102,7 @@ def device_costs(
         rows += [DeviceCost(p, device, "measured", 1.0, prices.get(device)) for device, p in measured.items()]
         reference = measured.get(REFERENCE_DEVICE)
         for device, speedup in assumed_speedups.items():
-            if reference is None or device in measured or device.split(":")[0] not in MODELS[model].device_kinds:
+            if reference is None or device in measured or device.split(":")[0] not in MODELS[model].device_types:
                 continue
             rows.append(
                 DeviceCost(

@@ -94,7 +94,7 @@ class Sizing:
         training set's size: a batch larger than the data set is not a batch."""
         spec, run = MODELS[model], self.run
         start = min(run.batch_sizes)
-        if not spec.batch_trained or not self.present(device) or type_of(device) not in spec.device_kinds:
+        if not spec.batch_trained or not self.present(device) or type_of(device) not in spec.device_types:
             return run.batch_sizes
         ceiling = min(self.scaling(device, model).largest_batch or 0, self.training_samples(model))
         sizes = []

@@ -1,4 +1,4 @@
-"""Keras 3 backends as an axis (see base.py). Importing the package registers every backend:
+"""Keras 3 backends as an axis (see backend.py). Importing the package registers every backend:
 a new one is a module here, imported below, in the order options and reports list them."""
 
 # isort: off
@@ -7,7 +7,7 @@ from accelbench.axes.backends import jax  # noqa: F401
 from accelbench.axes.backends import torch  # noqa: F401
 
 # isort: on
-from accelbench.axes.backends.base import (
+from accelbench.axes.backends.backend import (
     BACKENDS,
     EXTRAS,
     FLOAT32_IEEE,

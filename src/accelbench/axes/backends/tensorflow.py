@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from accelbench.axes.backends import roof_kernels
-from accelbench.axes.backends.base import BACKENDS, Backend, peak_above_start
+from accelbench.axes.backends.backend import BACKENDS, Backend, peak_above_start
 from accelbench.axes.backends.roof_kernels import best_seconds
 from accelbench.axes.devices import cpu_description, is_accelerator, jit_compile_for, type_of
 from accelbench.measured import Roof

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from accelbench.axes.backends import roof_kernels
-from accelbench.axes.backends.base import BACKENDS, Backend, Neutral, neutral_placements, peak_above_start
+from accelbench.axes.backends.backend import BACKENDS, Backend, Neutral, neutral_placements, peak_above_start
 from accelbench.axes.backends.roof_kernels import best_seconds
 from accelbench.axes.devices import is_accelerator
 from accelbench.measured import Roof
