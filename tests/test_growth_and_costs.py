@@ -6,9 +6,9 @@ import pytest
 
 from accelbench import units
 from accelbench.axes.models import MODELS
+from accelbench.kinds.data_scaling import work as growth
 from accelbench.plugin.options import device_numbers, target_sizes
 from accelbench.results import costs
-from accelbench.work import growth
 
 GB = 10**9
 
@@ -133,6 +133,7 @@ def test_an_svm_s_peaks_are_measured_in_a_worker_that_never_loads_tensorflow_by_
 
     from accelbench.axes import data
     from accelbench.axes.models import ModelOptions
+    from accelbench.kinds.data_scaling.bench import BUILD_APART, PEAKS_APART
     from accelbench.processes.protocol import Cellwork, RunFields
     from accelbench.processes.workers import WorkerFailed, WorkerPool
     from accelbench.run.backend_workers import WITHOUT_TENSORFLOW
@@ -140,19 +141,24 @@ def test_an_svm_s_peaks_are_measured_in_a_worker_that_never_loads_tensorflow_by_
     sizes = (100, 200, 400)
     run = asdict(RunFields("digits", None, None, 5, 0, 0, 0.1, 0.05))
     built = dict(
-        key="k", where="test_train_data_scaling[cpu-svm]", phase="train", run=run, options=asdict(ModelOptions())
+        key="k",
+        where="test_train_data_scaling[cpu-svm]",
+        phase="train",
+        dataset="digits",
+        data_dir=None,
+        head=None,
+        options=asdict(ModelOptions()),
+    )
+    apart = lambda function, **arguments: pool.call(
+        WITHOUT_TENSORFLOW, Cellwork.KIND_CALL.target, 60, target=function, run=run, arguments=arguments
     )
     pool = WorkerPool(tmp_path)
     try:
         with pytest.raises(WorkerFailed, match="mlp is a keras model: its peaks are measured where TensorFlow is"):
-            pool.call(WITHOUT_TENSORFLOW, Cellwork.GROWTH_WORK.target, 60, **{**built, "model": "mlp"})
-        pool.call(WITHOUT_TENSORFLOW, Cellwork.GROWTH_WORK.target, 60, **built, model="svm")
-        apart = growth.measure_peaks(
-            lambda n: Cellwork.PEAKS_AT.reply(
-                pool.call(WITHOUT_TENSORFLOW, Cellwork.PEAKS_AT.target, 60, key="k", size=n, repeats=1)
-            ),
-            sizes,
-            10.0,
+            apart(BUILD_APART, **built, model="mlp")
+        apart(BUILD_APART, **built, model="svm")
+        apart_peaks = growth.measure_peaks(
+            lambda n: growth.SizePeaks(**apart(PEAKS_APART, key="k", size=n, repeats=1)), sizes, 10.0
         )
         (pid,) = pool.pids
         mapped = Path(f"/proc/{pid}/maps").read_text()
@@ -161,8 +167,8 @@ def test_an_svm_s_peaks_are_measured_in_a_worker_that_never_loads_tensorflow_by_
     work = growth.PHASES["train"].works["sklearn"]("here", MODELS["svm"], data.load("digits"), None, ModelOptions())
     here = growth.measure_peaks(lambda n: growth.peaks_at(work, n, 1), sizes, 10.0)
     assert "libtensorflow" not in mapped and "memray" in mapped
-    assert type(apart) is type(here) and apart.sizes == here.sizes == sizes and apart.stopped is None
-    assert all(isinstance(peak, int) for peaks in apart.peaks for peak in peaks)
+    assert type(apart_peaks) is type(here) and apart_peaks.sizes == here.sizes == sizes and apart_peaks.stopped is None
+    assert all(isinstance(peak, int) for peaks in apart_peaks.peaks for peak in peaks)
     # The smallest size's peak moved by a fifth between processes (152,234 and 118,716 bytes);
     # from 400 images up they agreed to the byte.
-    assert apart.peaks[-1][0] == pytest.approx(here.peaks[-1][0], rel=0.1)
+    assert apart_peaks.peaks[-1][0] == pytest.approx(here.peaks[-1][0], rel=0.1)

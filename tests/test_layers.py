@@ -334,16 +334,24 @@ def names_of_kind(folder: str) -> tuple[set[str], set[str]]:
     result = importlib.import_module(f"{KINDS_PACKAGE}.{folder}.result")
     parts = [value for value in vars(result).values() if isinstance(value, type) and issubclass(value, Part)]
     parts = [part for part in parts if part.__module__ == result.__name__]
-    keys = {key for part in parts for key in keys_of(part)} - shared_keys(folder)
+    keys = {key for part in parts for key in keys_of(part, result)} - shared_keys(folder)
     return {*bench.KINDS, *(part.__name__ for part in parts), f"{KINDS_PACKAGE}.{folder}", f"kinds/{folder}"}, keys
 
 
-def keys_of(part: type) -> set[str]:
+def keys_of(part: type, result: object = None) -> set[str]:
     """A part's keys; a part keyed by the dataset's quality (NAMING "metric": a recipe's
-    accuracy or mae) has a set per quality."""
+    accuracy or mae) has a set per quality; one keyed by other names, a set per naming its
+    result module declares (a dict of exactly those names: the data-scaling kind's
+    TIME_PROJECTION and MEMORY_PROJECTION)."""
     from accelbench.axes.data import QUALITIES
 
-    namings = [{"metric": quality} for quality in QUALITIES] if part.NAMING == ("metric",) else [{}]
+    if part.NAMING == ("metric",):
+        namings = [{"metric": quality} for quality in QUALITIES]
+    elif part.NAMING:
+        namings = [v for v in vars(result).values() if isinstance(v, dict) and set(v) == set(part.NAMING)]
+        assert namings, f"{part.__name__}'s result module declares no naming of {part.NAMING}"
+    else:
+        namings = [{}]
     return {part.key_for(name, **naming) for naming in namings for name in part.fields_of()}
 
 

@@ -17,6 +17,7 @@ import accelbench
 from accelbench import cli, measured
 from accelbench.axes.data import QUALITIES
 from accelbench.kinds.accuracy.result import AgainstTwin, Parity, Recipe
+from accelbench.kinds.data_scaling.result import MEMORY_PROJECTION, TIME_PROJECTION, Projected
 from accelbench.processes.protocol import Cellwork
 from accelbench.results import summary
 from accelbench.results.report.runs import load_runs
@@ -49,7 +50,7 @@ NAMINGS = {
     Recipe: [{"metric": name} for name in QUALITIES],
     AgainstTwin: [{"metric": name} for name in QUALITIES],
     Parity: [{"metric": name} for name in QUALITIES],
-    measured.Projected: [measured.TIME_PROJECTION, measured.MEMORY_PROJECTION],
+    Projected: [TIME_PROJECTION, MEMORY_PROJECTION],
 }
 
 
@@ -165,7 +166,7 @@ def test_a_run_saved_before_the_parts_reads_by_field(tmp_path):
         jax.time_per_sample_over_tensorflow == saved["test_train[jax-cpu-bs32-mlp]"]["time_per_sample_over_tensorflow"]
     )
     scaled = by_name["test_train_data_scaling[cpu-svm]"].info
-    memory = measured.Projected.of(scaled, **measured.MEMORY_PROJECTION)
+    memory = Projected.of(scaled, **MEMORY_PROJECTION)
     assert memory.exponent == saved["test_train_data_scaling[cpu-svm]"]["memory_exponent"] and memory.fit
     for part in ALL_PARTS:  # every part reads every saved cell without an error
         for cell in by_name.values():

@@ -4,10 +4,12 @@ import numpy as np
 import pytest
 
 from accelbench.judge import projection
-from accelbench.run.presets import PRESETS
+from accelbench.kinds.data_scaling.settings import DataScalingSettings
+from accelbench.run.presets import KIND_SETTINGS
 
 SIZES = (250.0, 500.0, 1000.0, 2000.0, 4000.0, 8000.0)
-ROUNDS = PRESETS["quick"].data_scaling.rounds
+QUICK: DataScalingSettings = KIND_SETTINGS["data_scaling"].of("quick")
+ROUNDS = QUICK.rounds
 DRAWS = 200
 
 

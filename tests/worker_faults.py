@@ -97,13 +97,11 @@ def jax_worker_settings():
 def typed_replies():
     """One of each typed cellwork reply, as cellwork's functions return them."""
     from accelbench.processes import protocol
-    from accelbench.work import growth
 
     return [
         protocol.Prepared(0.5, 12, 384, 2.3e6, "cpu (2 cores)", False),
         protocol.Described("jax", True, {"jax": "0.10.2"}, "arch=x86_64; cpus=2"),
         protocol.StepTrace("t/tensorboard", "t/steps.trace.json", 5, [1.5, 1.25], "jax"),
-        growth.SizePeaks(0.25, (152_234, 118_716)),
     ]
 
 

@@ -129,6 +129,18 @@ class Bench:
         spec = CellSpec.of(KIND_WORK_NAME, cell, ab_run.run_fields).to_wire()
         return ab_run.call(side, Cellwork.KIND_WORK, spec=spec, **kwargs)
 
+    def apart(self, function: str, /, deadline_s: float | None = None, **arguments: Any) -> Any:
+        """A kind's own function ("module:function") called with `arguments` (JSON) in the worker
+        that never loads a Keras backend and builds no cell: for work of a framework outside
+        Keras, whose host peaks TensorFlow's loaded libraries would swamp (a memray tracker
+        costs 0.33 s beside them). The function builds what it measures from its arguments, and
+        may keep it there between calls. Its reply crosses as JSON; a worker that fails (or
+        outlasts `deadline_s`, else --worker-deadline) raises WorkerFailed."""
+        run = dataclasses.asdict(self.session.run.worker_fields())
+        return self.session.backends.call_without_tensorflow(
+            Cellwork.KIND_CALL, deadline_s, target=function, run=run, arguments=arguments
+        )
+
 
 # When a kind's cells run within the session (plugin/hooks.py sorts by it): the harness's own
 # overhead first, on a quiet machine; the speedups last, as they take the best round each

@@ -109,7 +109,6 @@ class Grid:
     # Batch sizes for one device and model, where they depend on them (the full preset sweeps
     # up to the largest batch that fits); None: batch_sizes everywhere.
     sweep: Callable[[str, str], tuple[int, ...]] | None = None
-    data_scaling_models: tuple[str, ...] = ()  # the models the preset measures as the data grows
     # Each registered kind's settings under the run's preset, by the name its settings.py
     # registered them under (run.presets.KIND_SETTINGS): what its cells function reads of them.
     settings: Mapping[str, object] = field(default_factory=dict)

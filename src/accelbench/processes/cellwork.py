@@ -19,7 +19,6 @@ from accelbench.axes.backends import PROCESS_BACKEND
 from accelbench.measured import StepTrace
 from accelbench.processes.protocol import CellSpec, Described, Prepared, RunFields
 from accelbench.work import measure
-from accelbench.work.growth import SizePeaks
 
 _WORK: dict[str, Any] = {}  # key -> the built work of a cell, until forget(key)
 
@@ -130,27 +129,16 @@ def trace_steps(spec: dict[str, Any], directory: str, cell_name: str) -> StepTra
     return traces.trace_steps(Path(directory), cell_name, traces.PHASES[cell.work], step.run, backend=PROCESS_BACKEND)
 
 
-def growth_work(key: str, where: str, model: str, phase: str, run: dict[str, Any], options: dict[str, Any]) -> None:
-    """Build a data-scaling cell's work here as the pytest process builds its own for the timed
-    rounds (the same builder), kept under `key` for peaks_at. Only a framework of
-    growth.MEASURED_APART is sent here: its works take no placement and never load TensorFlow."""
-    from accelbench.axes.models import MODELS, ModelOptions
-    from accelbench.work import growth
+def kind_call(target: str, run: dict[str, Any], arguments: dict[str, Any]) -> Any:
+    """A benchmark kind's own function called here with no cell built (Bench.apart: work that
+    must not load a Keras backend, and builds what it measures from `arguments`): the run's user
+    modules imported first, as for kind_work; its reply crosses as JSON."""
+    import importlib
 
     fields = RunFields.from_wire(run)
     _import_user_modules(fields.modules, fields.module_roots)
-    spec = MODELS[model]
-    if spec.framework not in growth.MEASURED_APART:
-        raise ValueError(f"{model} is a {spec.framework} model: its peaks are measured where TensorFlow is")
-    dataset = _dataset(fields.dataset_of(model), fields)
-    _WORK[key] = growth.PHASES[phase].works[spec.framework](where, spec, dataset, None, ModelOptions(**options))
-
-
-def peaks_at(key: str, size: int, repeats: int) -> SizePeaks:
-    """One size's warm-up seconds and host peaks of the kept data-scaling work (growth.peaks_at)."""
-    from accelbench.work import growth
-
-    return growth.peaks_at(_WORK[key], size, repeats)
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)(**arguments)
 
 
 def forget(key: str) -> None:

@@ -15,7 +15,6 @@ from typing import Any
 
 from accelbench.axes.precisions import REFERENCE_PRECISION
 from accelbench.measured import StepTrace
-from accelbench.work.growth import SizePeaks
 
 CELLWORK_MODULE = "accelbench.processes.cellwork"
 
@@ -35,9 +34,9 @@ class Cellwork(enum.Enum):
     # (target, spec, arguments) -> a kind's own work in a worker: `target`, "module:function",
     # called with the cell's Site built from `spec` and `arguments`; its JSON reply as it is
     KIND_WORK = "kind_work"
-    # a data-scaling cell's work, in a worker without TensorFlow (work.growth.MEASURED_APART):
-    GROWTH_WORK = "growth_work"  # (key, where, model, phase, run, options) -> build it
-    PEAKS_AT = "peaks_at"  # (key, size, repeats) -> work.growth.SizePeaks of one size
+    # (target, run, arguments) -> a kind's own function called with `arguments` and no cell
+    # built (work apart from any Keras backend), the run's user modules imported first; its JSON
+    KIND_CALL = "kind_call"
 
     @property
     def target(self) -> str:
@@ -82,7 +81,6 @@ REPLIES: dict[Cellwork, type] = {
     Cellwork.PREPARE: Prepared,
     Cellwork.DESCRIBE: Described,
     Cellwork.TRACE_STEPS: StepTrace,  # a result part (accelbench.measured): it crosses as itself
-    Cellwork.PEAKS_AT: SizePeaks,
 }
 
 

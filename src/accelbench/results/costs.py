@@ -8,9 +8,11 @@ shown next to every figure they touch.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from accelbench.axes.devices import REFERENCE_DEVICE
 from accelbench.axes.models import MODELS
@@ -73,19 +75,45 @@ class DeviceCost:
         return None if self.price_per_hour is None else self.hours * self.price_per_hour
 
     def as_json(self) -> dict:
-        return {
-            "model": self.projected.model,
-            "phase": self.projected.phase,
-            "device": self.device,
-            "basis": self.basis,
-            "target_n": self.projected.target,
-            "epochs": self.projected.epochs,
-            "hours": self.hours,
-            "hours_ci95": list(self.hours_ci95),
-            "price_per_hour": self.price_per_hour,
-            "dollars": self.dollars,
-            "projection_verdict": self.projected.verdict,
-        }
+        return dataclasses.asdict(
+            SavedCost(
+                model=self.projected.model,
+                phase=self.projected.phase,
+                device=self.device,
+                basis=self.basis,
+                target_n=self.projected.target,
+                epochs=self.projected.epochs,
+                hours=self.hours,
+                hours_ci95=list(self.hours_ci95),
+                price_per_hour=self.price_per_hour,
+                dollars=self.dollars,
+                projection_verdict=self.projected.verdict,
+            )
+        )
+
+
+@dataclass(frozen=True)
+class SavedCost:
+    """A DeviceCost as a saved run keeps it (the accelbench section's "projections"), read back
+    by the report: its keys are these fields', as runs have always saved them."""
+
+    model: str = ""
+    phase: str = ""
+    device: str = ""
+    basis: str = ""
+    target_n: int | None = None
+    epochs: int | None = None
+    hours: float | None = None
+    hours_ci95: list[float] | None = None
+    price_per_hour: float | None = None
+    dollars: float | None = None
+    projection_verdict: str = ""
+
+    @classmethod
+    def of(cls, saved: Mapping[str, Any]) -> SavedCost:
+        """As saved; a key this version does not know is left out, a missing one is its default."""
+        names = {field.name for field in dataclasses.fields(cls)}
+        return cls(**{name: value for name, value in saved.items() if name in names})
 
 
 def device_costs(

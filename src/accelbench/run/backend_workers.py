@@ -49,7 +49,7 @@ class BackendWorkers:
 
     def call_without_tensorflow(self, call: Cellwork, deadline_s: float | None = None, **kwargs: Any) -> Any:
         """A cellwork call in a worker that is asked only for work of frameworks outside Keras
-        (work.growth.MEASURED_APART), so it never loads TensorFlow; its reply as its type.
+        (Bench.apart), so it never loads TensorFlow; its reply as its type.
         deadline_s: the call's, where it may run longer than --worker-deadline."""
         return self._call(WITHOUT_TENSORFLOW, call, deadline_s or self.run.worker_deadline_s, **kwargs)
 

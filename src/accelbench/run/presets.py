@@ -21,21 +21,6 @@ class SizingSettings:
 
 
 @dataclass(frozen=True)
-class DataScalingSettings:
-    """How the data-scaling cells grow the data: sizes double from `smallest` (training, test
-    images) up to all of the data; every size is timed in `rounds` interleaved rounds and its
-    host peak taken `memory_repeats` times (a memray tracker costs about 0.4 s once TensorFlow
-    is loaded; with one peak per size the interval comes from the fit's residuals); a size
-    slower than `slowest_seconds` is the last."""
-
-    smallest: tuple[int, int]
-    models: tuple[str, ...]  # quick scales the SVM's data alone (seconds); full (ALL_MODELS) every model
-    rounds: int
-    memory_repeats: int
-    slowest_seconds: float
-
-
-@dataclass(frozen=True)
 class Preset:
     name: str
     about: str  # what it is for, in a few words (--preset's help lists every preset's)
@@ -58,7 +43,6 @@ class Preset:
     full_size_inputs: bool
     latency_rounds: int  # batch-1 predictions timed for p50/p90/p99
     sizing: SizingSettings
-    data_scaling: DataScalingSettings
     # A/B runs: pairs of rounds a cell is judged after, then every `step` more, up to `most`
     # (comparison.Plan). With 12/12/48 a 10% slowdown fails in all of 100 draws of this
     # machine's pair noise and a 3% one in none; with each cell's spread between processes
@@ -115,13 +99,6 @@ PRESETS.register(
         latency_rounds=100,
         ab_round_seconds=(0.2, 0.1),
         sizing=SHORT_LADDER,
-        data_scaling=DataScalingSettings(
-            smallest=(100, 32),
-            models=("svm",),
-            rounds=3,
-            memory_repeats=1,
-            slowest_seconds=10.0,
-        ),
     ),
 )
 PRESETS.register(
@@ -138,13 +115,6 @@ PRESETS.register(
         full_size_inputs=True,
         latency_rounds=1000,
         sizing=SizingSettings(ladder=(256, 512, 1024, 2048, 4096), sweep_to_largest=True),
-        data_scaling=DataScalingSettings(
-            smallest=(250, 128),
-            models=ALL_MODELS,
-            rounds=5,
-            memory_repeats=3,
-            slowest_seconds=300.0,
-        ),
     ),
 )
 # Every benchmark, each measured as briefly as it can be: does the whole grid run here? Every
@@ -163,13 +133,6 @@ PRESETS.register(
         full_size_inputs=False,
         latency_rounds=10,
         sizing=SHORT_LADDER,
-        data_scaling=DataScalingSettings(
-            smallest=(100, 32),
-            models=("mlp", "svm"),
-            rounds=1,
-            memory_repeats=1,
-            slowest_seconds=10.0,
-        ),
         ab_pairs=(6, 6, 12),
     ),
 )

@@ -79,7 +79,6 @@ class Session:
             unlabelled=frozenset(m for m in self.run.models if self.run.dataset_of(m) in data.UNLABELLED),
             inventory=self.inventory,
             sweep=self.sizing.sweep if sweeps else None,
-            data_scaling_models=presets.chosen(self.run.preset.data_scaling.models),
             settings=presets.kind_settings(self.run.preset),
             user_models=self.run.user_models,
             left_out=self.run.preset.left_out,

@@ -19,6 +19,7 @@ from accelbench.judge.verdicts import (
     UNKNOWN,
 )
 from accelbench.results import summary
+from accelbench.results.costs import SavedCost
 from accelbench.results.report.runs import Run
 from accelbench.units import format_bytes, format_number, format_seconds
 
@@ -171,18 +172,18 @@ def projection_rows(runs: Sequence[Run]) -> list[tuple[str, ...]]:
     return [
         (
             run.tag,
-            p.get("model", ""),
-            p.get("phase", ""),
-            p.get("device", ""),
-            p.get("basis", ""),
-            format_number(p.get("target_n")),
-            format_number(p.get("hours")),
-            " – ".join(format_number(x) for x in p.get("hours_ci95") or ()),
-            format_number(p.get("dollars")),
-            p.get("projection_verdict", ""),
+            cost.model,
+            cost.phase,
+            cost.device,
+            cost.basis,
+            format_number(cost.target_n),
+            format_number(cost.hours),
+            " – ".join(format_number(x) for x in cost.hours_ci95 or ()),
+            format_number(cost.dollars),
+            cost.projection_verdict,
         )
         for run in runs
-        for p in run.projections
+        for cost in map(SavedCost.of, run.projections)
     ]
 
 

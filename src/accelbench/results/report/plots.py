@@ -14,10 +14,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from accelbench.measured import (
-    MEMORY_PROJECTION,
-    TIME_PROJECTION,
-    DataScaling,
-    Projected,
     Throughput,
     Utilization,
 )
@@ -131,11 +127,11 @@ def style_axes(
 
     if xbase:
         ax.set_xscale("log", base=xbase)
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}" if xbase == 2 else _short(value)))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}" if xbase == 2 else short(value)))
     if ylog:
         ax.set_yscale("log")
         for axis in (ax.yaxis.set_major_formatter, ax.yaxis.set_minor_formatter):
-            axis(FuncFormatter(lambda value, _: _short(value)))
+            axis(FuncFormatter(lambda value, _: short(value)))
     if title:
         ax.set_title(title, fontsize="medium")
     ax.set_xlabel(xlabel)
@@ -144,7 +140,7 @@ def style_axes(
     ax.legend(fontsize=legend)
 
 
-def _short(value: float) -> str:
+def short(value: float) -> str:
     """A tick of a log axis: 15600 -> 15.6k, 2.0 -> 2, 6e10 -> 60G (SI prefixes, never e-notation)."""
     for scale, suffix in (
         (1e24, "Y"),
@@ -159,81 +155,6 @@ def _short(value: float) -> str:
         if abs(value) >= scale:
             return f"{value / scale:.3g}{suffix}"
     return f"{value:.3g}"
-
-
-def data_size(runs: Sequence[Run]) -> list[Plot]:
-    """Time and memory against data size: rounds, medians, the fit a + b·n^k carried out to the
-    target with its 95% interval, and the back-test's held-out size."""
-    cells = [
-        (run, cell)
-        for run in runs
-        for cell in run.cells_of("train_data_scaling", "predict_data_scaling")
-        if DataScaling.of(cell.info).sizes
-    ]
-    if not cells:
-        return []
-    plots = []
-    for quantity, naming, unit in (("time", TIME_PROJECTION, "s"), ("memory", MEMORY_PROJECTION, "B")):
-        figure, axes = panels(len(cells))
-        for ax, (run, cell) in zip(axes, cells):
-            _projection_panel(ax, DataScaling.of(cell.info), Projected.of(cell.info, **naming), unit)
-            scaled = DataScaling.of(cell.info)
-            verdict = str(scaled.projection_verdict or "").split(":")[0]
-            ax.set_title(
-                f"{run.tag + ' ' if len(runs) > 1 else ''}{cell.device} {cell.model} {scaled.phase}: "
-                f"{quantity} ({verdict or 'no projection'})",
-                fontsize="medium",
-            )
-        plots.append(
-            Plot(
-                "data size",
-                f"{quantity.capitalize()} against data size, projected",
-                encode(figure),
-                "the dotted line is the fit carried beyond the data, the red bar its 95% interval at the target; "
-                "the title says whether the projection is a safe extrapolation (see Projections)",
-            )
-        )
-    return plots
-
-
-def _projection_panel(ax, scaled: DataScaling, projected: Projected, unit: str) -> None:
-    sizes = np.array(scaled.sizes, dtype=float)
-    timed = projected.quantity == TIME_PROJECTION["quantity"]
-    if timed:
-        for size, rounds in zip(sizes, scaled.seconds_rounds or ()):
-            ax.plot([size] * len(rounds), rounds, marker=".", linestyle="", color="grey", alpha=0.5)
-    ax.plot(sizes, scaled.seconds if timed else scaled.peak_memory_bytes, marker="o", linestyle="", label="median")
-    fit, target = projected.fit, scaled.target_n
-    if fit and target:
-        line = np.geomspace(sizes.min(), max(sizes.max(), target), 100)
-        values = fit["a"] + fit["b"] * line ** fit["k"]
-        inside = line <= sizes.max()
-        ax.plot(line[inside], values[inside], label=f"a + b·n^k, k={fit['k']:.2f}")
-        ax.plot(line[~inside], values[~inside], linestyle=":", color="C1")
-        value, ci95 = projected.projected, projected.projected_ci95
-        if value and ci95:
-            ax.errorbar(
-                [target],
-                [value],
-                yerr=[[value - ci95[0]], [ci95[1] - value]],
-                marker="D",
-                color="red",
-                capsize=4,
-                label=f"n={_short(target)}: {_short(value)} {unit}",
-            )
-    backtest = projected.backtest
-    if backtest:
-        ok = projected.backtest_ok
-        ax.errorbar(
-            [backtest["size"]],
-            [backtest["predicted"]],
-            yerr=[[backtest["predicted"] - backtest["ci95"][0]], [backtest["ci95"][1] - backtest["predicted"]]],
-            marker="x",
-            color="green" if ok else "red",
-            capsize=3,
-            label=f"back-test {'held' if ok else 'FAILED'}",
-        )
-    style_axes(ax, "", "images", unit, xbase=10, ylog=True, legend="x-small")
 
 
 def roofline(runs: Sequence[Run]) -> list[Plot]:
@@ -301,7 +222,6 @@ def roofline(runs: Sequence[Run]) -> list[Plot]:
 # drawn(): the report reads saved runs and imports no bench, no framework.
 PLOTS: dict[str, Callable[[Sequence[Run]], list[Plot]]] = {
     "throughput": throughput,
-    "data_size": data_size,
     "roofline": roofline,
 }
 

@@ -1,5 +1,5 @@
-"""Data scaling: time and memory as the training or test set grows, projected to the target
-sizes."""
+"""The data-scaling cells: time and host memory as the training or test set grows, fitted and
+projected to the run's target sizes (--target-sizes), the projected times feeding the cost table."""
 
 from __future__ import annotations
 
@@ -13,13 +13,19 @@ from accelbench.axes.models import MODELS
 from accelbench.benches.base import Bench, Benchmark
 from accelbench.grid.cells import Grid, ModelOn, device_absent, device_unsupported, params
 from accelbench.judge import projection
-from accelbench.measured import MEMORY_PROJECTION, TIME_PROJECTION, DataScaling, Projected
-from accelbench.processes.protocol import Cellwork
+from accelbench.kinds.data_scaling import work as growth
+from accelbench.kinds.data_scaling.result import MEMORY_PROJECTION, TIME_PROJECTION, DataScaling, Projected
+from accelbench.kinds.data_scaling.settings import DataScalingSettings
 from accelbench.processes.workers import WorkerFailed
 from accelbench.results import costs
 from accelbench.results.summary import Section
-from accelbench.work import growth
+from accelbench.run import presets
 
+SETTINGS = "data_scaling"  # its settings' name in run.presets.KIND_SETTINGS (settings.py)
+# What the worker without TensorFlow runs for it (growth.MEASURED_APART's models)
+BUILD_APART, PEAKS_APART, FORGET_APART = (
+    f"accelbench.kinds.data_scaling.work:{name}" for name in ("build_apart", "peaks_apart", "forget_apart")
+)
 DOUBLED_CUBIC = 8  # how much longer an O(n^3) fit takes on twice the data
 
 
@@ -36,6 +42,10 @@ class DataScalingBench(Bench):
     phase: str = ""
 
     @property
+    def settings(self) -> DataScalingSettings:
+        return self.session.grid.settings[SETTINGS]
+
+    @property
     def slot(self) -> int:
         return growth.PHASES[self.phase].slot
 
@@ -44,7 +54,7 @@ class DataScalingBench(Bench):
         self.work = phase.works[spec.framework](
             self.name, spec, dataset, self.placement(), self.session.run.model_options
         )
-        sizes = growth.ladder(self.preset.data_scaling.smallest[self.slot], len(phase.images(dataset)), self.work.unit)
+        sizes = growth.ladder(self.settings.smallest[self.slot], len(phase.images(dataset)), self.work.unit)
         if len(sizes) < projection.MIN_SIZES:
             pytest.skip(
                 f"{dataset.key} gives {len(sizes)} sizes {list(sizes)} for {self.phase}; a fit "
@@ -60,28 +70,31 @@ class DataScalingBench(Bench):
     def measure_peaks(self, sizes: tuple[int, ...]) -> growth.Peaks:
         """Every size's host peaks: here, or for a model of growth.MEASURED_APART in a worker
         that has not loaded TensorFlow, on the work its builder makes there as here."""
-        repeats, slowest = self.preset.data_scaling.memory_repeats, self.preset.data_scaling.slowest_seconds
+        repeats, slowest = self.settings.memory_repeats, self.settings.slowest_seconds
         if MODELS[self.cell.model].framework not in growth.MEASURED_APART:
             return growth.measure_peaks(
                 lambda size: growth.peaks_at(self.work, size, repeats), sizes, slowest, self.say
             )
-        workers, key = self.session.backends, f"growth:{self.name}"
+        key = f"growth:{self.name}"
         # A size is the last once its warm-up passes `slowest`, so one call (its warm-up and
         # `repeats` tracked runs) may hold a size a doubling past that: an O(n^3) fit, 8x.
         deadline = max(self.session.run.worker_deadline_s, (repeats + 1) * slowest * DOUBLED_CUBIC)
+        run = self.session.run
         try:
-            workers.call_without_tensorflow(
-                Cellwork.GROWTH_WORK,
+            self.apart(
+                BUILD_APART,
                 key=key,
                 where=self.name,
                 model=self.cell.model,
                 phase=self.phase,
-                run=dataclasses.asdict(self.session.run.worker_fields()),
-                options=dataclasses.asdict(self.session.run.model_options),
+                dataset=run.dataset_of(self.cell.model),
+                data_dir=str(run.data_dir) if run.data_dir else None,
+                head=run.preset.max_train_samples,
+                options=dataclasses.asdict(run.model_options),
             )
             peaks = growth.measure_peaks(
-                lambda size: workers.call_without_tensorflow(
-                    Cellwork.PEAKS_AT, deadline_s=deadline, key=key, size=size, repeats=repeats
+                lambda size: growth.SizePeaks(
+                    **self.apart(PEAKS_APART, deadline_s=deadline, key=key, size=size, repeats=repeats)
                 ),
                 sizes,
                 slowest,
@@ -89,14 +102,14 @@ class DataScalingBench(Bench):
             )
         except WorkerFailed as error:
             pytest.fail(f"{self.name}: {error}", pytrace=False)
-        workers.call_without_tensorflow(Cellwork.FORGET, key=key)
+        self.apart(FORGET_APART, key=key)
         return peaks
 
     def __call__(self, benchmark: Any) -> None:
         sizes = self.peaks.sizes
         seconds = benchmark.pedantic(
             growth.time_rounds,
-            args=(self.work, sizes, self.preset.data_scaling.rounds, self.say),
+            args=(self.work, sizes, self.settings.rounds, self.say),
             rounds=1,
             iterations=1,
         )
@@ -178,11 +191,11 @@ class PredictDataScalingBench(DataScalingBench):
 
 # Its cells: what grid the kind runs over, and why a cell is skipped.
 def not_data_scaled(grid: Grid, cell) -> str | None:
-    if cell.model in grid.data_scaling_models:
+    settings: DataScalingSettings = grid.settings[SETTINGS]
+    scaled = presets.chosen(settings.models)
+    if cell.model in scaled:
         return None
-    return (
-        f"this preset scales the data for {', '.join(grid.data_scaling_models)} only; --preset full scales every model"
-    )
+    return f"this preset scales the data for {', '.join(scaled)} only; --preset full scales every model"
 
 
 def data_scaling_cells(grid: Grid) -> list:
@@ -202,7 +215,7 @@ KINDS: dict[str, Benchmark] = {
         "test_train_data_scaling",
         file="test_data_scaling.py",
         file_doc="Time and memory as the data grows, fitted and projected to sizes far beyond the data.",
-        about="Training time and memory as the training set grows, projected (benches/data_scaling.py).",
+        about="Training time and memory as the training set grows, projected (kinds/data_scaling).",
         plots=("data_size",),
     ),
     "predict_data_scaling": Benchmark(
@@ -210,7 +223,7 @@ KINDS: dict[str, Benchmark] = {
         PredictDataScalingBench,
         "test_predict_data_scaling",
         file="test_data_scaling.py",
-        about="Prediction time and memory as the test set grows, projected (benches/data_scaling.py).",
+        about="Prediction time and memory as the test set grows, projected (kinds/data_scaling).",
         sections=(
             Section(
                 "data scaling: time exponent k in a + b·n^k",

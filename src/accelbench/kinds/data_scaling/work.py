@@ -165,7 +165,7 @@ PHASES.register(
 
 
 # Frameworks whose works never load TensorFlow: their peaks are measured in a worker that has
-# not loaded it either (Cellwork.PEAKS_AT). memray rewrites every loaded library's relocations
+# not loaded it either (Bench.apart: build_apart, then peaks_apart). memray rewrites every loaded library's relocations
 # when a tracker starts and again when it stops; with TensorFlow loaded that is 1.5 million of
 # them and 0.33 s a tracker. The SVM's ten quick sizes (one tracker each) took 3.25 s beside
 # TensorFlow and 0.38 s without it, plus the worker's 0.8 s start (docs/measurements.md).
@@ -174,8 +174,8 @@ MEASURED_APART = frozenset({"sklearn"})
 
 @dataclass(frozen=True)
 class SizePeaks:
-    """One size's warm-up seconds and host peaks. Crosses from a worker as JSON
-    (Cellwork.PEAKS_AT): its list is made a tuple again."""
+    """One size's warm-up seconds and host peaks. Crosses from a worker as JSON (peaks_apart):
+    its list is made a tuple again."""
 
     first_seconds: float
     peaks: tuple[int, ...]
@@ -191,6 +191,39 @@ def peaks_at(work: GrowthWork, size: int, repeats: int) -> SizePeaks:
     tracking the body."""
     first = measure.seconds(lambda: work.run(size))
     return SizePeaks(first, tuple(memory.host_peak(lambda: work.run(size)) for _ in range(repeats)))
+
+
+# --- the work of a model of MEASURED_APART, in the worker that never loads TensorFlow -----------
+
+_KEPT: dict[str, GrowthWork] = {}  # key -> a cell's work built by build_apart, until forget_apart
+
+
+def build_apart(
+    key: str, where: str, model: str, phase: str, dataset: str, data_dir: str | None, head: int | None, options: dict
+) -> None:
+    """Build a data-scaling cell's work here as the pytest process builds its own for the timed
+    rounds (the same builder, the same data), kept under `key` for peaks_apart. Only a framework
+    of MEASURED_APART is sent here: its works take no placement and never load TensorFlow."""
+    from pathlib import Path
+
+    from accelbench.axes import data
+    from accelbench.axes.models import MODELS
+
+    spec = MODELS[model]
+    if spec.framework not in MEASURED_APART:
+        raise ValueError(f"{model} is a {spec.framework} model: its peaks are measured where TensorFlow is")
+    images = data.load(dataset, Path(data_dir) if data_dir else None).head(head)
+    _KEPT[key] = PHASES[phase].works[spec.framework](where, spec, images, None, ModelOptions(**options))
+
+
+def peaks_apart(key: str, size: int, repeats: int) -> SizePeaks:
+    """One size's warm-up seconds and host peaks of the kept work (peaks_at)."""
+    return peaks_at(_KEPT[key], size, repeats)
+
+
+def forget_apart(key: str) -> None:
+    """Drop a finished cell's work, so the worker's memory does not grow cell by cell."""
+    _KEPT.pop(key, None)
 
 
 @dataclass(frozen=True)
