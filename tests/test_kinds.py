@@ -94,7 +94,7 @@ def test_a_new_kind_folder_is_found_everywhere_with_no_other_file_edited(
     for registry in (catalog.BENCHMARKS, KIND_SETTINGS):  # this process's registries, as they were
         monkeypatch.setattr(registry, "_entries", dict(registry._entries))
         monkeypatch.setattr(registry, "_origins", dict(registry._origins))
-    found = catalog.kind_modules(catalog.benches, kinds)
+    found = catalog.kind_modules(kinds)
     assert found[-1].__name__ == "accelbench.kinds.echo.bench"
     for name, kind in found[-1].KINDS.items():
         catalog.BENCHMARKS.register(name, kind)

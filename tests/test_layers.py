@@ -52,6 +52,7 @@ KIND_FILES = {
     "gates": "accelbench.judge",
     "plots": "accelbench.results",
     "series": "accelbench.results",
+    "tables": "accelbench.results",
     "work": "accelbench.work",
     "settings": "accelbench.run",
     "bench": "accelbench.benches",
@@ -317,6 +318,11 @@ NAMED_OUTSIDE = {
     },
     "serving": {
         "accelbench.gpu_check": "the GPU check reads a served model's p50 beside the other kinds' numbers",
+    },
+    "data_scaling": {},
+    "throughput": {
+        "accelbench.gpu_check": "the GPU check reads the training cells' rates and the latency cell's p50",
+        "accelbench.kinds.speedup.plots": "the speedup plot draws the training cells' throughput ratio beside it",
     },
 }
 

@@ -107,10 +107,10 @@ def test_a_built_in_kind_s_module_is_found_where_it_is_written_and_placed_by_its
 def test_the_built_in_kinds_are_every_kinds_module_s_in_the_order_their_tables_were_shown():
     from accelbench.benches import catalog
 
-    found = catalog.kind_modules(catalog.benches, catalog.kinds)
+    found = catalog.kind_modules(catalog.kinds)
     modules = [module.__name__.removeprefix("accelbench.").removesuffix(".bench") for module in found]
     assert modules == [
-        "benches.throughput",
+        "kinds.throughput",
         "kinds.svm",
         "kinds.speedup",
         "kinds.accuracy",

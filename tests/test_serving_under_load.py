@@ -312,7 +312,8 @@ def test_offline_agrees_with_batch_throughput_and_singlestream_with_batch_1_late
     document = json.loads(saved.read_text())
     cells = {c["name"]: c["extra_info"] for c in [*document["benchmarks"], *document["accelbench"]["untimed_cells"]]}
     from accelbench.kinds.serving.result import Serving
-    from accelbench.measured import Latency, Throughput
+    from accelbench.kinds.throughput.result import Latency
+    from accelbench.measured import Throughput
 
     inference = Throughput.of(cells["test_inference[cpu-bs32-mlp]"]).samples_per_s
     call = Latency.of(cells["test_latency[cpu-bs1-mlp]"]).latency_p50_ms / 1e3  # one call's cost, waited for

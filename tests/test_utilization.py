@@ -1,7 +1,7 @@
 """How far a cell is from its device's limit: the roofs measured (axes/backends/roof_kernels.py
 and each backend's kernels), kept and
 measured again (run/roofs.py), a cell's MFU and intensity (benches/context.py), a cell above the
-roof failed as a measurement error, the roofline drawn (results/report/plots.py)."""
+roof failed as a measurement error, the roofline drawn (kinds/throughput/plots.py)."""
 
 from __future__ import annotations
 

@@ -222,23 +222,6 @@ ROOFS_KEY = "roofs"  # the saved JSON's accelbench section: the roofs measured f
 
 
 @dataclass(frozen=True)
-class Latency(Part):
-    """Batch-1 predictions, each waiting for its result."""
-
-    compile_seconds: float | None = None
-    latency_p50_ms: float | None = None
-    latency_p90_ms: float | None = None
-    latency_p99_ms: float | None = None
-    worker_latency_seconds: list[float] | None = None  # another backend's: its worker's own clock
-    pipe_seconds: float | None = None
-
-    @classmethod
-    def from_percentiles(cls, percentiles: Mapping[str, float], **measured: Any) -> Latency:
-        """From work.measure.percentiles (seconds, by p50/p90/p99)."""
-        return cls(**{f"latency_{name}_ms": seconds * 1e3 for name, seconds in percentiles.items()}, **measured)
-
-
-@dataclass(frozen=True)
 class BackendUsed(Part):
     """The Keras backend a cell ran on, its packages' versions and what compiles it."""
 
@@ -313,7 +296,6 @@ PARTS: tuple[type[Part], ...] = (
     Place,
     Timed,
     Throughput,
-    Latency,
     BackendUsed,
     PrecisionUsed,
     AgainstTensorflow,

@@ -168,7 +168,7 @@ class Benchmark:
     about: str = ""  # what it measures, in a line: its fixture's docstring (pytest --fixtures)
     order: int = IN_TURN  # FIRST, IN_TURN or LAST
     sections: tuple[Section, ...] = ()  # its tables in the summary, the terminal's and the report's
-    plots: tuple[str, ...] = ()  # the report's plots of its numbers, by name (results/report/plots.py PLOTS)
+    plots: tuple[str, ...] = ()  # the report's plots of its numbers, by name (a kind folder's plots.py PLOTS)
     held_to_roofs: bool = False  # its cells' FLOP/s are taken against the device's roofs (run/roofs.py)
     # Its own command-line options and ini keys (accelbench.option.Option): the plugin adds them beside
     # its own, and the run holds their values by flag (RunConfig.kind_options).

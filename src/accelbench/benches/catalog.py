@@ -1,7 +1,7 @@
-"""Every benchmark kind, by fixture name. A kind is declared whole in its own module (its KINDS:
-cells, Bench, what it judges, its summary tables, its plots); this finds the built-in ones, every
-module of this package that declares KINDS, and registers them module by module in the order
-the terminal shows their tables (each module's PLACE_IN_SUMMARY). The plugin's fixtures
+"""Every benchmark kind, by fixture name. A kind is declared whole in its folder's bench.py (its
+KINDS: cells, Bench, what it judges, its summary tables, its plots); this finds the built-in
+ones, every kinds/<name>/bench.py that declares KINDS, and registers them folder by folder in
+the order the terminal shows their tables (each bench.py's PLACE_IN_SUMMARY). The plugin's fixtures
 (plugin/fixtures.py), the scaffold's test files (scaffold.py), the run's order
 (plugin/hooks.py) and the summary's tables (sections()) are made from the registrations; a
 user's module may register more (accelbench.register_benchmark)."""
@@ -12,15 +12,15 @@ import importlib
 import pkgutil
 from types import ModuleType
 
-from accelbench import benches, kinds
+from accelbench import kinds
 from accelbench.benches.base import Benchmark
 from accelbench.registry import Registry
 from accelbench.results.summary import Section
 
 
 def kind_modules(*packages: ModuleType) -> list[ModuleType]:
-    """The packages' modules that declare KINDS, by their PLACE_IN_SUMMARY: a module of
-    benches/, or a kind folder's bench.py (kinds/<name>/bench.py). A new kind's module is found
+    """The packages' modules that declare KINDS, by their PLACE_IN_SUMMARY: a module, or a
+    folder's bench.py (kinds/<name>/bench.py). A new kind's module is found
     where it is written, with no list of modules to add it to."""
     found = []
     for package in packages:
@@ -38,7 +38,7 @@ def kind_modules(*packages: ModuleType) -> list[ModuleType]:
 
 
 BENCHMARKS: Registry[Benchmark] = Registry("benchmark fixture")
-for module in kind_modules(benches, kinds):
+for module in kind_modules(kinds):
     for name, kind in module.KINDS.items():
         BENCHMARKS.register(name, kind)
 
@@ -54,5 +54,5 @@ def sections() -> list[Section]:
 
 
 def plots() -> list[str]:
-    """The report's plots the registered kinds draw, by name (results/report/plots.py PLOTS)."""
+    """The report's plots the registered kinds draw, by name (a kind folder's plots.py PLOTS)."""
     return list(dict.fromkeys(name for kind in BENCHMARKS.values() for name in kind.plots))

@@ -8,6 +8,8 @@ which process and which layer runs it, so the house outside stays generic over k
 - `plots.py`: the report's plots of its numbers (a PLOTS dict the report finds): no pytest,
   no framework, no process code;
 - `series.py`: its numbers in `accelbench history` (results.history.series.NUMBERS);
+- `tables.py`: records its cells' numbers derive together, for its summary tables (a DERIVED
+  tuple results.summary.derived_records finds);
 - `work.py` and its helpers: the work it measures, child-safe: a backend's or an A/B side's
   worker runs it too (processes.cellwork.kind_work);
 - `bench.py` (the pytest side, the parent): its cells and skip rules, its Bench, and its KINDS,

@@ -11,12 +11,6 @@ import io
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
-from accelbench.measured import (
-    Throughput,
-    Utilization,
-)
 from accelbench.results.report.runs import Run
 from accelbench.results.summary import CellRecord
 
@@ -100,24 +94,6 @@ def per_device(cells: Sequence[CellRecord]) -> dict[str, list[CellRecord]]:
     return found
 
 
-def throughput(runs: Sequence[Run]) -> list[Plot]:
-    """Samples/s against batch size, log axes, one panel per model, per phase."""
-    plots = []
-    for phase, benchmark in (("training", "train_bench"), ("inference", "inference_bench")):
-        models = by_model(runs, (benchmark,), Throughput.keys.samples_per_s)
-        if not models:
-            continue
-        figure, axes = panels(len(models))
-        for ax, (model, by_run) in zip(axes, models.items()):
-            for run in runs:
-                for device, mine in per_device(by_run.get(run.tag, [])).items():
-                    sizes, rates = curve(mine, Throughput.keys.samples_per_s)
-                    measured_line(ax, sizes, rates, marker="o", label=series_label(run, device, len(runs) > 1))
-            style_axes(ax, f"{model}: {phase}", "batch size", "samples/s", xbase=2, ylog=True)
-        plots.append(Plot("throughput", f"{phase.capitalize()} throughput against batch size", encode(figure)))
-    return plots
-
-
 def style_axes(
     ax, title: str, xlabel: str, ylabel: str, *, xbase: int | None = None, ylog: bool = False, legend: str = "small"
 ) -> None:
@@ -157,89 +133,24 @@ def short(value: float) -> str:
     return f"{value:.3g}"
 
 
-def roofline(runs: Sequence[Run]) -> list[Plot]:
-    """Each backend, device and dtype's measured roofs (Williams, Waterman and Patterson 2009):
-    the bandwidth roof rising to the ridge point, the compute roof flat after it; each throughput
-    cell a point at its arithmetic intensity and the FLOP/s its kernels execute (what the roof
-    bounds: HFU's numerator; the convention's model FLOPs may pass it on padded convolutions),
-    coloured by model, a circle for training and a triangle for inference. A point left of the
-    ridge is bandwidth-bound."""
-    roofs = {(roof.backend, roof.device, roof.dtype): roof for run in runs for roof in run.roofs}
-    points: dict[tuple[str, str, str], list[tuple[CellRecord, float, float]]] = {}
-    for run in runs:
-        for cell in run.cells_of("train_bench", "inference_bench"):
-            used = Utilization.of(cell.info)
-            share = used.hfu if used.hfu is not None else used.mfu
-            if used.arithmetic_intensity and share is not None and used.roof_flops and used.roof_device:
-                key = (used.roof_backend or "tensorflow", used.roof_device, used.roof_dtype)
-                points.setdefault(key, []).append((cell, used.arithmetic_intensity, share * used.roof_flops))
-    shown = [key for key in roofs if key in points]
-    if not shown:
-        return []
-    figure, axes = panels(len(shown))
-    colours = {
-        model: f"C{index % 10}" for index, model in enumerate(sorted({c.model for k in shown for c, _, _ in points[k]}))
-    }
-    for ax, key in zip(axes, shown):
-        roof, cells = roofs[key], points[key]
-        intensities = [intensity for _, intensity, _ in cells]
-        low = min(min(intensities), roof.ridge_intensity) / 4
-        high = max(max(intensities), roof.ridge_intensity) * 4
-        xs = np.geomspace(low, high, 200)
-        ax.plot(xs, np.minimum(roof.flops_per_s, roof.bytes_per_s * xs), color="black", linewidth=1.5)
-        ax.axvline(roof.ridge_intensity, color="grey", linestyle=":", linewidth=1)
-        seen = set()
-        for cell, intensity, executed in cells:
-            work = "train" if cell.benchmark == "train_bench" else "predict"
-            label = f"{cell.model} {work}"
-            ax.plot(
-                intensity,
-                executed,
-                marker="o" if work == "train" else "^",
-                color=colours[cell.model],
-                linestyle="",
-                label=None if label in seen else label,
-            )
-            seen.add(label)
-        ax.set_xscale("log")
-        style_axes(ax, f"{key[1]} {key[2]} on {key[0]}: roofline", "FLOPs per byte", "executed FLOP/s", ylog=True)
-        from matplotlib.ticker import NullFormatter
-
-        ax.yaxis.set_minor_formatter(NullFormatter())  # decades apart: a label per decade reads
-        ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.0, 1.0))  # beside: points fill the panel
-    return [
-        Plot(
-            "roofline",
-            "Roofline: executed FLOP/s against arithmetic intensity, under the measured roofs",
-            encode(figure),
-            "The roofs are measured on this machine (a saturating matmul, a STREAM triad), not a datasheet's.",
-        )
-    ]
-
-
-# The report's plots by the name a benchmark kind gives in its registration (Benchmark.plots).
-# A kind in a folder of its own draws its plots in its plots.py (kinds/__init__.py), found by
-# drawn(): the report reads saved runs and imports no bench, no framework.
-PLOTS: dict[str, Callable[[Sequence[Run]], list[Plot]]] = {
-    "throughput": throughput,
-    "roofline": roofline,
-}
+# The plots this version drew for every run before runs named their own, in the order it drew
+# them: a run saved then is drawn with them. Frozen: plots a kind declares now travel in the run.
+SCHEMA_0_PLOTS = ("throughput", "data_size", "roofline", "accuracy", "memory", "serving", "speedup")
 
 
 def drawn() -> dict[str, Callable[[Sequence[Run]], list[Plot]]]:
-    """Every plot this version draws, by name: these, and each kind folder's plots.py PLOTS
-    (imported here, not at the top: a kind's plots import this module's helpers)."""
+    """Every plot this version draws, by the name a kind gives it in its registration
+    (Benchmark.plots): each kind folder's plots.py PLOTS (kinds/__init__.py), imported here, not
+    at the top, as a kind's plots import this module's helpers. The report reads saved runs and
+    imports no bench, no framework."""
     from accelbench import kinds
 
-    found = dict(PLOTS)
-    for module in kinds.each("plots"):
-        found.update(module.PLOTS)
-    return found
+    return {name: plot for module in kinds.each("plots") for name, plot in module.PLOTS.items()}
 
 
 def all_plots(runs: Sequence[Run]) -> list[Plot]:
-    """The plots the runs' kinds named, in order (every one, for a run saved before runs named
-    them); a name this version does not draw is left out."""
+    """The plots the runs' kinds named, in order (SCHEMA_0_PLOTS, for a run saved before runs
+    named them); a name this version does not draw is left out."""
     every = drawn()
-    named = [name for run in runs for name in (every if run.plots is None else run.plots)]
+    named = [name for run in runs for name in (SCHEMA_0_PLOTS if run.plots is None else run.plots)]
     return [plot for name in dict.fromkeys(named) if name in every for plot in every[name](runs)]

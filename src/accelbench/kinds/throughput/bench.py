@@ -1,5 +1,5 @@
-"""Steady-state throughput and latency: training and inference rounds of one cell, batch-1
-latency, and the SVM's fit."""
+"""The training, inference and latency cells: steady-state rounds of one cell's training or
+inference work, and batch-1 latency percentiles."""
 
 from __future__ import annotations
 
@@ -21,17 +21,18 @@ from accelbench.grid.cells import (
     params,
 )
 from accelbench.judge.verdicts import TIMING
-from accelbench.measured import AgainstTensorflow, Latency, Throughput, Timed, Utilization
-from accelbench.processes.protocol import Cellwork
-from accelbench.results.summary import (
+from accelbench.kinds.throughput.result import Latency
+from accelbench.kinds.throughput.tables import (
     CURVE,
     OVER_FLOAT32,
     OVER_SMALLEST,
     OVERTAKES_CPU,
     PRECISION_SPEEDUP,
     SATURATION,
-    Section,
 )
+from accelbench.measured import AgainstTensorflow, Throughput, Timed, Utilization
+from accelbench.processes.protocol import Cellwork
+from accelbench.results.summary import Section
 from accelbench.work import measure
 
 
@@ -133,7 +134,7 @@ KINDS: dict[str, Benchmark] = {
         ab=True,
         file="test_training.py",
         file_doc="Training: steady-state throughput, time to accuracy, and the harness's own overhead.",
-        about="Steady-state training throughput of one cell (benches/throughput.py).",
+        about="Steady-state training throughput of one cell (kinds/throughput).",
         sections=(
             Section(
                 "training throughput (samples/s), median round",
@@ -161,7 +162,7 @@ KINDS: dict[str, Benchmark] = {
         ab=True,
         file="test_inference.py",
         file_doc="Inference: throughput per batch size and batch-1 latency percentiles.",
-        about="Inference throughput of one cell (benches/throughput.py).",
+        about="Inference throughput of one cell (kinds/throughput).",
         sections=(
             Section(
                 "inference throughput (samples/s), median round",
@@ -246,7 +247,7 @@ KINDS: dict[str, Benchmark] = {
         "test_latency",
         (TIMING,),
         file="test_inference.py",
-        about="Batch-1 latency of one cell (benches/throughput.py).",
+        about="Batch-1 latency of one cell (kinds/throughput).",
         sections=(
             Section(
                 "batch-1 latency, median",
