@@ -260,10 +260,21 @@ class FirstPredictionBench(Bench):
         self.record(FirstPrediction(first_prediction_ms=12.5))
 
 
+def first_prediction_plot(runs):
+    from accelbench.results.report.plots import Plot, encode, panels
+
+    figure, (ax,) = panels(1)
+    cells = [cell for run in runs for cell in run.cells_of("first_prediction")]
+    ax.bar([cell.model for cell in cells], [FirstPrediction.of(cell.info).first_prediction_ms for cell in cells])
+    return [Plot("first prediction", "Time to a first prediction after load", encode(figure))]
+
+
+accelbench.register_plot("first_prediction", first_prediction_plot)
 accelbench.register_benchmark(
     "first_prediction",
     Benchmark(lambda grid: params(grid, [Cell("cpu", 1, grid.models[0])], ()), FirstPredictionBench,
-              "test_first_prediction", file="test_first_prediction.py", about="Time to a first prediction after load."),
+              "test_first_prediction", file="test_first_prediction.py", about="Time to a first prediction after load.",
+              plots=("first_prediction",)),
     Section("time to a first prediction after load", {"first_prediction": "{column}"},
             FirstPrediction.keys.first_prediction_ms, "milliseconds"),
 )
@@ -308,6 +319,20 @@ def test_a_kind_registered_by_a_users_module_gets_its_fixture_and_its_table(pyte
     assert report.returncode == 0, report.stderr
     page = (pytester.path / "report.html").read_text()
     assert "time to a first prediction after load" in page and "12.5 ms" in page
+    assert "Time to a first prediction after load" not in page  # its plot: the module was not given
+    assert "plot 'first_prediction' is not drawn: no module given declares it" in report.stdout
+    # Given the module, as the pytest process was, the report draws the kind's own plot.
+    report = subprocess.run(
+        [sys.executable, "-m", "accelbench.cli", "report", "run.json", "-o", "drawn.html"]
+        + ["--modules", "first_prediction_kind"],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert report.returncode == 0, report.stderr
+    assert "not drawn" not in report.stdout and "1 plots" in report.stdout
+    assert "Time to a first prediction after load" in (pytester.path / "drawn.html").read_text()
 
 
 def test_an_ab_run_keeps_the_round_lengths_its_error_rates_were_measured_at(pytester):

@@ -30,6 +30,7 @@ __all__ = [
     "register_gate",
     "register_layer_flops",
     "register_model",
+    "register_plot",
     "register_settings",
     "register_work",
 ]
@@ -81,6 +82,17 @@ def register_benchmark(name: str, benchmark, *sections) -> None:
 
     benchmark = dataclasses.replace(benchmark, sections=(*benchmark.sections, *sections))
     BENCHMARKS.register(name, benchmark, origin=benchmark.bench.__module__)
+
+
+def register_plot(name: str, draw) -> None:
+    """Declare a plot of your kind's numbers for `accelbench report`: `draw(runs)` returns a list
+    of `results.report.plots.Plot` (a name, a title, a PNG as base64: `plots.encode(figure)`)
+    from the saved runs (`results.report.runs.Run`: `run.cells_of(fixture)` gives its cells).
+    Name it in your Benchmark's `plots`, and give the report your module (`accelbench report
+    --modules yours`), as the pytest process got it."""
+    from accelbench.results.report.plots import USER_PLOTS
+
+    USER_PLOTS.register(name, draw, origin=getattr(draw, "__module__", None))
 
 
 def register_settings(name: str, by_preset: dict, fallback: str = "quick") -> None:

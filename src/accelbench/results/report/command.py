@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from accelbench import user_modules
 from accelbench.results.report import markdown, page, plots
 from accelbench.results.report.runs import ReportError, load_runs
 
@@ -33,18 +34,34 @@ def add_to(commands: Any) -> None:
     report.add_argument(
         "--markdown", metavar="FILE", help="also write the Markdown summary (under 60 kB) to FILE; '-' prints it"
     )
+    report.add_argument(
+        "--modules",
+        default="",
+        metavar="MOD[,MOD]",
+        help="your modules that declare plots of your own kinds (accelbench.register_plot), imported "
+        "from the working directory as the pytest process imported them (its --modules)",
+    )
     report.set_defaults(run=run)
 
 
-def report(runs_given: Sequence[str], output: Path, markdown_to: str | None) -> list[str]:
+def report(runs_given: Sequence[str], output: Path, markdown_to: str | None, modules: Sequence[str] = ()) -> list[str]:
     """Write what was asked; returns the lines to tell the user."""
     started = time.perf_counter()
     runs = load_runs(runs_given)
+    try:
+        user_modules.import_modules(modules, [str(Path.cwd())])
+    except user_modules.UserModuleError as error:
+        raise ReportError(str(error)) from None
     figures = plots.all_plots(runs)
     _write(output, page.render(runs, figures))
     told = [
         f"accelbench report: {len(runs)} run(s), {sum(len(r.cells) for r in runs)} cells, "
         f"{len(figures)} plots -> {output} ({time.perf_counter() - started:.1f} s)"
+    ]
+    told += [
+        f"accelbench report: plot {name!r} is not drawn: no module given declares it "
+        "(--modules, the module that registers it with accelbench.register_plot)"
+        for name in plots.not_drawn(runs)
     ]
     if markdown_to == "-":
         sys.stdout.write(markdown.render(runs))
@@ -64,7 +81,8 @@ def _write(path: Path, text: str) -> None:
 
 def run(arguments: argparse.Namespace) -> int:
     try:
-        for line in report(arguments.runs, arguments.output, arguments.markdown):
+        modules = [name.strip() for name in arguments.modules.split(",") if name.strip()]
+        for line in report(arguments.runs, arguments.output, arguments.markdown, modules):
             print(line, file=sys.stderr if arguments.markdown == "-" else sys.stdout)
     except ReportError as error:
         print(f"accelbench report: error: {error}", file=sys.stderr)

@@ -11,6 +11,7 @@ import io
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from accelbench.registry import Registry
 from accelbench.results.report.runs import Run
 from accelbench.results.summary import CellRecord
 
@@ -138,14 +139,27 @@ def short(value: float) -> str:
 SCHEMA_0_PLOTS = ("throughput", "data_size", "roofline", "accuracy", "memory", "serving", "speedup")
 
 
+# Plots a user's module declares (accelbench.register_plot), by name: `accelbench report
+# --modules` imports the module, as the pytest process did.
+USER_PLOTS: Registry[Callable[[Sequence[Run]], list[Plot]]] = Registry("plot")
+
+
 def drawn() -> dict[str, Callable[[Sequence[Run]], list[Plot]]]:
     """Every plot this version draws, by the name a kind gives it in its registration
     (Benchmark.plots): each kind folder's plots.py PLOTS (kinds/__init__.py), imported here, not
-    at the top, as a kind's plots import this module's helpers. The report reads saved runs and
-    imports no bench, no framework."""
+    at the top, as a kind's plots import this module's helpers; then the user's. The report
+    reads saved runs and imports no bench, no framework."""
     from accelbench import kinds
 
-    return {name: plot for module in kinds.each("plots") for name, plot in module.PLOTS.items()}
+    found = {name: plot for module in kinds.each("plots") for name, plot in module.PLOTS.items()}
+    return {**found, **{name: USER_PLOTS[name] for name in USER_PLOTS}}
+
+
+def not_drawn(runs: Sequence[Run]) -> list[str]:
+    """The plots the runs name that this version does not draw: a user's kind's, whose module
+    the report was not given (--modules), or one of a newer accelbench."""
+    every = drawn()
+    return list(dict.fromkeys(name for run in runs for name in run.plots or () if name not in every))
 
 
 def all_plots(runs: Sequence[Run]) -> list[Plot]:
