@@ -318,7 +318,9 @@ def test_the_gpu_check_runs_the_suite_per_installed_backend_and_prints_each_deci
     monkeypatch.setattr(gpu_check, "installed", lambda: [backends.PROCESS_BACKEND])
 
     benchmarks = Path(__file__).resolve().parents[1] / "benchmarks"
-    selection = ["--preset", "smoke", "-k", "test_train and not memory", "--models", "mlp", "--batch-sizes", "32"]
+    # -k matches the file's name too (test_training.py): its other tests are named out
+    only_train = "test_train and not (memory or threads or overhead or accuracy or scaling)"
+    selection = ["--preset", "smoke", "-k", only_train, "--models", "mlp", "--batch-sizes", "32"]
     storage = f"--benchmark-storage={tmp_path / 'storage'}"
     code = cli.main(["gpu-check", "--benchmarks", str(benchmarks), "-o", str(tmp_path), "--", *selection, storage])
     printed = capsys.readouterr().out
@@ -326,7 +328,8 @@ def test_the_gpu_check_runs_the_suite_per_installed_backend_and_prints_each_deci
     backend = backends.PROCESS_BACKEND
     assert re.search(rf"^{backend}: the run +exit 0 in \d+ s", printed, re.M), printed
     assert (tmp_path / f"run-{backend}.json").exists()
-    assert re.search(rf"^{backend}: cells that ran +1$", printed, re.M)
+    assert re.search(rf"^{backend}: cells that ran +1$", printed, re.M), printed
+    assert " 1 passed" in (tmp_path / f"run-{backend}.log").read_text()  # the row counts the cells pytest ran
     assert re.search(rf"^{backend}: devices found +cpu: ", printed, re.M)
     assert re.search(rf"^{backend}: fingerprint names the accelerator +none$", printed, re.M)
     assert re.search(rf"^{backend}: a gpu cell runs on the gpu +no cell ran there$", printed, re.M)

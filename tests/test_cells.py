@@ -4,11 +4,11 @@ import pytest
 
 from accelbench.axes import backends
 from accelbench.axes.devices import Inventory
-from accelbench.benches import throughput
 from accelbench.grid import cells
 from accelbench.kinds.accuracy import bench as accuracy
 from accelbench.kinds.memory import bench as memory
 from accelbench.kinds.speedup import bench as speedup
+from accelbench.kinds.throughput import bench as throughput
 
 # The process backend (the default) and another: the tests run in TensorFlow, JAX-only and
 # PyTorch-only environments alike.

@@ -25,7 +25,8 @@ from accelbench.axes.devices import type_of
 from accelbench.kinds.memory.result import StepMemory
 from accelbench.kinds.serving.result import Serving
 from accelbench.kinds.speedup.result import Speedup
-from accelbench.measured import Latency, PrecisionUsed, Throughput, Timed, Utilization
+from accelbench.kinds.throughput.result import Latency
+from accelbench.measured import PrecisionUsed, Throughput, Timed, Utilization
 from accelbench.results.report.runs import ReportError, Run, load_run
 from accelbench.results.summary import CellRecord
 from accelbench.units import flops
