@@ -118,6 +118,7 @@ def test_the_built_in_kinds_are_every_kinds_module_s_in_the_order_their_tables_w
         "kinds.serving",
         "kinds.distributed",
         "kinds.data_scaling",
+        "kinds.tokens",
     ]
     assert list(catalog.BENCHMARKS)[: sum(len(m.KINDS) for m in found)] == [
         name for module in found for name in module.KINDS

@@ -267,9 +267,11 @@ def test_a_planted_twice_slower_predict_step_fails_every_serving_cell(pytester, 
 # latency cell's, for that reason: 0.71 on the EPYC, 0.50-0.67 on the Xeon (the same twelve runs).
 # On the 2-core AMD EPYC, 2026-11-26: Offline's ratio 0.765-0.889 in ten runs of this test alone
 # (SingleStream over the latency cell 0.599-0.823), and 0.72 once in CI's timing tier, run after
-# 18 minutes of parallel tests: the floor sits below that.
+# 18 minutes of parallel tests: the floor sits below that. SingleStream over the latency cell read
+# 0.48 in a clean-clone CI run's timing tier on the EPYC (2026-11-27), below the Xeon's lowest
+# 0.50: its floor is 0.4, still far above what a server call costing twice the cell's would read.
 OFFLINE_OVER_EXPECTED = (0.6, 1.33)
-SINGLE_OVER_LATENCY = (0.5, 1.3)
+SINGLE_OVER_LATENCY = (0.4, 1.3)
 
 
 def suite_files(pytester, *names: str) -> None:

@@ -25,6 +25,29 @@ class ModelOptions:
 
 
 @dataclass(frozen=True)
+class Generation:
+    """How a generative model makes tokens, for the token cells (kinds/tokens/): its built model
+    (ModelSpec.build's) prefills a prompt into a key/value cache and decodes one token per
+    sequence against it. The counts say what a token costs; None where not known."""
+
+    # (model, tokens: batch x length ints) -> (logits: batch x length x vocabulary, cache)
+    prefill: Callable[[Any, Any], tuple[Any, Any]]
+    # (model, tokens: batch x 1, cache, position of the new tokens) -> (logits, cache)
+    decode: Callable[[Any, Any, Any, int], tuple[Any, Any]]
+    vocabulary: int
+    context: int  # the longest sequence (prompt and generated tokens) its cache holds
+    # (cache) -> the bytes its tensors hold, as allocated: the cache measured
+    cache_bytes: Callable[[Any], int] | None = None
+    cache_bytes_per_token: int | None = None  # counted: what one position of one sequence holds
+    # FLOPs of the token at a position (0-based) against those before it, 2 x multiply-adds
+    flops_per_token: Callable[[int], float] | None = None
+    # Its latency limits under load, milliseconds: time to first token and per output token.
+    # MLPerf Inference's for Llama 3.1 8B in Server (kinds/tokens/ names the others).
+    ttft_ms: float = 2000.0
+    tpot_ms: float = 100.0
+
+
+@dataclass(frozen=True)
 class ModelSpec:
     name: str
     summary: str
@@ -61,6 +84,9 @@ class ModelSpec:
     # names one for the whole run: one run then holds models on different data, each judged
     # against its own data's baselines. None: the default dataset (digits).
     dataset: str | None = None
+    # A generative model's prefill and decode (Generation): its cells are the token cells;
+    # None: a model that maps a sample to an output.
+    generation: Generation | None = None
     # The field's name before "kind" came to mean a benchmark kind alone: a spec declared with it
     # still works (it sets device_types).
     device_kinds: InitVar[frozenset[str] | None] = None
@@ -292,3 +318,40 @@ def _register_architectures() -> None:
 
 
 _register_architectures()
+
+
+# --- generative models ------------------------------------------------------------------------
+# GPT-style decoders in plain Keras (axes/decoder.py), for the token cells (kinds/tokens/): a
+# tiny one the quick and smoke presets time in seconds, and GPT-2 small's shape (124M
+# parameters) for the full preset. Left out of the presets' model lists: they make tokens, not
+# a sample's class, and run in the token cells alone.
+DECODERS = {
+    "gpt_tiny": ("a GPT-style decoder, tiny: 2 layers of width 64, 4 heads, context 128", (512, 128, 64, 2, 4, 256)),
+    "gpt2_small": (
+        "a GPT-style decoder of GPT-2 small's shape: 12 layers of width 768, 12 heads, context 1,024",
+        (50257, 1024, 768, 12, 12, 3072),
+    ),
+}
+
+
+def _register_decoders() -> None:
+    from accelbench.axes.decoder import DecoderShape, build_decoder, cache_bytes
+
+    for name, (summary, sizes) in DECODERS.items():
+        shape = DecoderShape(*sizes)
+        generation = Generation(
+            prefill=lambda model, tokens: model.prefill(tokens),
+            decode=lambda model, tokens, cache, index: model.decode(tokens, cache, index),
+            vocabulary=shape.vocabulary,
+            context=shape.context,
+            cache_bytes=cache_bytes,
+            cache_bytes_per_token=shape.cache_bytes_per_token(),
+            flops_per_token=lambda position, shape=shape: (
+                shape.matmul_flops_per_token() + shape.attention_flops(position)
+            ),
+        )
+        build = lambda input_shape, outputs, options, shape=shape: build_decoder(shape, options.seed)
+        MODELS.register(name, ModelSpec(name, summary, build, default=False, generation=generation))
+
+
+_register_decoders()

@@ -113,6 +113,8 @@ class Grid:
     # registered them under (run.presets.KIND_SETTINGS): what its cells function reads of them.
     settings: Mapping[str, object] = field(default_factory=dict)
     user_models: bool = False  # --models was given: the run's models are the user's choice
+    # the generative models --models named (ModelSpec.generation): the token cells', kept out of `models`
+    generative: tuple[str, ...] = ()
     left_out: Mapping[str, str] = field(default_factory=dict)  # benchmark fixture -> why the preset leaves it out
     backends: tuple[str, ...] = (PROCESS_BACKEND,)  # Keras backends of the training and inference cells
     precisions: tuple[str, ...] = (REFERENCE_PRECISION,)  # their Keras dtype policies

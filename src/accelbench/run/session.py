@@ -14,6 +14,7 @@ from accelbench import progress
 from accelbench.axes import backends, data
 from accelbench.axes.backends import PROCESS_BACKEND
 from accelbench.axes.devices import Inventory, Placement
+from accelbench.axes.models import MODELS
 from accelbench.grid.cells import Grid
 from accelbench.judge import fingerprint
 from accelbench.judge.baselines import BaselineFile
@@ -75,7 +76,8 @@ class Session:
         return Grid(
             devices=self.run.devices or self.inventory.default_names(),
             batch_sizes=self.run.batch_sizes,
-            models=self.run.models,
+            models=tuple(m for m in self.run.models if MODELS[m].generation is None),
+            generative=tuple(m for m in self.run.models if MODELS[m].generation is not None),
             unlabelled=frozenset(m for m in self.run.models if self.run.dataset_of(m) in data.UNLABELLED),
             inventory=self.inventory,
             sweep=self.sizing.sweep if sweeps else None,

@@ -1,0 +1,199 @@
+"""A GPT-style decoder-only transformer in plain Keras 3, so that every backend runs it: token and
+position embeddings, pre-norm blocks of causal self-attention and a GELU MLP, a final norm and a
+head tied to the token embedding (GPT-2's shape), with a key/value cache for incremental
+decoding.
+
+Written here rather than taken from KerasHub: KerasHub's Linux wheel needs tensorflow-text, which
+a JAX- or PyTorch-only install does not have, and the token cells need the cache's layout and
+its bytes per token in the open. The one forward pass (`run_positions`: `forward` is torch's
+name for a module's call) serves three uses: the whole sequence at once (`call`: recomputing,
+what a cached decode must agree with), a prompt into an empty cache (`prefill`) and one new
+token per sequence against the cache (`decode`).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Any
+
+NEGATIVE = -1e9  # a masked score: exp() of it is 0 in float32
+
+
+@dataclass(frozen=True)
+class DecoderShape:
+    """A decoder's size: GPT-2 small is vocabulary 50,257, context 1,024, width 768, 12 layers
+    of 12 heads, hidden 3,072 (124M parameters with the tied head)."""
+
+    vocabulary: int
+    context: int  # the longest sequence its cache holds
+    width: int
+    layers: int
+    heads: int
+    hidden: int
+
+    @property
+    def head_width(self) -> int:
+        return self.width // self.heads
+
+    def cache_bytes_per_token(self, itemsize: int = 4) -> int:
+        """A key and a value per layer for each position of a sequence's cache (counted;
+        cache_bytes measures what a cache's buffers hold: context positions per sequence)."""
+        return 2 * self.layers * self.width * itemsize
+
+    def parameters(self) -> int:
+        """Weights, the tied head counted once."""
+        block = 4 * self.width * self.width + 4 * self.width  # query, key, value, projection
+        block += 2 * self.width * self.hidden + self.hidden + self.width  # the MLP
+        block += 4 * self.width  # two norms
+        return (self.vocabulary + self.context) * self.width + self.layers * block + 2 * self.width
+
+    def matmul_flops_per_token(self) -> float:
+        """2 x multiply-adds of every weight a token passes through: the blocks' and the head's."""
+        return 2.0 * self.layers * (4 * self.width * self.width + 2 * self.width * self.hidden) + 2.0 * (
+            self.width * self.vocabulary
+        )
+
+    def attention_flops(self, position: int) -> float:
+        """A token at `position` (0-based) against the position + 1 keys it sees: scores and the
+        weighted sum of values, 2 x multiply-adds, every layer."""
+        return 2.0 * 2 * self.layers * self.width * (position + 1)
+
+
+def build_decoder(shape: DecoderShape, seed: int) -> Any:
+    """The decoder, its weights drawn from `seed` (Keras' own initializers)."""
+    import keras
+
+    keras.utils.set_random_seed(seed)
+    model = decoder_class()(shape)
+    model(keras.ops.zeros((1, 1), dtype="int32"))  # builds every weight
+    return model
+
+
+@functools.cache
+def decoder_class() -> type:
+    """The Keras model class, made once where Keras is imported (this module is imported by the
+    zoo, which must not load a framework)."""
+    import keras
+    from keras import ops
+
+    class Block(keras.layers.Layer):
+        """Pre-norm causal self-attention and MLP: this call's keys and values written into the
+        cache at positions start.., each query attending over the positions up to its own."""
+
+        def __init__(self, shape: DecoderShape, **kwargs):
+            super().__init__(**kwargs)
+            self.shape_of = shape
+            self.attention_norm = keras.layers.LayerNormalization(epsilon=1e-5)
+            self.query_key_value = keras.layers.Dense(3 * shape.width)
+            self.projection = keras.layers.Dense(shape.width)
+            self.mlp_norm = keras.layers.LayerNormalization(epsilon=1e-5)
+            self.up = keras.layers.Dense(shape.hidden, activation="gelu")
+            self.down = keras.layers.Dense(shape.width)
+
+        def call(self, x, keys, values, start: int):
+            shape = self.shape_of
+            batch, length = ops.shape(x)[0], ops.shape(x)[1]
+            qkv = ops.reshape(self.query_key_value(self.attention_norm(x)), (batch, length, 3, shape.heads, -1))
+            qkv = ops.transpose(qkv, (2, 0, 3, 1, 4))  # (3, batch, heads, length, head width)
+            query, key, value = qkv[0], qkv[1], qkv[2]
+            # The cache is a fixed buffer of the context's positions, (context, batch, heads, head
+            # width), written where this call's tokens stand and attended whole under the causal
+            # mask, as static-shape decoders do (KerasHub's): every step has the same shapes, so a
+            # compiled step is traced once. scatter_update, not slice_update: TensorFlow's slice
+            # update is an XLA op its eager CPU kernels lack.
+            where = ops.expand_dims(ops.arange(length) + start, -1)
+            keys = ops.scatter_update(keys, where, ops.transpose(key, (2, 0, 1, 3)))
+            values = ops.scatter_update(values, where, ops.transpose(value, (2, 0, 1, 3)))
+            scores = ops.matmul(query, ops.transpose(keys, (1, 2, 3, 0))) / math.sqrt(shape.head_width)
+            causal = ops.arange(shape.context)[None, :] <= (start + ops.arange(length))[:, None]
+            scores = ops.where(causal[None, None], scores, NEGATIVE)
+            attended = ops.matmul(ops.softmax(scores, axis=-1), ops.transpose(values, (1, 2, 0, 3)))
+            attended = ops.reshape(ops.transpose(attended, (0, 2, 1, 3)), (batch, length, shape.width))
+            x = x + self.projection(attended)
+            return x + self.down(self.up(self.mlp_norm(x))), keys, values
+
+    class Decoder(keras.Model):
+        def __init__(self, shape: DecoderShape, **kwargs):
+            super().__init__(name="decoder", **kwargs)
+            self.shape_of = shape
+            self.token_embedding = keras.layers.Embedding(shape.vocabulary, shape.width)
+            self.position_embedding = keras.layers.Embedding(shape.context, shape.width)
+            self.blocks = [Block(shape, name=f"block_{i}") for i in range(shape.layers)]
+            self.final_norm = keras.layers.LayerNormalization(epsilon=1e-5)
+
+        def empty_cache(self, batch: int) -> list:
+            """A key and a value buffer per layer, (context, batch, heads, head width), zeros."""
+            shape = self.shape_of
+            size = (shape.context, batch, shape.heads, shape.head_width)
+            return [
+                (ops.zeros(size, dtype=self.compute_dtype), ops.zeros(size, dtype=self.compute_dtype))
+            ] * shape.layers
+
+        def run_positions(self, tokens, cache: list, start: int):
+            """Logits of every position of `tokens` (batch, length), which stand at positions
+            start..start + length - 1, and the cache with their keys and values written in."""
+            length = ops.shape(tokens)[1]
+            if start + length > self.shape_of.context:
+                raise ValueError(
+                    f"positions up to {start + length} past the decoder's context of {self.shape_of.context}"
+                )
+            x = self.token_embedding(tokens) + self.position_embedding(ops.arange(length) + start)[None]
+            written = []
+            for block, (keys, values) in zip(self.blocks, cache):
+                x, keys, values = block(x, keys, values, start=start)
+                written.append((keys, values))
+            x = self.final_norm(x)
+            return ops.matmul(x, ops.transpose(self.token_embedding.embeddings)), written
+
+        def call(self, tokens):
+            """Every position's logits, the whole sequence at once (no cache kept)."""
+            return self.run_positions(tokens, self.empty_cache(ops.shape(tokens)[0]), 0)[0]
+
+        def prefill(self, tokens):
+            """A prompt into an empty cache: its logits and the cache."""
+            return self.run_positions(tokens, self.empty_cache(ops.shape(tokens)[0]), 0)
+
+        def decode(self, tokens, cache: list, index: int):
+            """One new token per sequence (tokens: batch x 1) at position `index`."""
+            return self.run_positions(tokens, cache, index)
+
+    return Decoder
+
+
+def cache_bytes(cache: list) -> int:
+    """The bytes a cache's tensors hold, as the backend allocated them (their element counts
+    times their dtype's size)."""
+    import numpy as np
+    from keras import ops
+
+    return sum(
+        int(np.prod(ops.shape(tensor)))
+        * np.dtype(ops.dtype(tensor) if hasattr(ops, "dtype") else tensor.dtype).itemsize
+        for pair in cache
+        for tensor in pair
+    )
+
+
+def greedy(model: Any, prompt: Any, new_tokens: int, cached: bool = True) -> list[list[int]]:
+    """`new_tokens` greedy tokens after `prompt` (batch x length ints): with the cache (prefill,
+    then a decode step per token), or recomputing the whole sequence for each (what the cache
+    must agree with)."""
+    import numpy as np
+    from keras import ops
+
+    tokens = np.asarray(prompt, dtype="int32")
+    made = []
+    if cached:
+        logits, cache = model.prefill(tokens)
+        for step in range(new_tokens):
+            chosen = np.argmax(ops.convert_to_numpy(logits[:, -1]), axis=-1).astype("int32")[:, None]
+            made.append(chosen)
+            if step + 1 < new_tokens:
+                logits, cache = model.decode(chosen, cache, tokens.shape[1] + step)
+    else:
+        for _ in range(new_tokens):
+            logits = model(np.concatenate([tokens, *made], axis=1) if made else tokens)
+            made.append(np.argmax(ops.convert_to_numpy(logits[:, -1]), axis=-1).astype("int32")[:, None])
+    return np.concatenate(made, axis=1).tolist()

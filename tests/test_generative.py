@@ -1,0 +1,90 @@
+"""The generative models and their token cells (kinds/tokens/): the decoder's cache agrees with
+recomputing, its counts with what the built model holds, and the cells run as the others do."""
+
+import json
+
+import numpy as np
+import pytest
+
+from accelbench.axes.decoder import DecoderShape, greedy
+from accelbench.axes.models import MODELS, ModelOptions
+
+TINY = MODELS["gpt_tiny"]
+
+
+@pytest.fixture(scope="module")
+def tiny(heavy_imports):
+    return TINY.build(None, None, ModelOptions(seed=0))
+
+
+def test_cached_decoding_makes_the_tokens_recomputing_the_whole_sequence_makes(tiny):
+    """Greedy from a fixed seed: a prefill and one decode step per token against the cache give
+    the tokens that running the whole sequence again for each new token gives."""
+    prompt = np.random.default_rng(1).integers(0, TINY.generation.vocabulary, (2, 12))
+    cached = greedy(tiny, prompt, 10, cached=True)
+    assert cached == greedy(tiny, prompt, 10, cached=False)
+    assert len(cached) == 2 and all(len(tokens) == 10 for tokens in cached)
+
+
+def test_a_planted_cache_fault_is_caught_by_the_same_comparison(tiny, monkeypatch):
+    """The comparison above can fail: decode steps that write their keys one position off give
+    other tokens than recomputing."""
+    prompt = np.random.default_rng(1).integers(0, TINY.generation.vocabulary, (2, 12))
+    honest = greedy(tiny, prompt, 10, cached=False)
+    decode = type(tiny).decode
+    monkeypatch.setattr(type(tiny), "decode", lambda self, tokens, cache, index: decode(self, tokens, cache, index + 1))
+    assert greedy(tiny, prompt, 10, cached=True) != honest
+
+
+def test_the_counts_agree_with_the_built_model(tiny):
+    """Parameters, the cache's bytes and a token's matmul FLOPs as DecoderShape counts them,
+    against the built model: its weights, its cache's tensors, and its Dense kernels (2 x
+    multiply-adds of every kernel a token passes through, and the head tied to the embedding)."""
+    from accelbench.axes.decoder import cache_bytes
+
+    shape = DecoderShape(512, 128, 64, 2, 4, 256)
+    assert tiny.count_params() == shape.parameters()
+    _, cache = TINY.generation.prefill(tiny, np.zeros((3, 5), dtype="int32"))
+    assert cache_bytes(cache) == 3 * shape.context * TINY.generation.cache_bytes_per_token == 3 * 128 * 1024
+    kernels = [w for w in tiny.weights if w.path.endswith("kernel")]
+    counted = 2 * sum(int(np.prod(w.shape)) for w in kernels) + 2 * shape.width * shape.vocabulary
+    assert shape.matmul_flops_per_token() == counted
+    assert TINY.generation.flops_per_token(9) == counted + 2 * 2 * shape.layers * shape.width * 10
+
+
+def test_past_the_context_is_one_clear_error(tiny):
+    with pytest.raises(ValueError, match="positions up to 129 past the decoder's context of 128"):
+        TINY.generation.prefill(tiny, np.zeros((1, 129), dtype="int32"))
+
+
+@pytest.mark.slow(30)
+def test_the_token_cells_run_under_the_smoke_preset_with_their_tables(pytester, heavy_imports):
+    """test_prefill and test_decode on the tiny decoder: timed, their tables in the terminal,
+    tokens/s and the latencies saved; a run whose --models names no generative model skips them
+    with one line."""
+    from accelbench import scaffold
+
+    pytester.makepyfile(test_tokens=scaffold.benchmark_files()["test_tokens.py"])
+    (pytester.path / "baselines").mkdir()
+    common = ("-p", "accelbench.plugin", "-p", "no:cacheprovider", "--preset", "smoke", "--baselines", "baselines")
+    result = pytester.runpytest(*common, "--benchmark-json=run.json", "test_tokens.py")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*time to first token*", "cpu *gpt_tiny *ms*"])
+    result.stdout.fnmatch_lines(["*time per output token*", "cpu *gpt_tiny *ms*"])
+    saved = {b["name"]: b["extra_info"] for b in json.loads((pytester.path / "run.json").read_text())["benchmarks"]}
+    prefill, decode = saved["test_prefill[cpu-p16-gpt_tiny]"], saved["test_decode[cpu-bs1-gpt_tiny]"]
+    assert prefill["tokens_per_s"] > 0 and prefill["ttft_ms"] > 0 and prefill["flops_per_token"] > 0
+    assert decode["tpot_ms"] > 0 and decode["tokens_per_s"] == pytest.approx(1e3 / decode["tpot_ms"])
+    assert decode["cache_bytes_measured"] == 128 * 1024 and decode["bytes_per_step"] > decode["cache_bytes_measured"]
+    for share in (prefill.get("compute_share"), decode.get("bandwidth_share")):
+        assert share is None or 0 < share <= 1.05
+    skipped = pytester.runpytest(*common, "--models", "mlp", "test_tokens.py", "-rs")
+    skipped.assert_outcomes(skipped=2)
+    skipped.stdout.fnmatch_lines(["*no generative model among --models*"])
+    # Named beside a classifier, a decoder gets token cells and no inference cell of its own.
+    pytester.makepyfile(test_inference=scaffold.benchmark_files()["test_inference.py"])
+    listed = pytester.runpytest(*common, "--models", "mlp,gpt_tiny", "--collect-only", "-q", "test_inference.py")
+    ids = [line for line in listed.stdout.lines if "::" in line]
+    assert any("mlp" in line for line in ids) and not any("gpt_tiny" in line for line in ids)
+    listed = pytester.runpytest(*common, "--models", "mlp,gpt_tiny", "--collect-only", "-q", "test_tokens.py")
+    assert "test_tokens.py::test_decode[cpu-bs1-gpt_tiny]" in listed.stdout.lines
