@@ -88,3 +88,34 @@ def test_the_token_cells_run_under_the_smoke_preset_with_their_tables(pytester, 
     assert any("mlp" in line for line in ids) and not any("gpt_tiny" in line for line in ids)
     listed = pytester.runpytest(*common, "--models", "mlp,gpt_tiny", "--collect-only", "-q", "test_tokens.py")
     assert "test_tokens.py::test_decode[cpu-bs1-gpt_tiny]" in listed.stdout.lines
+
+
+RAISING_DECODER = """
+import accelbench
+from accelbench.axes.models import MODELS, Generation
+
+
+def fail(model, tokens, cache, index):
+    raise RuntimeError("the cache went missing")
+
+
+tiny = MODELS["gpt_tiny"]
+generation = Generation(prefill=tiny.generation.prefill, decode=fail, vocabulary=512, context=128)
+accelbench.register_model(accelbench.ModelSpec("my_decoder", "decodes nothing", tiny.build, default=False,
+                                               generation=generation))
+"""
+
+
+@pytest.mark.slow(20)
+def test_a_users_decoder_that_raises_is_one_line_and_stops_the_run(pytester, heavy_imports):
+    from accelbench import scaffold
+
+    pytester.makepyfile(test_tokens=scaffold.benchmark_files()["test_tokens.py"], my_decoder=RAISING_DECODER)
+    (pytester.path / "baselines").mkdir()
+    common = ("-p", "accelbench.plugin", "-p", "no:cacheprovider", "--preset", "smoke", "--baselines", "baselines")
+    result = pytester.runpytest(*common, "--modules", "my_decoder", "--models", "my_decoder", "test_tokens.py")
+    assert result.ret != 0
+    text = result.stdout.str()
+    assert "model 'my_decoder': its generation (prefill or decode) raised RuntimeError: the cache went missing" in text
+    assert "Traceback" not in text
+    result.assert_outcomes(passed=1, errors=1)  # its prefill cell ran; its decode cell stopped the run

@@ -244,7 +244,8 @@ def test_a_planted_thrice_slower_predict_step_fails_every_serving_cell(pytester,
     pytester.makepyfile(served_model=PLANTED)
     baselines = pytester.path / "baselines"
     baselines.mkdir()
-    monkeypatch.delenv("PLANT_THRICE", raising=False)
+    for planted in ("PLANT_TWICE", "PLANT_THRICE"):  # the model unchanged, whatever the caller's environment
+        monkeypatch.delenv(planted, raising=False)
     serving_run(pytester, baselines, "--update-baselines").assert_outcomes(passed=4)
     stored = json.loads((baselines / "serving.json").read_text())
     assert "serving_fixed_qps" in json.dumps(stored)
@@ -342,7 +343,8 @@ def test_an_ab_run_serves_both_sides_and_fails_a_b_with_a_twice_slower_predict_s
     pytester.makepyfile(served_model=PLANTED)
     baselines = pytester.path / "baselines"
     baselines.mkdir()
-    monkeypatch.delenv("PLANT_THRICE", raising=False)
+    for planted in ("PLANT_TWICE", "PLANT_THRICE"):  # the model unchanged, whatever the caller's environment
+        monkeypatch.delenv(planted, raising=False)
     cells = ("-k", "singlestream or server")
     result = serving_run(pytester, baselines, *cells, "--ab-env", "PLANT_TWICE=1")
     result.assert_outcomes(failed=2)

@@ -22,6 +22,7 @@ from accelbench.kinds.tokens.result import Tokens
 from accelbench.kinds.tokens.settings import TokenSettings
 from accelbench.measured import Place, Roof
 from accelbench.results.summary import Section
+from accelbench.user_modules import call_user
 
 PREFILL, DECODE = "prefill", "decode"  # its phases
 PREFILL_FIXTURE, DECODE_FIXTURE = "token_prefill", "token_decode"  # its fixtures
@@ -58,10 +59,10 @@ class TokenBench(Bench):
         return self.session.grid.settings[SETTINGS]
 
     def setup(self, node: pytest.Item) -> None:
-        spec = MODELS[self.cell.model]
-        self.generation, self.where = spec.generation, self.placement()
+        self.spec = MODELS[self.cell.model]
+        self.generation, self.where = self.spec.generation, self.placement()
         self.say("building the model and tracing its steps")
-        self.model = work.build(spec, self.where, self.session.run.model_options)
+        self.model = work.build(self.spec, self.where, self.session.run.model_options)
         self.weight_bytes = int(self.model.count_params()) * 4
 
     def hold_to_roof(self, share_of: Any) -> None:
@@ -87,8 +88,7 @@ class PrefillBench(TokenBench):
     def setup(self, node: pytest.Item) -> None:
         super().setup(node)
         prompt = work.prompts(self.generation, 1, self.cell.size, self.session.run.model_options.seed)
-        self.prefill = work.Prefill(self.model, self.generation, self.where, prompt)
-        self.prefill.run()  # traced here, not in a timed round
+        self.prefill = work.warmed(self.spec, work.Prefill(self.model, self.generation, self.where, prompt))
 
     def __call__(self, benchmark: Any) -> None:
         length = self.cell.size
@@ -122,8 +122,8 @@ class DecodeBench(TokenBench):
         super().setup(node)
         length = self.settings.prompt_lengths[0]
         prompt = work.prompts(self.generation, self.cell.size, length, self.session.run.model_options.seed)
-        self.decode = work.Decode.after(self.model, self.generation, self.where, prompt, self.settings.decode_steps)
-        self.decode.run()  # traced here, not in a timed round
+        decode = lambda: work.Decode.after(self.model, self.generation, self.where, prompt, self.settings.decode_steps)
+        self.decode = work.warmed(self.spec, call_user(f"model {self.spec.name!r}: its prefill", decode))
 
     def __call__(self, benchmark: Any) -> None:
         steps, sequences = self.settings.decode_steps, self.cell.size

@@ -9,12 +9,21 @@ from typing import Any
 import numpy as np
 
 from accelbench.axes.models import Generation, ModelOptions, ModelSpec
+from accelbench.user_modules import call_user
 
 
 def build(spec: ModelSpec, placement: Any, options: ModelOptions) -> Any:
-    """The model, its weights drawn from the run's seed on the cell's device."""
+    """The model, its weights drawn from the run's seed on the cell's device; a user's builder
+    that raises is one UserCodeFailed, as every builder's is (work/build.py)."""
     with placement.scope():
-        return spec.build(None, None, options)
+        return call_user(f"model {spec.name!r}: its builder", spec.build, None, None, options)
+
+
+def warmed(spec: ModelSpec, work: Any) -> Any:
+    """`work` after one untimed round (traced, compiled); a user's prefill or decode that raises
+    there is one UserCodeFailed naming the model."""
+    call_user(f"model {spec.name!r}: its generation (prefill or decode)", work.run)
+    return work
 
 
 def prompts(generation: Generation, sequences: int, length: int, seed: int) -> np.ndarray:
