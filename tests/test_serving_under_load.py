@@ -1,4 +1,4 @@
-"""Serving under load (kinds/serving/: bench.py, work.py, loadgen.py, qps_search.py):
+"""Serving under load (kinds/serving/: bench.py, work.py; work/loadgen.py, work/peak_search.py):
 LoadGen's summary read as it writes it, the batcher's batches and outputs, a raising system
 under test ended in one line, the peak search's bracket, MLPerf's rules, and through the
 plugin: a planted 2x slower predict step failed in every serving cell, an unchanged run not."""
@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from accelbench.judge.verdicts import FAIL, INVALID, Verdicts
-from accelbench.kinds.serving import loadgen
-from accelbench.kinds.serving.loadgen import Durations, Expected, LoadgenResult
-from accelbench.kinds.serving.qps_search import find_peak
 from accelbench.kinds.serving.work import Batching, PredictStep, ServingPlan, allowed_batch_sizes, run_scenario
+from accelbench.work import loadgen
+from accelbench.work.loadgen import Durations, Expected, LoadgenResult
+from accelbench.work.peak_search import find_peak
 
 SHORT = Durations(min_duration_ms=200, min_query_count=32)
 INPUTS = np.arange(64 * 3, dtype=np.float32).reshape(64, 3)

@@ -35,7 +35,6 @@ from accelbench.kinds.serving.gates import (
     SERVING_LATENCY,
     SERVING_RATE,
 )
-from accelbench.kinds.serving.loadgen import RULES, SCENARIOS, Durations, LoadgenResult
 from accelbench.kinds.serving.result import Serving
 from accelbench.kinds.serving.settings import ServingSettings
 from accelbench.kinds.serving.work import (
@@ -48,11 +47,12 @@ from accelbench.kinds.serving.work import (
     serve,
 )
 from accelbench.measured import Place
-from accelbench.option import Option, name_in, positive_number
+from accelbench.option import Option, positive_number
 from accelbench.processes.workers import WorkerFailed
 from accelbench.results.summary import Section
 from accelbench.run import presets
 from accelbench.run.built import BuiltWork
+from accelbench.work.loadgen import RULES, SCENARIOS, SERVING_RULES, Durations, LoadgenResult
 
 FIXTURE = "serving_bench"
 SERVE_IN_WORKER = "accelbench.kinds.serving.work:serve_in_worker"  # what Bench.in_worker runs there
@@ -360,14 +360,6 @@ BOUND = Option(
     "Server's latency bound in milliseconds for every served model: the peak QPS is the highest whose "
     "99th-percentile latency stays under it. Default: each model's own (ModelSpec.latency_bound_ms, 10 ms).",
     None,
-)
-SERVING_RULES = Option(
-    "--serving-rules",
-    name_in(RULES),
-    "NAME",
-    "How long each LoadGen run of the serving cells lasts: preset (its few seconds; the terminal says which "
-    "percentile the query count supports) or mlperf (MLPerf's minimum durations and query counts: 600 s a run).",
-    "preset",
 )
 OPTIONS = (BOUND, SERVING_RULES, RATE_TOLERANCE, LATENCY_TOLERANCE)
 

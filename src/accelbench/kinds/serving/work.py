@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from accelbench.kinds.serving import loadgen
-from accelbench.kinds.serving.loadgen import Durations, Expected, LoadgenResult
+from accelbench.work import loadgen
+from accelbench.work.loadgen import Durations, Expected, LoadgenResult
 
 # Samples LoadGen draws its queries from: the test set's first ones (LoadGen's own default
 # performance sample count for small models is 1024).
@@ -398,7 +398,7 @@ def serve(
     largest_batch(plan) and warmed: a run's scenarios share one), its latency and batch
     throughput timed, then LoadGen's scenario against the dynamic batcher (Server: the peak-QPS
     search for every batching setting, and a run at the fixed QPS)."""
-    from accelbench.kinds.serving.qps_search import find_peak
+    from accelbench.work.peak_search import find_peak
 
     if step is None:
         say(f"building the predict step for batches up to {largest_batch(plan)}")

@@ -1,8 +1,10 @@
-"""MLPerf LoadGen, driven: a scenario's TestSettings from the serving plan and the suite's own
+"""MLPerf LoadGen, driven: a scenario's TestSettings from a plan and the suite's own
 measurements of the cell, one LoadGen test against a system under test, and LoadGen's result
-read back from the summary log it writes. LoadGen itself (the `mlcommons-loadgen` wheel,
+read back from the summary log it writes (a served model's latencies, and a generative one's
+token latencies where the test measured them). LoadGen itself (the `mlcommons-loadgen` wheel,
 module `mlperf_loadgen`) issues the queries, times them and decides VALID or INVALID; nothing
-here re-implements it. Child-safe: a backend's worker runs it too."""
+here re-implements it. The serving and the token cells drive it (kinds/serving/, kinds/tokens/).
+Child-safe: a backend's worker runs it too."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from accelbench.option import Option, name_in
 from accelbench.registry import Registry
 
 NS = 1e9
@@ -132,6 +135,15 @@ def settings_for(
 RULES: Registry[bool] = Registry("serving rules")
 RULES.register("preset", False)  # the preset's durations: seconds a scenario, percentiles the queries support
 RULES.register("mlperf", True)  # MLPerf's: at least 600 s and its query counts a scenario
+SERVING_RULES = Option(
+    "--serving-rules",
+    name_in(RULES),
+    "NAME",
+    "How long each LoadGen run of the serving and token-serving cells lasts: preset (its few seconds; the "
+    "terminal says which percentile the query count supports) or mlperf (MLPerf's minimum durations and query "
+    "counts: 600 s a run).",
+    "preset",
+)
 
 
 @dataclass(frozen=True)
@@ -149,6 +161,11 @@ class LoadgenResult:
     target_qps: float | None = None  # Server: the rate asked for
     error: str | None = None  # the system under test raised: its one line (the numbers are not a result)
     reported_percentile: str | None = None  # a stream's result line: the percentile LoadGen reports it at ("90.00")
+    # With token latencies on (a generative model's test): time to first token and time per
+    # output token, percentile -> milliseconds, and output tokens/s (Server: completed).
+    first_token_ms: dict[str, float] = field(default_factory=dict)
+    output_token_ms: dict[str, float] = field(default_factory=dict)
+    tokens_per_s: float | None = None
 
     def at(self, percentile: str) -> float | None:
         return self.latency_ms.get(percentile)
@@ -168,6 +185,11 @@ class LoadgenResult:
         )
 
 
+# The token latencies' lines of a summary ("99.00 percentile first token latency (ns)", "99.00
+# percentile time to output token (ns)") and its rate of output tokens.
+_FIRST_TOKEN_LINE = "{} percentile first token latency (ns)"
+_OUTPUT_TOKEN_LINE = "{} percentile time to output token (ns)"
+_TOKEN_RATE_KEYS = ("Completed tokens per second", "Tokens per second")
 _REPORTED = re.compile(r"^(?P<percentile>[\d.]+)th percentile latency \(ns\)$")
 _LINE = re.compile(r"^\s*(?P<key>[^:]+?)\s*:\s*(?P<value>.*?)\s*$")
 _RATE_KEYS = ("Samples per second", "Completed samples per second", "QPS w/o loadgen overhead")
@@ -180,7 +202,12 @@ def read_summary(scenario: str, log_dir: Path, target_qps: float | None = None) 
     text = (log_dir / SUMMARY_FILE).read_text(encoding="utf-8")
     values: dict[str, str] = {}
     unsatisfied: list[str] = []
-    bullets: dict[str, list[str]] = {"Recommendations": [], "Early Stopping Result": []}
+    bullets: dict[str, list[str]] = {
+        "Recommendations": [],
+        "Early Stopping Result": [],
+        "TTFT Early Stopping Result": [],
+        "TPOT Early Stopping Result": [],
+    }
     heading = None
     for line in text.splitlines():
         stripped = line.strip()
@@ -205,6 +232,13 @@ def read_summary(scenario: str, log_dir: Path, target_qps: float | None = None) 
         latency.setdefault(f"{float(reported['percentile']):.2f}", int(values[reported.string]) / 1e6)
     rate = next((float(values[key]) for key in _RATE_KEYS if key in values), None)
     scheduled = values.get("Scheduled samples per second")
+    percentiles = lambda line: {p: int(values[line.format(p)]) / 1e6 for p in PERCENTILES if line.format(p) in values}
+    token_rate = next((float(values[key]) for key in _TOKEN_RATE_KEYS if key in values), None)
+    stopping = [
+        *bullets["Early Stopping Result"],
+        *(f"TTFT: {line}" for line in bullets["TTFT Early Stopping Result"]),
+        *(f"TPOT: {line}" for line in bullets["TPOT Early Stopping Result"]),
+    ]
     return LoadgenResult(
         scenario=scenario,
         valid=values.get("Result is", "").upper() == "VALID",
@@ -212,10 +246,13 @@ def read_summary(scenario: str, log_dir: Path, target_qps: float | None = None) 
         latency_ms=latency,
         samples_per_s=rate,
         scheduled_qps=float(scheduled) if scheduled else None,
-        early_stopping=tuple(bullets["Early Stopping Result"]),
+        early_stopping=tuple(stopping),
         log_dir=str(log_dir),
         target_qps=target_qps,
         reported_percentile=f"{float(reported['percentile']):.2f}" if reported else None,
+        first_token_ms=percentiles(_FIRST_TOKEN_LINE),
+        output_token_ms=percentiles(_OUTPUT_TOKEN_LINE),
+        tokens_per_s=token_rate,
     )
 
 

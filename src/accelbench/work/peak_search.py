@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from accelbench.kinds.serving.loadgen import LoadgenResult
+from accelbench.work.loadgen import LoadgenResult
 
 # Halvings below the start before the search gives up: the bound is not met at 1/16 of the
 # rate the cell's own batch throughput suggested.
