@@ -76,6 +76,7 @@ def decoder_class() -> type:
     """The Keras model class, made once where Keras is imported (this module is imported by the
     zoo, which must not load a framework)."""
     import keras
+    import numpy as np
     from keras import ops
 
     class Block(keras.layers.Layer):
@@ -103,12 +104,18 @@ def decoder_class() -> type:
             # mask, as static-shape decoders do (KerasHub's): every step has the same shapes, so a
             # compiled step is traced once. scatter_update, not slice_update: TensorFlow's slice
             # update is an XLA op its eager CPU kernels lack.
-            where = ops.expand_dims(ops.arange(length) + start, -1)
-            keys = ops.scatter_update(keys, where, ops.transpose(key, (2, 0, 1, 3)))
-            values = ops.scatter_update(values, where, ops.transpose(value, (2, 0, 1, 3)))
+            if isinstance(start, int):  # every sequence's tokens at the same positions
+                where = ops.expand_dims(ops.arange(length) + start, -1)
+                keys = ops.scatter_update(keys, where, ops.transpose(key, (2, 0, 1, 3)))
+                values = ops.scatter_update(values, where, ops.transpose(value, (2, 0, 1, 3)))
+                causal = (ops.arange(shape.context)[None, :] <= (start + ops.arange(length))[:, None])[None, None]
+            else:  # one token per sequence, each at its own position (continuous batching)
+                where = ops.stack([start, ops.arange(batch, dtype="int32")], axis=-1)
+                keys = ops.scatter_update(keys, where, key[:, :, 0])
+                values = ops.scatter_update(values, where, value[:, :, 0])
+                causal = (ops.arange(shape.context)[None, :] <= start[:, None])[:, None, None]
             scores = ops.matmul(query, ops.transpose(keys, (1, 2, 3, 0))) / math.sqrt(shape.head_width)
-            causal = ops.arange(shape.context)[None, :] <= (start + ops.arange(length))[:, None]
-            scores = ops.where(causal[None, None], scores, NEGATIVE)
+            scores = ops.where(causal, scores, NEGATIVE)
             attended = ops.matmul(ops.softmax(scores, axis=-1), ops.transpose(values, (1, 2, 0, 3)))
             attended = ops.reshape(ops.transpose(attended, (0, 2, 1, 3)), (batch, length, shape.width))
             x = x + self.projection(attended)
@@ -131,15 +138,23 @@ def decoder_class() -> type:
                 (ops.zeros(size, dtype=self.compute_dtype), ops.zeros(size, dtype=self.compute_dtype))
             ] * shape.layers
 
-        def run_positions(self, tokens, cache: list, start: int):
+        def run_positions(self, tokens, cache: list, start):
             """Logits of every position of `tokens` (batch, length), which stand at positions
-            start..start + length - 1, and the cache with their keys and values written in."""
+            start..start + length - 1, and the cache with their keys and values written in;
+            `start` a vector of one position per sequence: one token each (length 1), each at
+            its own position."""
             length = ops.shape(tokens)[1]
-            if start + length > self.shape_of.context:
+            last = start if isinstance(start, int) else int(np.max(start))
+            if last + length > self.shape_of.context:
                 raise ValueError(
-                    f"positions up to {start + length} past the decoder's context of {self.shape_of.context}"
+                    f"positions up to {last + length} past the decoder's context of {self.shape_of.context}"
                 )
-            x = self.token_embedding(tokens) + self.position_embedding(ops.arange(length) + start)[None]
+            if isinstance(start, int):
+                placed = self.position_embedding(ops.arange(length) + start)[None]
+            else:
+                start = ops.convert_to_tensor(np.asarray(start, dtype="int32"))
+                placed = self.position_embedding(start)[:, None]
+            x = self.token_embedding(tokens) + placed
             written = []
             for block, (keys, values) in zip(self.blocks, cache):
                 x, keys, values = block(x, keys, values, start=start)
@@ -155,9 +170,22 @@ def decoder_class() -> type:
             """A prompt into an empty cache: its logits and the cache."""
             return self.run_positions(tokens, self.empty_cache(ops.shape(tokens)[0]), 0)
 
-        def decode(self, tokens, cache: list, index: int):
-            """One new token per sequence (tokens: batch x 1) at position `index`."""
-            return self.run_positions(tokens, cache, index)
+        def decode(self, tokens, cache: list, index):
+            """One new token per sequence (tokens: batch x 1) at position `index`, or at each
+            sequence's own (`index` a vector of batch ints)."""
+            return self.run_positions(tokens, cache, index if isinstance(index, int) else np.asarray(index))
+
+        def insert(self, cache: list, one: list, slot: int) -> list:
+            """`cache` with sequence `slot` replaced by `one`'s single sequence (a prompt's prefill):
+            a request taking a finished one's place in a batch. An elementwise select, not a slice
+            update, for TensorFlow's eager CPU kernels (as above); positions past the new
+            sequence's are masked until its decode overwrites them."""
+            batch = ops.shape(cache[0][0])[1]
+            chosen = (ops.arange(batch) == slot)[None, :, None, None]
+            return [
+                (ops.where(chosen, new_keys, keys), ops.where(chosen, new_values, values))
+                for (keys, values), (new_keys, new_values) in zip(cache, one)
+            ]
 
     return Decoder
 
