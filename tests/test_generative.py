@@ -68,18 +68,32 @@ def test_the_token_cells_run_under_the_smoke_preset_with_their_tables(pytester, 
     (pytester.path / "baselines").mkdir()
     common = ("-p", "accelbench.plugin", "-p", "no:cacheprovider", "--preset", "smoke", "--baselines", "baselines")
     result = pytester.runpytest(*common, "--benchmark-json=run.json", "test_tokens.py")
-    result.assert_outcomes(passed=2)
+    result.assert_outcomes(passed=4)
     result.stdout.fnmatch_lines(["*time to first token*", "cpu *gpt_tiny *ms*"])
     result.stdout.fnmatch_lines(["*time per output token*", "cpu *gpt_tiny *ms*"])
-    saved = {b["name"]: b["extra_info"] for b in json.loads((pytester.path / "run.json").read_text())["benchmarks"]}
+    document = json.loads((pytester.path / "run.json").read_text())
+    cells = [*document["benchmarks"], *document["accelbench"]["untimed_cells"]]  # LoadGen times the served ones
+    saved = {cell["name"]: cell["extra_info"] for cell in cells}
     prefill, decode = saved["test_prefill[cpu-p16-gpt_tiny]"], saved["test_decode[cpu-bs1-gpt_tiny]"]
     assert prefill["tokens_per_s"] > 0 and prefill["ttft_ms"] > 0 and prefill["flops_per_token"] > 0
     assert decode["tpot_ms"] > 0 and decode["tokens_per_s"] == pytest.approx(1e3 / decode["tpot_ms"])
     assert decode["cache_bytes_measured"] == 128 * 1024 and decode["bytes_per_step"] > decode["cache_bytes_measured"]
     for share in (prefill.get("compute_share"), decode.get("bandwidth_share")):
         assert share is None or 0 < share <= 1.05
+    # Under LoadGen (the smoke preset: static batching of 4): Server's peak rate under the
+    # model's limits, its TTFT and TPOT at half of it; Offline's tokens/s; the table in the terminal.
+    server, offline = (
+        saved["test_token_serving[cpu-gpt_tiny-server]"],
+        saved["test_token_serving[cpu-gpt_tiny-offline]"],
+    )
+    assert server["gated_batching"] == "static 4" and server["peak_rate"] > 0 and server["held_percentile"] == "p90"
+    assert server["fixed_rate"] == pytest.approx(server["peak_rate"] / 2)
+    assert 0 < server["ttft_p50_ms"] <= server["ttft_held_ms"] and 0 < server["tpot_p50_ms"] <= server["tpot_held_ms"]
+    assert offline["loadgen_valid"] and offline["output_tokens_per_s"] > 0
+    assert all(run["rate"] > 0 for run in server["goodput"])
+    result.stdout.fnmatch_lines(["*tokens under load (LoadGen Server)*", "cpu *gpt_tiny *ungated*"])
     skipped = pytester.runpytest(*common, "--models", "mlp", "test_tokens.py", "-rs")
-    skipped.assert_outcomes(skipped=2)
+    skipped.assert_outcomes(skipped=3)
     skipped.stdout.fnmatch_lines(["*no generative model among --models*"])
     # Named beside a classifier, a decoder gets token cells and no inference cell of its own.
     pytester.makepyfile(test_inference=scaffold.benchmark_files()["test_inference.py"])

@@ -8,3 +8,7 @@ def test_prefill(benchmark, token_prefill):
 
 def test_decode(benchmark, token_decode):
     token_decode(benchmark)
+
+
+def test_token_serving(token_serving):
+    token_serving()

@@ -41,8 +41,15 @@ class Generation:
     cache_bytes_per_token: int | None = None  # counted: what one position of one sequence holds
     # FLOPs of the token at a position (0-based) against those before it, 2 x multiply-adds
     flops_per_token: Callable[[int], float] | None = None
-    # Its latency limits under load, milliseconds: time to first token and per output token.
-    # MLPerf Inference's for Llama 3.1 8B in Server (kinds/tokens/ names the others).
+    # (model, a batch's cache, one sequence's cache from prefill, slot) -> the batch's cache with
+    # that sequence in the slot: a served batch takes a new request between decode steps. With
+    # it, decode also takes a vector of positions, one per sequence (each sequence at its own
+    # length). None: the model is served one request at a time (kinds/tokens/serve.py).
+    insert: Callable[[Any, Any, Any, int], Any] | None = None
+    # Its latency limits under load, milliseconds: the 99th percentiles of time to first token
+    # and of time per output token that the peak request rate must keep (--token-limits sets
+    # them for a run; MLPerf's Llama limits are named there). The default: MLPerf Inference's
+    # for Llama 3.1 8B in Server.
     ttft_ms: float = 2000.0
     tpot_ms: float = 100.0
 
@@ -325,11 +332,19 @@ _register_architectures()
 # tiny one the quick and smoke presets time in seconds, and GPT-2 small's shape (124M
 # parameters) for the full preset. Left out of the presets' model lists: they make tokens, not
 # a sample's class, and run in the token cells alone.
+# Each with its limits under load (TTFT, TPOT ms): the tiny one's sized to its steps on a CPU
+# (TensorFlow's eager step is about 15 ms; a continuous batch adds a prefill between steps), so
+# that a queue a short run builds shows; GPT-2 small's, MLPerf's for Llama 3.1 8B in Server.
 DECODERS = {
-    "gpt_tiny": ("a GPT-style decoder, tiny: 2 layers of width 64, 4 heads, context 128", (512, 128, 64, 2, 4, 256)),
+    "gpt_tiny": (
+        "a GPT-style decoder, tiny: 2 layers of width 64, 4 heads, context 128",
+        (512, 128, 64, 2, 4, 256),
+        (250.0, 100.0),
+    ),
     "gpt2_small": (
         "a GPT-style decoder of GPT-2 small's shape: 12 layers of width 768, 12 heads, context 1,024",
         (50257, 1024, 768, 12, 12, 3072),
+        (2000.0, 100.0),
     ),
 }
 
@@ -337,11 +352,14 @@ DECODERS = {
 def _register_decoders() -> None:
     from accelbench.axes.decoder import DecoderShape, build_decoder, cache_bytes
 
-    for name, (summary, sizes) in DECODERS.items():
+    for name, (summary, sizes, (ttft_ms, tpot_ms)) in DECODERS.items():
         shape = DecoderShape(*sizes)
         generation = Generation(
             prefill=lambda model, tokens: model.prefill(tokens),
             decode=lambda model, tokens, cache, index: model.decode(tokens, cache, index),
+            insert=lambda model, cache, one, slot: model.insert(cache, one, slot),
+            ttft_ms=ttft_ms,
+            tpot_ms=tpot_ms,
             vocabulary=shape.vocabulary,
             context=shape.context,
             cache_bytes=cache_bytes,

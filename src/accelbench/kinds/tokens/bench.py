@@ -6,8 +6,12 @@ bytes read per second of the copy roof (a decode step reads every weight and the
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import re
+import statistics
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,15 +21,42 @@ from accelbench.axes.models import MODELS
 from accelbench.benches.base import Bench, Benchmark
 from accelbench.grid.cells import Grid, device_absent, device_unsupported, params, placeholder
 from accelbench.judge.verdicts import TIMING
-from accelbench.kinds.tokens import work
-from accelbench.kinds.tokens.result import Tokens
+from accelbench.kinds.tokens import serve, work
+from accelbench.kinds.tokens.gates import (
+    FIXED_RATE,
+    LATENCY_TOLERANCE,
+    RATE_TOLERANCE,
+    TOKEN_RATE,
+    TOKEN_TPOT,
+    TOKEN_TTFT,
+)
+from accelbench.kinds.tokens.result import TokenLoad, Tokens
 from accelbench.kinds.tokens.settings import TokenSettings
 from accelbench.measured import Place, Roof
+from accelbench.option import Option
+from accelbench.processes.workers import WorkerFailed
 from accelbench.results.summary import Section
 from accelbench.user_modules import call_user
+from accelbench.work.loadgen import RULES, SERVING_RULES, Durations
+
+# Its options, beside the plugin's (--help lists them).
+LIMITS_OPTION = Option(
+    "--token-limits",
+    serve.limits_given,
+    "NAME|TTFT,TPOT",
+    "The TTFT and TPOT limits (milliseconds) a generative model's peak request rate must keep, for every "
+    f"generative model of the run: one of MLPerf's ({', '.join(serve.LIMITS.names())}) or two numbers. Default: "
+    "each model's own (Generation.ttft_ms, tpot_ms).",
+    None,
+)
 
 PREFILL, DECODE = "prefill", "decode"  # its phases
-PREFILL_FIXTURE, DECODE_FIXTURE = "token_prefill", "token_decode"  # its fixtures
+PREFILL_FIXTURE, DECODE_FIXTURE, LOAD_FIXTURE = "token_prefill", "token_decode", "token_serving"  # its fixtures
+SERVED_SCENARIOS = ("Server", "Offline")  # LoadGen's scenarios a generative model is served under
+SERVE_IN_WORKER = "accelbench.kinds.tokens.bench:serve_in_worker"  # what Bench.in_worker runs there
+AB_ORDER = ("A", "B", "B", "A")  # an A/B run's turns: drift over the cell cancels out
+AB_PREFIX = "ab_"  # an A/B verdict's metric: B's median against A's, by the gate's rule
+RUNS_OVER_TTFT = 5  # a LoadGen run lasts at least this many TTFT limits
 SETTINGS = "tokens"  # its settings' name in run.presets.KIND_SETTINGS (settings.py)
 ABOVE_THE_ROOF = 1.05  # a share past this is a measurement error (a wrong count, a clock that stopped early)
 DTYPE = "float32"  # the decoders run in float32: the roof they are held to
@@ -153,6 +184,233 @@ class DecodeBench(TokenBench):
         return Tokens(bandwidth_share=share, roof_device=roof.device, roof_bytes_per_s=roof.bytes_per_s)
 
 
+@dataclass(frozen=True)
+class TokenServeCell:
+    """A generative model served on a device under one LoadGen scenario: `cpu-gpt_tiny-server`."""
+
+    device: str
+    model: str
+    scenario: str  # Server or Offline
+    batch_size: int = 1  # a worker's CellSpec needs one: the first batching's slots are the plan's
+    precision: str = DTYPE
+
+    @property
+    def id(self) -> str:
+        return f"{self.device}-{self.model}-{self.scenario.lower()}"
+
+    def fields(self) -> dict:
+        keys = Place.keys
+        return {keys.device: self.device, keys.model: self.model, keys.column: self.scenario}
+
+
+class TokenServingBench(Bench):
+    """A generative model under LoadGen with token latencies on (serve.py): Server's peak request
+    rate under the model's TTFT and TPOT limits and its latencies at the fixed rate, or Offline's
+    tokens/s; each gated against this machine's baselines, and A/B'd where the run has two sides."""
+
+    cell: TokenServeCell
+
+    @property
+    def settings(self) -> TokenSettings:
+        return self.session.grid.settings[SETTINGS]
+
+    def plan(self) -> serve.TokenPlan:
+        settings, run = self.settings, self.session.run
+        generation = MODELS[self.cell.model].generation
+        limits = LIMITS_OPTION.of(run.kind_options) or serve.Limits(generation.ttft_ms, generation.tpot_ms)
+        rules = SERVING_RULES.of(run.kind_options)
+        fixed = None
+        if self.cell.scenario == "Server" and not self.verdicts.update:
+            gate = self.gates[TOKEN_TTFT]
+            fixed = gate.store.get(gate.scope, self.baseline_key, FIXED_RATE)
+        folder = re.sub(r"[^A-Za-z0-9_.-]+", "-", self.name).strip("-")
+        # A run shorter than a few TTFT limits cannot show a queue growing past the limit: a
+        # rate above the model's capacity would read VALID for the queue it had no time to build.
+        duration = max(settings.min_duration_ms, int(RUNS_OVER_TTFT * limits.ttft_ms))
+        return serve.TokenPlan(
+            durations=Durations(duration, settings.min_query_count, rules),
+            limits=limits,
+            requests=dataclasses.replace(settings.requests, seed=run.model_options.seed),
+            batchings=settings.batchings,
+            rate_precision=settings.rate_precision,
+            max_search_runs=settings.max_search_runs,
+            log_dir=str(Path(run.output_root or ".benchmarks", "loadgen", run.stamp, folder)),
+            fixed_rate=fixed,
+        )
+
+    def setup(self, node: pytest.Item) -> None:
+        self.spec = MODELS[self.cell.model]
+        if self.spec.generation.insert is None and any(b.slots > 1 for b in self.settings.batchings):
+            pytest.skip(f"{self.cell.model}'s Generation has no insert: it can be served one request at a time only")
+        self.where = self.placement()
+        self.say("building the model")
+        self.model = work.build(self.spec, self.where, self.session.run.model_options)
+
+    def __call__(self) -> None:
+        plan = self.plan()
+        served = self.served(plan)
+        self.record(_load_part(served, plan))
+        if served.error:
+            pytest.fail(
+                f"{self.name}: the model raised while serving: {served.error} (LoadGen was ended: every request "
+                f"after it was completed empty; logs: {plan.log_dir})",
+                pytrace=False,
+            )
+        head = token_headline(self.name, served, plan)
+        fails = RULES[SERVING_RULES.of(self.session.run.kind_options)]
+        for metric, value in head.numbers.items():
+            self.verdicts.against_baseline(self.name, self.gates[metric], value, key=self.baseline_key)
+        for metric, why in head.invalid.items():
+            self.verdicts.invalid(self.name, metric, why, fails=fails)
+        if self.verdicts.update and served.fixed is not None:
+            gate = self.gates[TOKEN_TTFT]
+            gate.store.stage(gate.scope, self.baseline_key, FIXED_RATE, served.fixed.target_qps)
+        if served.fixed is not None:
+            plan = dataclasses.replace(plan, fixed_rate=served.fixed.target_qps)
+        self.against_b(dataclasses.replace(plan, capacity=served.capacity))
+
+    def served(self, plan: serve.TokenPlan) -> serve.TokenServed:
+        return call_user(
+            f"model {self.spec.name!r}: its generation under load",
+            serve.serve,
+            self.model,
+            self.spec.generation,
+            self.where,
+            self.cell.scenario,
+            plan,
+            self.say,
+        )
+
+    def against_b(self, plan: serve.TokenPlan) -> None:
+        """In an A/B run: the cell served in worker A and worker B, in the order A B B A, from
+        the same schedule and requests (A's capacity, the same fixed rate, LoadGen's fixed seeds),
+        B's median held to the gates' rules against A's. A worker that fails fails the A/B verdict."""
+        ab_run = self.session.ab_run
+        if ab_run is None:
+            return
+        heads: dict[str, list[TokenHeadline]] = {"A": [], "B": []}
+        try:
+            for turn, side in enumerate(AB_ORDER):
+                self.say(f"A/B: serving tokens in {side}")
+                side_plan = dataclasses.replace(plan, log_dir=f"{plan.log_dir}/ab-{turn}-{side}")
+                wire = self.in_worker(SERVE_IN_WORKER, side, scenario=self.cell.scenario, plan=side_plan.as_json())
+                served = serve.TokenServed.from_json(wire)
+                if served.error:
+                    raise WorkerFailed(f"the model raised in {side}: {served.error}")
+                heads[side].append(token_headline(self.name, served, plan))
+        except WorkerFailed as error:
+            self.verdicts.failed(self.name, AB_PREFIX + TOKEN_RATE, f"{self.name}: A/B: {error}")
+            return
+        environment = ab_run.setup.b.describe()
+        for metric in dict.fromkeys(m for side in heads.values() for head in side for m in head.numbers):
+            a = [head.numbers[metric] for head in heads["A"] if metric in head.numbers]
+            b = [head.numbers[metric] for head in heads["B"] if metric in head.numbers]
+            if not a or not b:
+                continue
+            rule = self.gates[metric].rule
+            base = dict(
+                cell=self.name, metric=AB_PREFIX + metric, measured=statistics.median(b), tolerance=rule.describe()
+            )
+            self.verdicts.judge(
+                base, statistics.median(a), f"environment A, served A B B A ({environment} is B)", rule, ()
+            )
+
+
+@dataclass(frozen=True)
+class TokenHeadline:
+    """A token-serving cell's gated numbers (gate metric -> value), and why each it could not give."""
+
+    numbers: dict[str, float]
+    invalid: dict[str, str]
+
+
+def token_headline(name: str, served: serve.TokenServed, plan: serve.TokenPlan) -> TokenHeadline:
+    """Server: the peak rate, and TTFT and TPOT at the held percentile at the fixed rate;
+    Offline: none gated (its tokens/s is reported: a rate with no latency limit)."""
+    numbers, invalid = {}, {}
+    held = serve.held_percentile(plan)
+    if served.scenario != "Server":
+        return TokenHeadline(numbers, invalid)
+    first = served.searched[0]
+    if first.peak is None:
+        lowest = min(first.runs, key=lambda run: run.target_qps or 0.0)
+        ttft, tpot = (lowest.first_token_ms.get(held, float("nan")), lowest.output_token_ms.get(held, float("nan")))
+        invalid[TOKEN_RATE] = (
+            f"{name}: no rate tried kept TTFT p{float(held):g} under {plan.limits.ttft_ms:g} ms and TPOT under "
+            f"{plan.limits.tpot_ms:g} ms: the lowest, {lowest.target_qps:,.2f} requests/s, had TTFT "
+            f"{ttft:.1f} ms, TPOT {tpot:.1f} ms "
+            f"({'; '.join(lowest.why_invalid)}); set limits with --token-limits or the model's Generation"
+        )
+    else:
+        numbers[TOKEN_RATE] = first.peak.target_qps
+    fixed = served.fixed
+    if fixed is not None and fixed.first_token_ms.get(held) is not None:
+        numbers[TOKEN_TTFT] = fixed.first_token_ms[held]
+        numbers[TOKEN_TPOT] = fixed.output_token_ms[held]
+    return TokenHeadline(numbers, invalid)
+
+
+def _load_part(served: serve.TokenServed, plan: serve.TokenPlan) -> TokenLoad:
+    held = serve.held_percentile(plan)
+    result = served.fixed if served.scenario == "Server" else served.result
+    headline = served.result
+    peaks = [s for s in served.searched if s.peak is not None]
+    best = max(peaks, key=lambda s: s.peak.target_qps) if peaks else None
+    goodput = [
+        {
+            "batching": searched.batching.label,
+            "rate": run.target_qps,
+            "valid": run.valid,
+            "completed": run.samples_per_s,
+            **{f"ttft_p{p.split('.')[0]}_ms": run.first_token_ms.get(p) for p in ("50.00", held)},
+            **{f"tpot_p{p.split('.')[0]}_ms": run.output_token_ms.get(p) for p in ("50.00", held)},
+        }
+        for searched in served.searched
+        for run in searched.runs
+    ]
+    first = served.searched[0] if served.searched else None
+    return TokenLoad(
+        scenario=served.scenario,
+        loadgen_valid=headline.valid if headline else False,
+        loadgen_why_invalid="; ".join(headline.why_invalid) if headline else "no rate met the limits",
+        early_stopping="; ".join(headline.early_stopping) if headline else None,
+        gated_batching=plan.batchings[0].label,
+        peak_rate=first.peak.target_qps if first and first.peak else None,
+        best_batching=best.batching.label if best else None,
+        rate_precision=first.precision if first and first.peak and first.precision != float("inf") else None,
+        fixed_rate=served.fixed.target_qps if served.fixed else None,
+        ttft_p50_ms=result.first_token_ms.get("50.00") if result else None,
+        ttft_held_ms=result.first_token_ms.get(held) if result else None,
+        tpot_p50_ms=result.output_token_ms.get("50.00") if result else None,
+        tpot_held_ms=result.output_token_ms.get(held) if result else None,
+        held_percentile=f"p{float(held):g}",
+        ttft_limit_ms=plan.limits.ttft_ms,
+        tpot_limit_ms=plan.limits.tpot_ms,
+        output_tokens_per_s=result.tokens_per_s if result else None,
+        requests_per_s=result.samples_per_s if result else None,
+        goodput=goodput or None,
+        capacity_requests_per_s=served.capacity.requests_per_s,
+        loadgen_logs=plan.log_dir,
+    )
+
+
+def serve_in_worker(site: Any, scenario: str, plan: dict[str, Any]) -> dict[str, Any]:
+    """A token-serving cell measured in an A/B side's worker (processes.cellwork.kind_work builds
+    `site`), as the pytest process serves its own: its TokenServed, as JSON."""
+    model = work.build(site.model, site.placement, site.options)
+    return serve.serve(
+        model, site.model.generation, site.placement, scenario, serve.TokenPlan.from_json(plan)
+    ).as_json()
+
+
+def token_serve_cells(grid: Grid) -> list:
+    models = token_models(grid)
+    if not models:
+        return placeholder("no-generative-model-load", "no generative model among --models")
+    made = [TokenServeCell(d, m, s) for d, m, s in itertools.product(grid.devices, models, SERVED_SCENARIOS)]
+    return params(grid, made, (device_absent, device_unsupported))
+
+
 # Its cells: every device and generative model, at each prompt length (prefill) or batch (decode).
 def token_models(grid: Grid) -> list[str]:
     """The run's generative models where --models names some, else the preset's."""
@@ -249,5 +507,52 @@ KINDS: dict[str, Benchmark] = {
                 "percent",
             ),
         ),
+    ),
+    LOAD_FIXTURE: Benchmark(
+        token_serve_cells,
+        TokenServingBench,
+        "test_token_serving",
+        (TOKEN_RATE, TOKEN_TTFT, TOKEN_TPOT),
+        timed=False,
+        file="test_tokens.py",
+        about="A generative model under MLPerf LoadGen with token latencies: Server's peak request rate under its "
+        "TTFT and TPOT limits, Offline's tokens/s, static and continuous batching (kinds/tokens/).",
+        sections=(
+            Section(
+                "tokens under load (LoadGen Server): peak requests/s with TTFT and TPOT within the limits",
+                {LOAD_FIXTURE: "{column}"},
+                TokenLoad.keys.peak_rate,
+                "rate",
+                (TOKEN_RATE,),
+            ),
+            Section(
+                "time to first token under load: the held percentile at the fixed rate (half the peak)",
+                {LOAD_FIXTURE: "{column}"},
+                TokenLoad.keys.ttft_held_ms,
+                "milliseconds",
+                (TOKEN_TTFT,),
+            ),
+            Section(
+                "time per output token under load: the held percentile at the fixed rate (half the peak)",
+                {LOAD_FIXTURE: "{column}"},
+                TokenLoad.keys.tpot_held_ms,
+                "milliseconds",
+                (TOKEN_TPOT,),
+            ),
+            Section(
+                "output tokens/s under load (Offline: all requests at once; Server: completed at the fixed rate)",
+                {LOAD_FIXTURE: "{column}"},
+                TokenLoad.keys.output_tokens_per_s,
+                "rate",
+            ),
+            Section(
+                "the batching with the highest peak request rate (Server)",
+                {LOAD_FIXTURE: "{column}"},
+                TokenLoad.keys.best_batching,
+                "plain",
+            ),
+        ),
+        plots=("tokens_under_load",),
+        options=(LIMITS_OPTION, RATE_TOLERANCE, LATENCY_TOLERANCE),
     ),
 }

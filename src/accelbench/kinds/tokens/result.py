@@ -28,3 +28,32 @@ class Tokens(Part):
     roof_device: str | None = None
     roof_flops_per_s: float | None = None
     roof_bytes_per_s: float | None = None
+
+
+@dataclass(frozen=True)
+class TokenLoad(Part):
+    """A generative model under LoadGen with token latencies on (kinds/tokens/serve.py): Server's
+    peak request rate under the model's limits and its latencies at the fixed rate, or Offline's
+    tokens/s, as LoadGen's summary log reports them."""
+
+    scenario: str | None = None
+    loadgen_valid: bool | None = None
+    loadgen_why_invalid: str | None = None  # LoadGen's unsatisfied constraints and recommendations
+    early_stopping: str | None = None  # its TTFT and TPOT early-stopping lines
+    gated_batching: str | None = None  # the first batching's ("continuous 8"): the gated numbers'
+    peak_rate: float | None = None  # Server: requests/s, the highest whose TTFT and TPOT met the limits
+    best_batching: str | None = None  # Server: the batching with the highest peak rate
+    rate_precision: float | None = None  # the search bracket's relative width when it stopped
+    fixed_rate: float | None = None  # Server: the rate TTFT and TPOT are gated at (half the peak, or the baseline's)
+    ttft_p50_ms: float | None = None  # at the fixed rate (Offline: of its one query)
+    ttft_held_ms: float | None = None  # the held percentile (held_percentile)
+    tpot_p50_ms: float | None = None
+    tpot_held_ms: float | None = None  # the held percentile
+    held_percentile: str | None = None  # the percentile the limits hold ("p90" in a preset's run, "p99" MLPerf's)
+    ttft_limit_ms: float | None = None
+    tpot_limit_ms: float | None = None
+    output_tokens_per_s: float | None = None  # Offline: tokens/s; Server: completed at the fixed rate
+    requests_per_s: float | None = None  # Offline: requests/s; Server: completed at the fixed rate
+    goodput: list | None = None  # Server: every rate tried ({batching, rate, valid, ttft/tpot p50/p99, completed})
+    capacity_requests_per_s: float | None = None  # the rate the search started from, measured just before
+    loadgen_logs: str | None = None

@@ -1,0 +1,43 @@
+"""The token-serving cells' gates: Server's peak request rate under the model's TTFT and TPOT
+limits may not drop; TTFT and TPOT (the held percentile) at the fixed rate the baseline was
+recorded at, stored beside it as FIXED_RATE, may not rise. Keyed by hardware and libraries,
+as the serving cells' are."""
+
+from __future__ import annotations
+
+from accelbench.judge.gates import GATES, GateSpec
+from accelbench.judge.rules import RelativeDrop, RelativeRise
+from accelbench.option import Option, fraction, positive_number
+
+TOKEN_RATE, TOKEN_TTFT, TOKEN_TPOT = "token_peak_rate", "token_ttft_ms", "token_tpot_ms"
+FIXED_RATE = "token_fixed_rate"
+RATE_TOLERANCE = Option(
+    "--token-rate-tolerance",
+    fraction,
+    "FRACTION",
+    "Relative drop allowed below a baseline for a generative model's peak request rate under its TTFT and TPOT limits.",
+    "0.35",
+)
+LATENCY_TOLERANCE = Option(
+    "--token-latency-tolerance",
+    positive_number,
+    "FRACTION",
+    "Relative rise allowed above a baseline for a generative model's TTFT and TPOT at the fixed request rate.",
+    "0.6",
+)
+for _metric, _rule in (
+    (TOKEN_RATE, lambda tolerances: RelativeDrop(RATE_TOLERANCE.of(tolerances))),
+    (TOKEN_TTFT, lambda tolerances: RelativeRise(LATENCY_TOLERANCE.of(tolerances))),
+    (TOKEN_TPOT, lambda tolerances: RelativeRise(LATENCY_TOLERANCE.of(tolerances))),
+):
+    GATES.register(
+        _metric,
+        GateSpec(
+            _metric,
+            "tokens.json",
+            lambda s: (s.hardware, s.software, s.dataset.name),
+            _rule,
+            timed=True,
+            fingerprints=2,
+        ),
+    )

@@ -1,0 +1,521 @@
+"""A generative model served under MLPerf LoadGen with its token latencies on: the system under
+test is a real serving loop (a request queue and one thread that prefills each new request,
+streams its first token back as LoadGen's FirstTokenComplete, decodes every running sequence a
+token a step and completes each request with all its tokens), and LoadGen (work/loadgen.py)
+issues the requests, times their first tokens and their tokens after, and decides VALID or
+INVALID against the model's limits. Child-safe.
+
+Two batchings, as LLM servers have them: static (a batch is admitted together and runs until its
+longest request is done; no request joins it) and continuous (between decode steps a finished
+sequence's slot is taken by the next request waiting: Orca's iteration-level scheduling, what
+vLLM and TGI do). Written here because no kept Python library serves a Keras model's decode
+step in-process; vLLM's and TGI's schedulers are their servers' own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import queue
+import statistics
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from accelbench.axes.models import Generation
+from accelbench.registry import Registry
+from accelbench.work import loadgen
+from accelbench.work.loadgen import Durations, Expected, LoadgenResult
+from accelbench.work.peak_search import find_peak
+
+THREAD_NAME = "accelbench-token-server"
+PERCENTILE = "99.00"  # the percentile the limits are on (MLPerf's, for its LLMs)
+# A rate of the preset's runs is held to its queries' 90th percentiles: the few seconds a run
+# lasts give LoadGen's early stopping 64 queries to vouch for a p90, where a p99 needs 662
+# (MLPerf's own rules, --serving-rules mlperf, hold it to the p99).
+PRESET_PERCENTILE, PRESET_QUERIES = "90.00", 64
+
+
+@dataclass(frozen=True)
+class Requests:
+    """The requests LoadGen draws from, by stated distributions: each prompt's length drawn
+    uniformly from prompt_lengths (a few lengths: each is a shape the model's prefill traces),
+    each request's output tokens uniformly from output_tokens (low, high), `count` of them,
+    seeded."""
+
+    prompt_lengths: tuple[int, ...]
+    output_tokens: tuple[int, int]
+    count: int = 256
+    seed: int = 0
+
+    @property
+    def mean_output(self) -> float:
+        return (self.output_tokens[0] + self.output_tokens[1]) / 2
+
+    def drawn(self, vocabulary: int) -> list[Request]:
+        rng = np.random.default_rng(self.seed)
+        lengths = rng.choice(self.prompt_lengths, self.count)
+        outputs = rng.integers(self.output_tokens[0], self.output_tokens[1] + 1, self.count)
+        return [
+            Request(rng.integers(0, vocabulary, (1, int(length))).astype("int32"), int(output))
+            for length, output in zip(lengths, outputs)
+        ]
+
+
+@dataclass(frozen=True)
+class Request:
+    prompt: np.ndarray  # 1 x length token ids
+    output_tokens: int  # the tokens it asks for (the first included)
+
+
+@dataclass(frozen=True)
+class TokenBatching:
+    """How the loop batches: `slots` sequences decoded together, taking new requests when the
+    policy (POLICIES) says; static waits up to timeout_ms after the first request for the batch
+    to fill."""
+
+    policy: str  # a POLICIES name
+    slots: int
+    timeout_ms: float = 0.0
+
+    @property
+    def label(self) -> str:
+        return f"{self.policy} {self.slots}"
+
+
+# When the loop admits waiting requests into free slots: (free slots, slots) -> whether.
+POLICIES: Registry[Callable[[int, int], bool]] = Registry("token batching")
+POLICIES.register("static", lambda free, slots: free == slots)  # only an idle batch: it runs to its longest request
+POLICIES.register("continuous", lambda free, slots: free > 0)  # any free slot, between decode steps
+
+
+@dataclass
+class Running:
+    """A request in a slot: the tokens it has made (the response's data: kept alive until LoadGen
+    has taken them), the position its next token is written at."""
+
+    query_id: int
+    request: Request
+    tokens: list[int]
+    position: int
+
+
+@dataclass
+class TokenServer:
+    """LoadGen's system under test for a generative model (the module's docstring). A prefill or
+    decode that raises stops the loop's work: every request running, waiting or issued after is
+    completed at once with no tokens, so LoadGen's run ends; the error is kept."""
+
+    model: Any
+    generation: Generation
+    placement: Any
+    requests: list[Request]
+    batching: TokenBatching
+    error: str | None = None
+    # Per admission: (requests admitted together, sequences already running then): a static
+    # batch admits into an idle batch alone, a continuous one between a running batch's steps.
+    admitted: list[tuple[int, int]] = field(default_factory=list)
+    _queue: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)
+    _thread: threading.Thread | None = None
+    _STOP = object()
+
+    def __post_init__(self) -> None:
+        if self.batching.slots > 1 and self.generation.insert is None:
+            raise ValueError(
+                f"{self.batching.label}: the model's Generation has no insert, so it is served one request at a time"
+            )
+        self.admits = POLICIES[self.batching.policy]
+        self.cache: Any = None
+
+    def __enter__(self) -> TokenServer:
+        import mlperf_loadgen as lg
+
+        self._thread = threading.Thread(target=self._serve, name=THREAD_NAME, daemon=True)
+        self._thread.start()
+        self.handle = lg.ConstructSUT(lambda samples: self._queue.put([(s.id, s.index) for s in samples]), lambda: None)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import mlperf_loadgen as lg
+
+        self._queue.put(self._STOP)
+        if self._thread is not None:
+            self._thread.join()
+        lg.DestroySUT(self.handle)
+
+    # --- the loop -----------------------------------------------------------------------------
+    def _serve(self) -> None:
+        slots: list[Running | None] = [None] * self.batching.slots
+        waiting: deque = deque()
+        stopping = False
+        while True:
+            idle = all(slot is None for slot in slots)
+            if idle and not waiting:
+                if stopping:
+                    return
+                item = self._queue.get()
+                if item is self._STOP:
+                    return
+                waiting.extend(item)
+            stopping = self._take(waiting, idle) or stopping
+            free = [i for i, slot in enumerate(slots) if slot is None]
+            if waiting and self.admits(len(free), len(slots)):
+                admitted, running = 0, len(slots) - len(free)
+                for index in free:
+                    if not waiting:
+                        break
+                    slots[index] = self._admit(*waiting.popleft(), index)
+                    admitted += 1
+                self.admitted.append((admitted, running))
+            if any(slots):
+                self._step(slots)
+            if self.error is not None:
+                self._fail([(s.query_id, True) for s in slots if s] + [(q, False) for q, _ in waiting])
+                slots, waiting = [None] * len(slots), deque()
+
+    def _take(self, waiting: deque, idle: bool) -> bool:
+        """Requests issued since the last step onto `waiting`, without blocking (static batching
+        on an idle batch waits its timeout after the first for the batch to fill). True: the
+        server is stopping."""
+        deadline = time.perf_counter() + self.batching.timeout_ms / 1e3
+        fill = idle and self.batching.policy == "static" and self.batching.timeout_ms > 0
+        while True:
+            wait = deadline - time.perf_counter() if fill and len(waiting) < self.batching.slots else 0
+            try:
+                item = self._queue.get(timeout=wait) if wait > 0 else self._queue.get_nowait()
+            except queue.Empty:
+                return False
+            if item is self._STOP:
+                return True
+            waiting.extend(item)
+
+    def _admit(self, query_id: int, index: int, slot: int) -> Running | None:
+        """A request's prefill: its first token streamed to LoadGen, its cache put in the slot."""
+        import mlperf_loadgen as lg
+
+        request = self.requests[index]
+        if self.error is not None:
+            self._fail([(query_id, False)])
+            return None
+        try:
+            with self.placement.scope():
+                logits, one = self.generation.prefill(self.model, request.prompt)
+                first = int(np.argmax(_host(logits[:, -1])[0]))
+                if self.batching.slots == 1:
+                    self.cache = one
+                else:
+                    if self.cache is None:  # the batch's cache: a one-token prefill of every slot
+                        _, self.cache = self.generation.prefill(self.model, np.zeros((self.batching.slots, 1), "int32"))
+                    self.cache = self.generation.insert(self.model, self.cache, one, slot)
+        except Exception as raised:  # a user's model may raise anything: one line, and LoadGen ends
+            self.error = f"{type(raised).__name__}: {raised}"
+            self._fail([(query_id, False)])
+            return None
+        running = Running(query_id, request, [first], request.prompt.shape[1])
+        data = np.asarray(running.tokens, dtype="int32")
+        lg.FirstTokenComplete([lg.QuerySampleResponse(query_id, data.ctypes.data, data.nbytes, 1)])
+        if request.output_tokens <= 1:
+            self._complete(running)
+            return None
+        return running
+
+    def _step(self, slots: list[Running | None]) -> None:
+        """One decode step of every running sequence (an empty slot decodes a dummy token at
+        position 0, overwritten when a request takes it); a finished request completed."""
+        live = [slot for slot in slots if slot is not None]
+        tokens = np.array([[s.tokens[-1] if s else 0] for s in slots], dtype="int32")
+        positions = live[0].position if len(slots) == 1 else np.array([s.position if s else 0 for s in slots])
+        try:
+            with self.placement.scope():
+                logits, self.cache = self.generation.decode(self.model, tokens, self.cache, positions)
+                chosen = np.argmax(_host(logits[:, -1]), axis=-1)
+        except Exception as raised:  # a user's model may raise anything: one line, and LoadGen ends
+            self.error = f"{type(raised).__name__}: {raised}"
+            return
+        for index, running in enumerate(slots):
+            if running is None:
+                continue
+            running.tokens.append(int(chosen[index]))
+            running.position += 1
+            if len(running.tokens) >= running.request.output_tokens:
+                self._complete(running)
+                slots[index] = None
+
+    def _complete(self, running: Running) -> None:
+        import mlperf_loadgen as lg
+
+        data = np.asarray(running.tokens, dtype="int32")
+        response = lg.QuerySampleResponse(running.query_id, data.ctypes.data, data.nbytes, len(running.tokens))
+        lg.QuerySamplesComplete([response])
+
+    def _fail(self, queries: list[tuple[int, bool]]) -> None:
+        """Requests completed with no tokens (those that never had a first token get an empty one
+        first: LoadGen pairs the two)."""
+        import mlperf_loadgen as lg
+
+        for query_id, started in queries:
+            if not started:
+                lg.FirstTokenComplete([lg.QuerySampleResponse(query_id, 0, 0, 0)])
+            lg.QuerySamplesComplete([lg.QuerySampleResponse(query_id, 0, 0, 0)])
+
+
+def _host(tensor: Any) -> np.ndarray:
+    from keras import ops
+
+    return ops.convert_to_numpy(tensor)
+
+
+# --- LoadGen runs ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Limits:
+    """The 99th percentiles (the preset's runs: 90th) of time to first token and time per
+    output token a rate must keep, milliseconds."""
+
+    ttft_ms: float
+    tpot_ms: float
+
+
+# MLPerf Inference's LLM limits (TTFT, TPOT at p99), by name: --token-limits names one for the run.
+LIMITS: Registry[Limits] = Registry("token limits")
+LIMITS.register("llama3.1-8b", Limits(2000.0, 100.0))  # Server
+LIMITS.register("llama3.1-8b-interactive", Limits(500.0, 30.0))
+LIMITS.register("llama2-70b", Limits(2000.0, 200.0))  # Server
+LIMITS.register("llama2-70b-interactive", Limits(450.0, 40.0))
+
+
+def limits_given(text: str) -> Limits:
+    """--token-limits: a LIMITS name, or "TTFT,TPOT" in milliseconds."""
+    text = text.strip()
+    if "," not in text:
+        return LIMITS[text]
+    try:
+        ttft, tpot = (float(part) for part in text.split(","))
+    except ValueError:
+        raise ValueError(f"{text!r} is neither a name ({', '.join(LIMITS.names())}) nor TTFT,TPOT in ms") from None
+    if not (0 < ttft < float("inf") and 0 < tpot < float("inf")):
+        raise ValueError(f"{text!r}: both limits must be positive milliseconds")
+    return Limits(ttft, tpot)
+
+
+@dataclass(frozen=True)
+class TokenPlan:
+    """What a token-serving cell runs, in plain fields (it crosses to a worker as JSON)."""
+
+    durations: Durations
+    limits: Limits
+    requests: Requests
+    batchings: tuple[TokenBatching, ...]  # Server's peak search under each; the first also serves Offline
+    rate_precision: float
+    max_search_runs: int
+    log_dir: str
+    fixed_rate: float | None = None  # the rate TTFT and TPOT are gated at (the baseline's); None: half the peak
+    capacity: Capacity | None = None  # LoadGen's schedule; None: measured on the cell just before
+
+    def as_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, saved: dict[str, Any]) -> TokenPlan:
+        return cls(
+            **{
+                **saved,
+                "durations": Durations(**saved["durations"]),
+                "limits": Limits(**saved["limits"]),
+                "requests": Requests(
+                    **{**saved["requests"], "prompt_lengths": tuple(saved["requests"]["prompt_lengths"])}
+                ),
+                "batchings": tuple(TokenBatching(**b) for b in saved["batchings"]),
+                "capacity": Capacity(**saved["capacity"]) if saved.get("capacity") else None,
+            }
+        )
+
+
+def settings_for(scenario: str, plan: TokenPlan, expected: Expected, rate: float | None) -> Any:
+    """LoadGen's TestSettings with token latencies on: Server at `rate` requests/s held to the
+    limits (TTFT also as the target latency, which LoadGen's early stopping counts first tokens
+    against), Offline expecting the measured rate."""
+    settings = loadgen.settings_for(
+        loadgen.SCENARIOS[scenario], expected, plan.durations, plan.limits.ttft_ms / 1e3, rate
+    )
+    settings.use_token_latencies = True
+    settings.ttft_latency = int(plan.limits.ttft_ms * 1e6)
+    settings.tpot_latency = int(plan.limits.tpot_ms * 1e6)
+    if not loadgen.RULES[plan.durations.rules] and scenario == "Server":
+        settings.server_target_latency_percentile = float(PRESET_PERCENTILE) / 100
+        settings.min_query_count = max(plan.durations.min_query_count, PRESET_QUERIES)
+    return settings
+
+
+def held_percentile(plan: TokenPlan) -> str:
+    """The percentile a run's limits hold: MLPerf's p99 under its rules, p90 in a preset's run."""
+    return PERCENTILE if loadgen.RULES[plan.durations.rules] else PRESET_PERCENTILE
+
+
+def run_once(
+    model: Any,
+    generation: Generation,
+    placement: Any,
+    plan: TokenPlan,
+    requests: list[Request],
+    scenario: str,
+    batching: TokenBatching,
+    expected: Expected,
+    log_dir: Path,
+    rate: float | None = None,
+) -> tuple[LoadgenResult, list[tuple[int, int]]]:
+    """One LoadGen test; its result, and its admissions (TokenServer.admitted)."""
+    settings = settings_for(scenario, plan, expected, rate)
+    with (
+        loadgen.SampleLibrary(len(requests), len(requests)) as library,
+        TokenServer(model, generation, placement, requests, batching) as server,
+    ):
+        loadgen.run_test(server.handle, library, settings, log_dir)
+    result = loadgen.read_summary(scenario, log_dir, rate)
+    if server.error is not None:
+        result = dataclasses.replace(result, valid=False, error=server.error)
+    return result, server.admitted
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """What LoadGen's schedule starts from, timed on the cell just before: a request's prefill
+    (the median over the pool's first prompts), a decode step of the first batching's full
+    batch, and the requests/s a batch of its slots sustains from them (a prefill each, and the
+    request's share of its batch's steps)."""
+
+    prefill_s: float
+    step_s: float
+    requests_per_s: float
+
+    def expected(self, mean_output: float) -> Expected:
+        """LoadGen's Expected: a lone request's time, and the rate (Offline's is twice it)."""
+        alone = self.prefill_s + mean_output * self.step_s
+        return Expected(alone, self.requests_per_s, alone)
+
+
+def measure_capacity(
+    model: Any, generation: Generation, placement: Any, plan: TokenPlan, requests: list[Request]
+) -> Capacity:
+    from accelbench.work.measure import seconds
+
+    slots = plan.batchings[0].slots
+    with placement.scope():
+        prefill = statistics.median(
+            seconds(lambda r=r: _host(generation.prefill(model, r.prompt)[0][:, -1])) for r in requests[:8]
+        )
+        if slots == 1 or generation.insert is None:
+            _, cache = generation.prefill(model, requests[0].prompt)
+            start, tokens = requests[0].prompt.shape[1], np.zeros((1, 1), "int32")
+            step = lambda: _host(generation.decode(model, tokens, cache, start)[0])
+        else:
+            _, cache = generation.prefill(model, np.zeros((slots, 1), "int32"))
+            positions, tokens = np.full(slots, max(plan.requests.prompt_lengths)), np.zeros((slots, 1), "int32")
+            step = lambda: _host(generation.decode(model, tokens, cache, positions)[0])
+        step()
+        step_s = statistics.median(seconds(step) for _ in range(8))
+    return Capacity(prefill, step_s, 1.0 / (prefill + plan.requests.mean_output * step_s / slots))
+
+
+@dataclass(frozen=True)
+class Searched:
+    """Server's peak search under one batching: every rate tried and the fastest VALID one."""
+
+    batching: TokenBatching
+    runs: tuple[LoadgenResult, ...]
+    peak: LoadgenResult | None
+    precision: float
+
+
+@dataclass(frozen=True)
+class TokenServed:
+    """What one token-serving cell measured. Crosses from a worker as JSON."""
+
+    scenario: str
+    capacity: Capacity
+    result: LoadgenResult | None  # Offline's run; Server: the first batching's peak
+    searched: tuple[Searched, ...] = ()
+    fixed: LoadgenResult | None = None  # Server: the run at the fixed rate, first batching
+    error: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return _plain(self)
+
+    @classmethod
+    def from_json(cls, saved: dict[str, Any]) -> TokenServed:
+        result = lambda r: LoadgenResult.from_json(r) if r else None
+        return cls(
+            scenario=saved["scenario"],
+            capacity=Capacity(**saved["capacity"]),
+            result=result(saved["result"]),
+            searched=tuple(
+                Searched(
+                    TokenBatching(**s["batching"]),
+                    tuple(LoadgenResult.from_json(r) for r in s["runs"]),
+                    result(s["peak"]),
+                    s["precision"] if s["precision"] is not None else float("inf"),
+                )
+                for s in saved["searched"]
+            ),
+            fixed=result(saved["fixed"]),
+            error=saved["error"],
+        )
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, LoadgenResult):
+        return value.as_json()
+    if dataclasses.is_dataclass(value):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if isinstance(value, float) and value == float("inf"):
+        return None
+    return value
+
+
+def serve(
+    model: Any,
+    generation: Generation,
+    placement: Any,
+    scenario: str,
+    plan: TokenPlan,
+    say: Callable[[str], None] = lambda text: None,
+) -> TokenServed:
+    """One token-serving cell: the schedule measured, then LoadGen's Offline run (the first
+    batching), or Server's peak search under every batching and a run at the fixed rate."""
+    requests = plan.requests.drawn(generation.vocabulary)
+    capacity = plan.capacity or measure_capacity(model, generation, placement, plan, requests)
+    expected = capacity.expected(plan.requests.mean_output)
+    root = Path(plan.log_dir)
+    once = lambda batching, where, rate=None: run_once(
+        model, generation, placement, plan, requests, scenario, batching, expected, where, rate
+    )[0]
+    if scenario != "Server":
+        say(f"LoadGen {scenario}, {plan.batchings[0].label}")
+        result = once(plan.batchings[0], root)
+        return TokenServed(scenario, capacity, result, error=result.error)
+    searched = []
+    for batching in plan.batchings:
+        slug = f"{batching.policy}-{batching.slots}"
+
+        def run_at(rate: float, batching: TokenBatching = batching, slug: str = slug) -> LoadgenResult:
+            say(f"LoadGen Server at {rate:,.2f} requests/s ({batching.label})")
+            return once(batching, root / slug / f"rate-{rate:.3f}", rate)
+
+        search = find_peak(run_at, capacity.requests_per_s, plan.rate_precision, plan.max_search_runs)
+        searched.append(Searched(batching, search.runs, search.peak, search.precision))
+        failed = next((run.error for run in search.runs if run.error), None)
+        if failed:
+            return TokenServed(scenario, capacity, search.runs[-1], tuple(searched), error=failed)
+    first = searched[0]
+    rate = plan.fixed_rate or (first.peak.target_qps / 2 if first.peak else None)
+    fixed = None
+    if rate:
+        say(f"LoadGen Server at the fixed {rate:,.2f} requests/s")
+        fixed = once(plan.batchings[0], root / "fixed" / f"rate-{rate:.3f}", rate)
+    return TokenServed(scenario, capacity, first.peak, tuple(searched), fixed, error=fixed.error if fixed else None)

@@ -1,0 +1,206 @@
+"""Generative models under LoadGen with token latencies (kinds/tokens/serve.py, bench.py): the
+summary's token lines read as LoadGen writes them, the serving loop's two batchings as they
+claim, time per output token under load against the decode cell's, a model that raises mid-
+generation ended in one line with no thread left, and the limits' names and numbers."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import statistics
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from accelbench.axes.models import MODELS, ModelOptions
+from accelbench.kinds.tokens import serve, work
+from accelbench.work import loadgen
+from accelbench.work.loadgen import Durations
+
+TINY = MODELS["gpt_tiny"]
+SUMMARY = """================================================
+MLPerf Results Summary
+================================================
+SUT name : PySUT
+Scenario : Server
+Mode     : PerformanceOnly
+Completed samples per second    : 45.96
+Completed tokens per second: 371.43
+Result is : INVALID
+  Performance constraints satisfied : NO
+  Min duration satisfied : Yes
+  Min queries satisfied : Yes
+  Early stopping satisfied: NO
+Recommendations:
+ * TTFT constrain not met: Reduce target QPS to improve latency.
+TTFT Early Stopping Result:
+
+TPOT Early Stopping Result:
+ * Run unsuccessful.
+ * Processed 100 queries.
+
+================================================
+Additional Stats
+================================================
+Scheduled samples per second : 46.28
+50.00 percentile latency (ns)   : 9387320
+99.00 percentile latency (ns)   : 31145617
+
+Completed tokens per second                 : 371.43
+50.00 percentile first token latency (ns)   : 2271394
+99.00 percentile first token latency (ns)   : 24067995
+
+50.00 percentile time to output token (ns)   : 1014818
+99.00 percentile time to output token (ns)   : 1030057
+"""
+
+
+class Here:
+    """The cell's placement on the process backend's CPU: no device scope to enter."""
+
+    def scope(self):
+        return contextlib.nullcontext()
+
+
+@pytest.fixture(scope="module")
+def tiny(heavy_imports):
+    return TINY.build(None, None, ModelOptions(seed=0))
+
+
+def plan_of(tmp_path: Path, *batchings: serve.TokenBatching, **changes) -> serve.TokenPlan:
+    plan = serve.TokenPlan(
+        Durations(500, 64),
+        serve.Limits(250.0, 100.0),
+        serve.Requests((8, 16), (4, 8)),
+        batchings,
+        rate_precision=0.5,
+        max_search_runs=3,
+        log_dir=str(tmp_path),
+    )
+    return dataclasses.replace(plan, **changes)
+
+
+def test_a_token_summary_is_read_as_loadgen_writes_it(tmp_path):
+    """A summary LoadGen 6 wrote with token latencies on (its lines kept verbatim): TTFT and TPOT
+    percentiles, output tokens/s, the verdict with its reason and both early-stopping results."""
+    (tmp_path / loadgen.SUMMARY_FILE).write_text(SUMMARY)
+    result = loadgen.read_summary("Server", tmp_path, 50.0)
+    assert not result.valid
+    assert result.first_token_ms == {"50.00": 2.271394, "99.00": 24.067995}
+    assert result.output_token_ms == {"50.00": 1.014818, "99.00": 1.030057}
+    assert result.tokens_per_s == 371.43 and result.samples_per_s == 45.96
+    assert "TTFT constrain not met: Reduce target QPS to improve latency." in result.why_invalid
+    assert "TPOT: Run unsuccessful." in result.early_stopping
+
+
+def test_limits_by_name_or_two_numbers_and_bad_ones_in_one_line():
+    assert serve.limits_given("llama2-70b-interactive") == serve.Limits(450.0, 40.0)
+    assert serve.limits_given(" 300,50 ") == serve.Limits(300.0, 50.0)
+    with pytest.raises(KeyError, match="unknown token limits 'llama9'; choose from: llama3.1-8b"):
+        serve.limits_given("llama9")
+    for bad in ("300,fast", "0,50", "300,-1"):
+        with pytest.raises(ValueError):
+            serve.limits_given(bad)
+
+
+def test_continuous_batching_admits_between_steps_and_static_only_into_an_idle_batch(tiny, tmp_path):
+    """The same Offline requests (all at once, more than the slots) under both batchings: the
+    continuous loop admits requests into a running batch, the static one never; every request
+    is completed with its tokens either way (LoadGen's run VALID, tokens/s counted)."""
+    generation = TINY.generation
+    plan = plan_of(tmp_path, serve.TokenBatching("continuous", 4), serve.TokenBatching("static", 4))
+    requests = plan.requests.drawn(generation.vocabulary)
+    capacity = serve.measure_capacity(tiny, generation, Here(), plan, requests)
+    admissions = {}
+    for batching in plan.batchings:
+        result, admitted = serve.run_once(
+            tiny, generation, Here(), plan, requests, "Offline", batching,
+            capacity.expected(plan.requests.mean_output), tmp_path / batching.policy,
+        )  # fmt: skip
+        assert result.valid and result.error is None, result.why_invalid
+        assert result.tokens_per_s == pytest.approx(result.samples_per_s * plan.requests.mean_output, rel=0.25)
+        admissions[batching.policy] = admitted
+    assert all(running == 0 for _, running in admissions["static"])
+    assert any(running > 0 for _, running in admissions["continuous"])
+    assert max(count for count, _ in admissions["static"]) == 4
+
+
+def test_time_per_output_token_under_load_at_batch_1_agrees_with_the_decode_cell(tiny, tmp_path):
+    """One request at a time at a low rate: LoadGen's TPOT p50 (a request's tokens after its
+    first, over their count) against the decode cell's seconds per step at batch 1, timed here
+    the way the cell times it; within 35% either way (a step under load also fetches its token
+    to the host, as a server streaming tokens must)."""
+    generation = TINY.generation
+    plan = plan_of(tmp_path, serve.TokenBatching("continuous", 1))
+    prompt = work.prompts(generation, 1, 16, 0)
+    decode = work.warmed(TINY, work.Decode.after(tiny, generation, Here(), prompt, 8))
+    from accelbench.work.measure import seconds
+
+    step_ms = statistics.median(seconds(decode.run) for _ in range(7)) / 8 * 1e3
+    requests = plan.requests.drawn(generation.vocabulary)
+    capacity = serve.measure_capacity(tiny, generation, Here(), plan, requests)
+    rate = capacity.requests_per_s / 4  # no queue: each request finds the loop idle
+    result, _ = serve.run_once(
+        tiny, generation, Here(), plan, requests, "Server", plan.batchings[0],
+        capacity.expected(plan.requests.mean_output), tmp_path, rate,
+    )  # fmt: skip
+    assert result.error is None and result.output_token_ms.get("50.00"), result.why_invalid
+    ratio = result.output_token_ms["50.00"] / step_ms
+    assert 1 / 1.35 <= ratio <= 1.35, (
+        f"TPOT under load {result.output_token_ms['50.00']:.2f} ms, decode cell {step_ms:.2f} ms"
+    )
+
+
+def test_a_model_that_raises_mid_generation_ends_loadgen_in_one_line_and_leaves_no_thread(tiny, tmp_path):
+    """Its third decode step raises: the cell's serve returns the error's one line, LoadGen's
+    run ends (every request completed empty) long before its requests could have been served,
+    and no serving thread is left."""
+    calls = []
+
+    def decode(model, tokens, cache, index):
+        calls.append(index)
+        if len(calls) >= 3:
+            raise RuntimeError("the cache went missing")
+        return TINY.generation.decode(model, tokens, cache, index)
+
+    generation = dataclasses.replace(TINY.generation, decode=decode)
+    capacity = serve.Capacity(0.01, 0.01, 20.0)  # given: the measurement before would call decode too
+    plan = plan_of(tmp_path, serve.TokenBatching("continuous", 4), capacity=capacity)
+    served = serve.serve(tiny, generation, Here(), "Server", plan)
+    assert served.error == "RuntimeError: the cache went missing"
+    assert len(served.searched[0].runs) == 1 and not served.searched[0].runs[0].valid
+    assert not [t for t in threading.enumerate() if t.name == serve.THREAD_NAME]
+
+
+def test_a_plan_crosses_to_a_worker_and_back(tmp_path):
+    plan = plan_of(tmp_path, serve.TokenBatching("static", 4, 2.0), capacity=serve.Capacity(0.01, 0.02, 30.0))
+    assert serve.TokenPlan.from_json(plan.as_json()) == plan
+
+
+def test_the_continuous_batch_decodes_each_sequence_as_it_would_alone(tiny):
+    """Two prompts of different lengths prefilled apart, put in slots of a batch of three (one
+    empty) and decoded together, each at its own position: the tokens each makes alone."""
+    from keras import ops
+
+    from accelbench.axes.decoder import greedy
+
+    generation = TINY.generation
+    rng = np.random.default_rng(0)
+    a, b = (rng.integers(0, generation.vocabulary, (1, n)).astype("int32") for n in (5, 9))
+    logits_a, cache_a = generation.prefill(tiny, a)
+    logits_b, cache_b = generation.prefill(tiny, b)
+    _, cache = generation.prefill(tiny, np.zeros((3, 1), "int32"))
+    cache = generation.insert(tiny, generation.insert(tiny, cache, cache_a, 2), cache_b, 0)
+    made_a = [int(np.argmax(ops.convert_to_numpy(logits_a[0, -1])))]
+    made_b = [int(np.argmax(ops.convert_to_numpy(logits_b[0, -1])))]
+    positions = np.array([9, 0, 5])
+    for _ in range(5):
+        tokens = np.array([[made_b[-1]], [0], [made_a[-1]]], dtype="int32")
+        logits, cache = generation.decode(tiny, tokens, cache, positions)
+        chosen = np.argmax(ops.convert_to_numpy(logits[:, -1]), axis=-1)
+        made_b.append(int(chosen[0]))
+        made_a.append(int(chosen[2]))
+        positions = positions + 1
+    assert made_a == greedy(tiny, a, 6)[0] and made_b == greedy(tiny, b, 6)[0]
