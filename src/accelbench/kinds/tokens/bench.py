@@ -356,17 +356,18 @@ def _load_part(served: serve.TokenServed, plan: serve.TokenPlan) -> TokenLoad:
     headline = served.result
     peaks = [s for s in served.searched if s.peak is not None]
     best = max(peaks, key=lambda s: s.peak.target_qps) if peaks else None
-    goodput = [
+    tried = [
         {
             "batching": searched.batching.label,
             "rate": run.target_qps,
             "valid": run.valid,
             "completed": run.samples_per_s,
+            "goodput": good,
             **{f"ttft_p{p.split('.')[0]}_ms": run.first_token_ms.get(p) for p in ("50.00", held)},
             **{f"tpot_p{p.split('.')[0]}_ms": run.output_token_ms.get(p) for p in ("50.00", held)},
         }
         for searched in served.searched
-        for run in searched.runs
+        for run, good in zip(searched.runs, searched.goodput or (None,) * len(searched.runs))
     ]
     first = served.searched[0] if served.searched else None
     return TokenLoad(
@@ -388,7 +389,7 @@ def _load_part(served: serve.TokenServed, plan: serve.TokenPlan) -> TokenLoad:
         tpot_limit_ms=plan.limits.tpot_ms,
         output_tokens_per_s=result.tokens_per_s if result else None,
         requests_per_s=result.samples_per_s if result else None,
-        goodput=goodput or None,
+        rates_tried=tried or None,
         capacity_requests_per_s=served.capacity.requests_per_s,
         loadgen_logs=plan.log_dir,
     )

@@ -19,17 +19,17 @@ def tokens_under_load(runs: Sequence[Run]) -> list[Plot]:
     """Per Server cell, two panels: TTFT and TPOT (p50 and the held percentile) against every
     rate the search tried under each batching (a hollow marker: INVALID), the limit as a dashed
     line and the peak rate dotted."""
-    cells = [cell for run in runs for cell in run.cells_of(FIXTURE) if TokenLoad.of(cell.info).goodput]
+    cells = [cell for run in runs for cell in run.cells_of(FIXTURE) if TokenLoad.of(cell.info).rates_tried]
     if not cells:
         return []
     figure, axes = panels(2 * len(cells))
     for index, cell in enumerate(cells):
         load = TokenLoad.of(cell.info)
         held = (load.held_percentile or "p99").replace(".", "")
-        batchings = list(dict.fromkeys(run["batching"] for run in load.goodput))
+        batchings = list(dict.fromkeys(run["batching"] for run in load.rates_tried))
         for (name, title, limit), ax in zip(LATENCIES, axes[2 * index : 2 * index + 2]):
             for colour, batching in enumerate(batchings):
-                tried = sorted((r for r in load.goodput if r["batching"] == batching), key=lambda r: r["rate"])
+                tried = sorted((r for r in load.rates_tried if r["batching"] == batching), key=lambda r: r["rate"])
                 for style, percentile in (("-", "p50"), ("--", held)):
                     key = f"{name}_{percentile}_ms"
                     shown = [r for r in tried if r.get(key) is not None]

@@ -54,6 +54,8 @@ class TokenLoad(Part):
     tpot_limit_ms: float | None = None
     output_tokens_per_s: float | None = None  # Offline: tokens/s; Server: completed at the fixed rate
     requests_per_s: float | None = None  # Offline: requests/s; Server: completed at the fixed rate
-    goodput: list | None = None  # Server: every rate tried ({batching, rate, valid, ttft/tpot p50/p99, completed})
+    # Server: every rate tried ({batching, rate, valid, ttft/tpot p50 and held ms, completed: requests/s, goodput:
+    # requests/s that met both limits, each request its own TTFT and TPOT, as the loop timed them})
+    rates_tried: list | None = None
     capacity_requests_per_s: float | None = None  # the rate the search started from, measured just before
     loadgen_logs: str | None = None

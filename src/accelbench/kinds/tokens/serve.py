@@ -1,7 +1,8 @@
 """A generative model served under MLPerf LoadGen with its token latencies on: the system under
-test is a real serving loop (a request queue and one thread that prefills each new request,
-streams its first token back as LoadGen's FirstTokenComplete, decodes every running sequence a
-token a step and completes each request with all its tokens), and LoadGen (work/loadgen.py)
+test is a real serving loop (a request queue, and a loop on the thread that built the model
+that prefills each new request, streams its first token back as LoadGen's FirstTokenComplete,
+decodes every running sequence a token a step and completes each request with all its tokens;
+LoadGen's test runs on a thread of its own meanwhile), and LoadGen (work/loadgen.py)
 issues the requests, times their first tokens and their tokens after, and decides VALID or
 INVALID against the model's limits. Child-safe.
 
@@ -28,12 +29,13 @@ from typing import Any
 import numpy as np
 
 from accelbench.axes.models import Generation
+from accelbench.kinds.tokens.work import next_tokens
 from accelbench.registry import Registry
 from accelbench.work import loadgen
 from accelbench.work.loadgen import Durations, Expected, LoadgenResult
 from accelbench.work.peak_search import find_peak
 
-THREAD_NAME = "accelbench-token-server"
+THREAD_NAME = "accelbench-loadgen"  # the thread LoadGen's test runs on while the loop serves
 PERCENTILE = "99.00"  # the percentile the limits are on (MLPerf's, for its LLMs)
 # A rate of the preset's runs is held to its queries' 90th percentiles: the few seconds a run
 # lasts give LoadGen's early stopping 64 queries to vouch for a p90, where a p99 needs 662
@@ -103,6 +105,38 @@ class Running:
     request: Request
     tokens: list[int]
     position: int
+    issued: float  # perf_counter when LoadGen issued it
+    first: float  # ... when its first token was streamed back
+
+
+@dataclass(frozen=True)
+class Timing:
+    """A completed request as the loop saw it (perf_counter seconds): what goodput counts."""
+
+    issued: float
+    first: float
+    done: float
+    tokens: int
+
+    @property
+    def ttft_s(self) -> float:
+        return self.first - self.issued
+
+    @property
+    def tpot_s(self) -> float:
+        """LoadGen's: the time after the first token over the tokens after it."""
+        return (self.done - self.first) / (self.tokens - 1) if self.tokens > 1 else 0.0
+
+
+def goodput(timings: list[Timing], limits: Limits) -> float | None:
+    """Requests/s that met both limits (their own TTFT and TPOT, each request held to them, as
+    vLLM's and DistServe's goodput counts), over the run: its first issue to its last completion.
+    LoadGen reports percentiles over all requests, not this."""
+    if not timings:
+        return None
+    span = max(t.done for t in timings) - min(t.issued for t in timings)
+    met = sum(1 for t in timings if t.ttft_s * 1e3 <= limits.ttft_ms and t.tpot_s * 1e3 <= limits.tpot_ms)
+    return met / span if span > 0 else None
 
 
 @dataclass
@@ -120,8 +154,8 @@ class TokenServer:
     # Per admission: (requests admitted together, sequences already running then): a static
     # batch admits into an idle batch alone, a continuous one between a running batch's steps.
     admitted: list[tuple[int, int]] = field(default_factory=list)
+    timings: list[Timing] = field(default_factory=list)  # every request completed with its tokens
     _queue: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)
-    _thread: threading.Thread | None = None
     _STOP = object()
 
     def __post_init__(self) -> None:
@@ -135,18 +169,37 @@ class TokenServer:
     def __enter__(self) -> TokenServer:
         import mlperf_loadgen as lg
 
-        self._thread = threading.Thread(target=self._serve, name=THREAD_NAME, daemon=True)
-        self._thread.start()
-        self.handle = lg.ConstructSUT(lambda samples: self._queue.put([(s.id, s.index) for s in samples]), lambda: None)
+        self.handle = lg.ConstructSUT(self._issue, lambda: None)
         return self
 
     def __exit__(self, *exc: object) -> None:
         import mlperf_loadgen as lg
 
-        self._queue.put(self._STOP)
-        if self._thread is not None:
-            self._thread.join()
         lg.DestroySUT(self.handle)
+
+    def serve_during(self, test: Callable[[], None]) -> None:
+        """LoadGen's test (`test`, which returns when LoadGen's run is over) on a thread of its
+        own while the loop runs here, on the thread that built the model: a framework's
+        per-thread state stays the model's (PyTorch's CPU kernels ran its decode step 1.3x
+        slower on a fresh thread, its intra-op pool started anew there)."""
+
+        def drive() -> None:
+            try:
+                test()
+            finally:
+                self._queue.put(self._STOP)
+
+        thread = threading.Thread(target=drive, name=THREAD_NAME, daemon=True)
+        thread.start()
+        try:
+            self._serve()
+        finally:
+            thread.join()
+
+    def _issue(self, samples: list[Any]) -> None:
+        """LoadGen's issue thread: each request on the queue with the moment it was issued."""
+        now = time.perf_counter()
+        self._queue.put([(sample.id, sample.index, now) for sample in samples])
 
     # --- the loop -----------------------------------------------------------------------------
     def _serve(self) -> None:
@@ -175,7 +228,7 @@ class TokenServer:
             if any(slots):
                 self._step(slots)
             if self.error is not None:
-                self._fail([(s.query_id, True) for s in slots if s] + [(q, False) for q, _ in waiting])
+                self._fail([(s.query_id, True) for s in slots if s] + [(q, False) for q, _, _ in waiting])
                 slots, waiting = [None] * len(slots), deque()
 
     def _take(self, waiting: deque, idle: bool) -> bool:
@@ -194,7 +247,7 @@ class TokenServer:
                 return True
             waiting.extend(item)
 
-    def _admit(self, query_id: int, index: int, slot: int) -> Running | None:
+    def _admit(self, query_id: int, index: int, issued: float, slot: int) -> Running | None:
         """A request's prefill: its first token streamed to LoadGen, its cache put in the slot."""
         import mlperf_loadgen as lg
 
@@ -205,7 +258,7 @@ class TokenServer:
         try:
             with self.placement.scope():
                 logits, one = self.generation.prefill(self.model, request.prompt)
-                first = int(np.argmax(_host(logits[:, -1])[0]))
+                first = int(next_tokens(logits)[0, 0])
                 if self.batching.slots == 1:
                     self.cache = one
                 else:
@@ -216,7 +269,7 @@ class TokenServer:
             self.error = f"{type(raised).__name__}: {raised}"
             self._fail([(query_id, False)])
             return None
-        running = Running(query_id, request, [first], request.prompt.shape[1])
+        running = Running(query_id, request, [first], request.prompt.shape[1], issued, time.perf_counter())
         data = np.asarray(running.tokens, dtype="int32")
         lg.FirstTokenComplete([lg.QuerySampleResponse(query_id, data.ctypes.data, data.nbytes, 1)])
         if request.output_tokens <= 1:
@@ -233,7 +286,7 @@ class TokenServer:
         try:
             with self.placement.scope():
                 logits, self.cache = self.generation.decode(self.model, tokens, self.cache, positions)
-                chosen = np.argmax(_host(logits[:, -1]), axis=-1)
+                chosen = next_tokens(logits)[:, 0]
         except Exception as raised:  # a user's model may raise anything: one line, and LoadGen ends
             self.error = f"{type(raised).__name__}: {raised}"
             return
@@ -251,6 +304,7 @@ class TokenServer:
 
         data = np.asarray(running.tokens, dtype="int32")
         response = lg.QuerySampleResponse(running.query_id, data.ctypes.data, data.nbytes, len(running.tokens))
+        self.timings.append(Timing(running.issued, running.first, time.perf_counter(), len(running.tokens)))
         lg.QuerySamplesComplete([response])
 
     def _fail(self, queries: list[tuple[int, bool]]) -> None:
@@ -262,12 +316,6 @@ class TokenServer:
             if not started:
                 lg.FirstTokenComplete([lg.QuerySampleResponse(query_id, 0, 0, 0)])
             lg.QuerySamplesComplete([lg.QuerySampleResponse(query_id, 0, 0, 0)])
-
-
-def _host(tensor: Any) -> np.ndarray:
-    from keras import ops
-
-    return ops.convert_to_numpy(tensor)
 
 
 # --- LoadGen runs ---------------------------------------------------------------------------
@@ -351,6 +399,17 @@ def settings_for(scenario: str, plan: TokenPlan, expected: Expected, rate: float
     return settings
 
 
+@dataclass(frozen=True)
+class TokenRun:
+    """One LoadGen test of the loop: LoadGen's result, and what the loop saw (its admissions, its
+    requests' timings, the goodput they give)."""
+
+    result: LoadgenResult
+    admitted: tuple[tuple[int, int], ...]
+    timings: tuple[Timing, ...]
+    goodput: float | None
+
+
 def held_percentile(plan: TokenPlan) -> str:
     """The percentile a run's limits hold: MLPerf's p99 under its rules, p90 in a preset's run."""
     return PERCENTILE if loadgen.RULES[plan.durations.rules] else PRESET_PERCENTILE
@@ -367,18 +426,18 @@ def run_once(
     expected: Expected,
     log_dir: Path,
     rate: float | None = None,
-) -> tuple[LoadgenResult, list[tuple[int, int]]]:
-    """One LoadGen test; its result, and its admissions (TokenServer.admitted)."""
+) -> TokenRun:
+    """One LoadGen test: its result, the loop's admissions and goodput."""
     settings = settings_for(scenario, plan, expected, rate)
     with (
         loadgen.SampleLibrary(len(requests), len(requests)) as library,
         TokenServer(model, generation, placement, requests, batching) as server,
     ):
-        loadgen.run_test(server.handle, library, settings, log_dir)
+        server.serve_during(lambda: loadgen.run_test(server.handle, library, settings, log_dir))
     result = loadgen.read_summary(scenario, log_dir, rate)
     if server.error is not None:
         result = dataclasses.replace(result, valid=False, error=server.error)
-    return result, server.admitted
+    return TokenRun(result, tuple(server.admitted), tuple(server.timings), goodput(server.timings, plan.limits))
 
 
 @dataclass(frozen=True)
@@ -406,16 +465,16 @@ def measure_capacity(
     slots = plan.batchings[0].slots
     with placement.scope():
         prefill = statistics.median(
-            seconds(lambda r=r: _host(generation.prefill(model, r.prompt)[0][:, -1])) for r in requests[:8]
+            seconds(lambda r=r: next_tokens(generation.prefill(model, r.prompt)[0])) for r in requests[:8]
         )
         if slots == 1 or generation.insert is None:
             _, cache = generation.prefill(model, requests[0].prompt)
             start, tokens = requests[0].prompt.shape[1], np.zeros((1, 1), "int32")
-            step = lambda: _host(generation.decode(model, tokens, cache, start)[0])
+            step = lambda: next_tokens(generation.decode(model, tokens, cache, start)[0])
         else:
             _, cache = generation.prefill(model, np.zeros((slots, 1), "int32"))
             positions, tokens = np.full(slots, max(plan.requests.prompt_lengths)), np.zeros((slots, 1), "int32")
-            step = lambda: _host(generation.decode(model, tokens, cache, positions)[0])
+            step = lambda: next_tokens(generation.decode(model, tokens, cache, positions)[0])
         step()
         step_s = statistics.median(seconds(step) for _ in range(8))
     return Capacity(prefill, step_s, 1.0 / (prefill + plan.requests.mean_output * step_s / slots))
@@ -429,6 +488,7 @@ class Searched:
     runs: tuple[LoadgenResult, ...]
     peak: LoadgenResult | None
     precision: float
+    goodput: tuple[float | None, ...] = ()  # requests/s meeting both limits, per run
 
 
 @dataclass(frozen=True)
@@ -458,6 +518,7 @@ class TokenServed:
                     tuple(LoadgenResult.from_json(r) for r in s["runs"]),
                     result(s["peak"]),
                     s["precision"] if s["precision"] is not None else float("inf"),
+                    tuple(s.get("goodput", ())),
                 )
                 for s in saved["searched"]
             ),
@@ -492,9 +553,13 @@ def serve(
     capacity = plan.capacity or measure_capacity(model, generation, placement, plan, requests)
     expected = capacity.expected(plan.requests.mean_output)
     root = Path(plan.log_dir)
-    once = lambda batching, where, rate=None: run_once(
-        model, generation, placement, plan, requests, scenario, batching, expected, where, rate
-    )[0]
+    goodputs: dict[str, float | None] = {}  # a run's log folder -> the goodput the loop saw
+
+    def once(batching: TokenBatching, where: Path, rate: float | None = None) -> LoadgenResult:
+        run = run_once(model, generation, placement, plan, requests, scenario, batching, expected, where, rate)
+        goodputs[run.result.log_dir] = run.goodput
+        return run.result
+
     if scenario != "Server":
         say(f"LoadGen {scenario}, {plan.batchings[0].label}")
         result = once(plan.batchings[0], root)
@@ -508,7 +573,8 @@ def serve(
             return once(batching, root / slug / f"rate-{rate:.3f}", rate)
 
         search = find_peak(run_at, capacity.requests_per_s, plan.rate_precision, plan.max_search_runs)
-        searched.append(Searched(batching, search.runs, search.peak, search.precision))
+        good = tuple(goodputs.get(run.log_dir) for run in search.runs)
+        searched.append(Searched(batching, search.runs, search.peak, search.precision, good))
         failed = next((run.error for run in search.runs if run.error), None)
         if failed:
             return TokenServed(scenario, capacity, search.runs[-1], tuple(searched), error=failed)

@@ -56,32 +56,34 @@ class Prefill:
 
 @dataclass
 class Decode:
-    """`steps` greedy tokens per sequence against a prefilled cache, the next token chosen on the
-    device (no host round trip between steps); the round ends with the last tokens on the host."""
+    """`steps` greedy tokens per sequence against a prefilled cache, each step's tokens fetched to
+    the host and fed back from there, as a server streaming them to its clients must (its loop,
+    serve.py, steps the same way): the time per output token a client sees."""
 
     model: Any
     generation: Generation
     placement: Any
-    first: Any  # batch x 1: the token after the prompt
+    first: np.ndarray  # batch x 1: the token after the prompt
     cache: Any
     start: int  # the first new token's position
     steps: int
 
     @classmethod
     def after(cls, model: Any, generation: Generation, placement: Any, prompt: np.ndarray, steps: int) -> Decode:
-        from keras import ops
-
         with placement.scope():
             logits, cache = generation.prefill(model, prompt)
-            first = ops.cast(ops.expand_dims(ops.argmax(logits[:, -1], axis=-1), -1), "int32")
+            first = next_tokens(logits)
         return cls(model, generation, placement, first, cache, prompt.shape[1], steps)
 
     def run(self) -> np.ndarray:
-        from keras import ops
-
         tokens, cache = self.first, self.cache
         with self.placement.scope():
             for step in range(self.steps):
                 logits, cache = self.generation.decode(self.model, tokens, cache, self.start + step)
-                tokens = ops.cast(ops.expand_dims(ops.argmax(logits[:, -1], axis=-1), -1), "int32")
-            return waited(tokens)
+                tokens = next_tokens(logits)
+            return tokens
+
+
+def next_tokens(logits: Any) -> np.ndarray:
+    """Greedy: each sequence's most likely next token, on the host (batch x 1 int32)."""
+    return np.argmax(waited(logits[:, -1]), axis=-1).astype("int32")[:, None]
