@@ -124,15 +124,18 @@ class PrefillBench(TokenBench):
     def __call__(self, benchmark: Any) -> None:
         length = self.cell.size
         median = self.time_rounds(benchmark, self.prefill.run, length, "prefill", self.settings.rounds)
-        count = self.generation.flops_per_token
+        count, per_token = self.generation.flops_per_token, self.generation.cache_bytes_per_token
         flops = sum(count(position) for position in range(length)) if count else None
         self.record(
             Tokens(
                 phase=PREFILL,
                 prompt_tokens=length,
                 sequences=1,
-                cache_bytes_per_token=self.generation.cache_bytes_per_token,
+                cache_bytes_per_token=per_token,
                 flops_per_token=flops / length if flops else None,
+                flops_per_step=flops,
+                # every weight once, and the cache's buffer (its context's positions) attended
+                bytes_per_step=self.weight_bytes + per_token * self.generation.context if per_token else None,
             )
         )
         if median:
@@ -141,7 +144,7 @@ class PrefillBench(TokenBench):
                 self.hold_to_roof(lambda roof: flops / median / roof.flops_per_s)
 
     def shares(self, share: float | None, roof: Roof) -> Tokens:
-        return Tokens(compute_share=share, roof_device=roof.device, roof_flops_per_s=roof.flops_per_s)
+        return Tokens(compute_share=share, **roof_fields(roof))
 
 
 class DecodeBench(TokenBench):
@@ -159,9 +162,10 @@ class DecodeBench(TokenBench):
     def __call__(self, benchmark: Any) -> None:
         steps, sequences = self.settings.decode_steps, self.cell.size
         median = self.time_rounds(benchmark, self.decode.run, steps * sequences, "decode", self.settings.rounds)
-        measure = self.generation.cache_bytes
+        measure, count = self.generation.cache_bytes, self.generation.flops_per_token
         held = measure(self.decode.cache) if measure else None
         read = self.weight_bytes + held if held is not None else None
+        middle = self.decode.start + steps // 2  # a round's steps attend up to here on average
         self.record(
             Tokens(
                 phase=DECODE,
@@ -172,6 +176,7 @@ class DecodeBench(TokenBench):
                 cache_bytes_measured=held,
                 cache_positions=self.generation.context,
                 bytes_per_step=read,
+                flops_per_step=sequences * count(middle) if count else None,
             )
         )
         if median:
@@ -181,7 +186,12 @@ class DecodeBench(TokenBench):
                 self.hold_to_roof(lambda roof: read / step / roof.bytes_per_s)
 
     def shares(self, share: float | None, roof: Roof) -> Tokens:
-        return Tokens(bandwidth_share=share, roof_device=roof.device, roof_bytes_per_s=roof.bytes_per_s)
+        return Tokens(bandwidth_share=share, **roof_fields(roof))
+
+
+def roof_fields(roof: Roof) -> dict:
+    """The roof a share was taken of, both its numbers (the roofline plot draws the two roofs)."""
+    return dict(roof_device=roof.device, roof_flops_per_s=roof.flops_per_s, roof_bytes_per_s=roof.bytes_per_s)
 
 
 @dataclass(frozen=True)
@@ -473,6 +483,7 @@ KINDS: dict[str, Benchmark] = {
                 "percent",
             ),
         ),
+        plots=("token_roofline",),
     ),
     DECODE_FIXTURE: Benchmark(
         cells_of(DECODE, lambda settings: settings.batches),

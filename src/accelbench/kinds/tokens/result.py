@@ -22,7 +22,8 @@ class Tokens(Part):
     cache_bytes_measured: int | None = None  # what the cache's tensors hold, as allocated
     cache_positions: int | None = None  # positions per sequence the measured cache holds
     flops_per_token: float | None = None  # prefill: the prompt's FLOPs per token
-    bytes_per_step: float | None = None  # decode: weights and cache a step reads
+    bytes_per_step: float | None = None  # weights and cache a step reads (prefill: its one step)
+    flops_per_step: float | None = None  # a step's FLOPs: prefill the prompt's, decode every sequence's token
     compute_share: float | None = None  # prefill: FLOP/s over the compute roof
     bandwidth_share: float | None = None  # decode: bytes read per second over the copy roof
     roof_device: str | None = None
