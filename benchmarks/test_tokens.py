@@ -1,5 +1,6 @@
 """Generative models' tokens: prefill tokens/s and time to first token against prompt
-length, decode tokens/s and time per output token against batch size."""
+length, decode tokens/s and time per output token against batch size and context; tokens
+under LoadGen."""
 
 
 def test_prefill(benchmark, token_prefill):

@@ -74,7 +74,7 @@ def test_the_token_cells_run_under_the_smoke_preset_with_their_tables(pytester, 
     document = json.loads((pytester.path / "run.json").read_text())
     cells = [*document["benchmarks"], *document["accelbench"]["untimed_cells"]]  # LoadGen times the served ones
     saved = {cell["name"]: cell["extra_info"] for cell in cells}
-    prefill, decode = saved["test_prefill[cpu-p16-gpt_tiny]"], saved["test_decode[cpu-bs1-gpt_tiny]"]
+    prefill, decode = saved["test_prefill[cpu-p16-gpt_tiny]"], saved["test_decode[cpu-bs1-ctx16-gpt_tiny]"]
     assert prefill["tokens_per_s"] > 0 and prefill["ttft_ms"] > 0 and prefill["flops_per_token"] > 0
     assert decode["tpot_ms"] > 0 and decode["tokens_per_s"] == pytest.approx(1e3 / decode["tpot_ms"])
     assert decode["cache_bytes_measured"] == 128 * 1024 and decode["bytes_per_step"] > decode["cache_bytes_measured"]
@@ -101,7 +101,7 @@ def test_the_token_cells_run_under_the_smoke_preset_with_their_tables(pytester, 
     ids = [line for line in listed.stdout.lines if "::" in line]
     assert any("mlp" in line for line in ids) and not any("gpt_tiny" in line for line in ids)
     listed = pytester.runpytest(*common, "--models", "mlp,gpt_tiny", "--collect-only", "-q", "test_tokens.py")
-    assert "test_tokens.py::test_decode[cpu-bs1-gpt_tiny]" in listed.stdout.lines
+    assert "test_tokens.py::test_decode[cpu-bs1-ctx16-gpt_tiny]" in listed.stdout.lines
 
 
 RAISING_DECODER = """
@@ -133,3 +133,22 @@ def test_a_users_decoder_that_raises_is_one_line_and_stops_the_run(pytester, hea
     assert "model 'my_decoder': its generation (prefill or decode) raised RuntimeError: the cache went missing" in text
     assert "Traceback" not in text
     result.assert_outcomes(passed=1, errors=1)  # its prefill cell ran; its decode cell stopped the run
+
+
+def test_the_token_cells_run_over_backends_and_precisions_named_by_them(pytester):
+    """--backends and --precisions are axes of the token cells as of every kind's: each cell once
+    per backend and precision, its id led by the backend and ended by the precision."""
+    from accelbench import scaffold
+
+    pytester.makepyfile(test_tokens=scaffold.benchmark_files()["test_tokens.py"])
+    listed = pytester.runpytest(
+        "-p", "accelbench.plugin", "-p", "no:cacheprovider", "--preset", "smoke", "--collect-only", "-q",
+        "--backends", "tensorflow,jax,torch", "--precisions", "float32,mixed_bfloat16", "test_tokens.py",
+    )  # fmt: skip
+    ids = {line.split("::")[1] for line in listed.stdout.lines if "::" in line}
+    for backend in ("tensorflow", "jax", "torch"):
+        for short in ("fp32", "bf16"):
+            assert f"test_prefill[{backend}-cpu-p16-gpt_tiny-{short}]" in ids
+            assert f"test_decode[{backend}-cpu-bs1-ctx16-gpt_tiny-{short}]" in ids
+            assert f"test_token_serving[{backend}-cpu-gpt_tiny-offline-{short}]" in ids
+    assert len(ids) == 3 * 2 * 4

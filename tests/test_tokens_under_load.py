@@ -231,3 +231,81 @@ def test_goodput_counts_the_requests_that_met_both_limits():
     ]
     assert serve.goodput(timings, limits) == pytest.approx(2 / 2.0)
     assert serve.goodput([], limits) is None
+
+
+PLANTED_DECODE = '''
+"""gpt_tiny under another name, its decode step run twice when PLANT_SLOW_DECODE=1: a planted
+2x slower decode step (the same arithmetic twice), its prefill untouched."""
+import dataclasses
+import os
+
+import accelbench
+from accelbench.axes.models import MODELS
+
+tiny = MODELS["gpt_tiny"]
+
+
+def decode(model, tokens, cache, index):
+    if os.environ.get("PLANT_SLOW_DECODE") == "1":
+        tiny.generation.decode(model, tokens, cache, index)
+    return tiny.generation.decode(model, tokens, cache, index)
+
+
+accelbench.register_model(
+    accelbench.ModelSpec("my_tiny", "gpt_tiny, its decode planted", tiny.build, default=False,
+                         generation=dataclasses.replace(tiny.generation, decode=decode))
+)
+'''
+
+
+def token_serving_run(pytester, baselines: Path, *args):
+    plugin = ("-p", "accelbench.plugin", "-p", "no:cacheprovider")
+    return pytester.runpytest_subprocess(
+        *plugin, "--baselines", str(baselines), "test_tokens.py", "-k", "test_token_serving", "--models", "my_tiny",
+        *args,
+    )  # fmt: skip
+
+
+@pytest.mark.timing
+@pytest.mark.slow(90)
+def test_a_planted_twice_slower_decode_step_fails_every_token_serving_cell(pytester, monkeypatch):
+    """Baselines recorded, then the same model with its decode step run twice: the Server cell
+    fails (its TPOT at the fixed rate doubles) and so does Offline (its tokens/s). The false-alarm
+    rate of the same gates over unchanged runs is a count over many runs (docs/measurements.md)."""
+    from accelbench import scaffold
+
+    pytester.makepyfile(test_tokens=scaffold.benchmark_files()["test_tokens.py"], my_tiny=PLANTED_DECODE)
+    pytester.makeini("[pytest]\naccelbench_modules = my_tiny\n")
+    baselines = pytester.path / "baselines"
+    baselines.mkdir()
+    monkeypatch.delenv("PLANT_SLOW_DECODE", raising=False)
+    token_serving_run(pytester, baselines, "--update-baselines").assert_outcomes(passed=2)
+    stored = (baselines / "tokens.json").read_text()
+    assert "token_fixed_rate" in stored and "token_offline_tokens_per_s" in stored
+    monkeypatch.setenv("PLANT_SLOW_DECODE", "1")
+    result = token_serving_run(pytester, baselines)
+    result.assert_outcomes(failed=2)
+    text = result.stdout.str()
+    assert "token_tpot_ms regression in test_token_serving[cpu-my_tiny-server]" in text
+    assert "token_offline_tokens_per_s regression in test_token_serving[cpu-my_tiny-offline]" in text
+
+
+@pytest.mark.timing
+@pytest.mark.slow(120)
+def test_an_ab_run_serves_tokens_on_both_sides_and_fails_b_with_a_twice_slower_decode_step(pytester, monkeypatch):
+    """--ab-env: the Server cell served in A and B in the order A B B A from A's schedule and the
+    same requests; B, whose decode step runs twice, fails its TPOT against A's."""
+    from accelbench import scaffold
+
+    pytester.makepyfile(test_tokens=scaffold.benchmark_files()["test_tokens.py"], my_tiny=PLANTED_DECODE)
+    pytester.makeini("[pytest]\naccelbench_modules = my_tiny\n")
+    baselines = pytester.path / "baselines"
+    baselines.mkdir()
+    monkeypatch.delenv("PLANT_SLOW_DECODE", raising=False)
+    result = token_serving_run(
+        pytester, baselines, "-k", "test_token_serving and server", "--ab-env", "PLANT_SLOW_DECODE=1"
+    )
+    result.assert_outcomes(failed=1)
+    text = result.stdout.str()
+    assert "ab_token_tpot_ms regression in test_token_serving[cpu-my_tiny-server]: measured" in text
+    assert "environment A, served A B B A" in text

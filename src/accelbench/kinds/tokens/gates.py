@@ -1,7 +1,7 @@
 """The token-serving cells' gates: Server's peak request rate under the model's TTFT and TPOT
-limits may not drop; TTFT and TPOT (the held percentile) at the fixed rate the baseline was
-recorded at, stored beside it as FIXED_RATE, may not rise. Keyed by hardware and libraries,
-as the serving cells' are."""
+limits and Offline's output tokens/s may not drop; TTFT and TPOT (their medians) at the
+fixed rate the baseline was recorded at, stored beside it as FIXED_RATE, may not rise. Keyed by
+hardware and libraries, as the serving cells' are."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from accelbench.judge.rules import RelativeDrop, RelativeRise
 from accelbench.option import Option, fraction, positive_number
 
 TOKEN_RATE, TOKEN_TTFT, TOKEN_TPOT = "token_peak_rate", "token_ttft_ms", "token_tpot_ms"
+TOKEN_OFFLINE = "token_offline_tokens_per_s"  # Offline's output tokens/s
 FIXED_RATE = "token_fixed_rate"
 RATE_TOLERANCE = Option(
     "--token-rate-tolerance",
@@ -17,6 +18,13 @@ RATE_TOLERANCE = Option(
     "FRACTION",
     "Relative drop allowed below a baseline for a generative model's peak request rate under its TTFT and TPOT limits.",
     "0.35",
+)
+OFFLINE_TOLERANCE = Option(
+    "--token-offline-tolerance",
+    fraction,
+    "FRACTION",
+    "Relative drop allowed below a baseline for a generative model's Offline output tokens/s.",
+    "0.2",
 )
 LATENCY_TOLERANCE = Option(
     "--token-latency-tolerance",
@@ -27,6 +35,7 @@ LATENCY_TOLERANCE = Option(
 )
 for _metric, _rule in (
     (TOKEN_RATE, lambda tolerances: RelativeDrop(RATE_TOLERANCE.of(tolerances))),
+    (TOKEN_OFFLINE, lambda tolerances: RelativeDrop(OFFLINE_TOLERANCE.of(tolerances))),
     (TOKEN_TTFT, lambda tolerances: RelativeRise(LATENCY_TOLERANCE.of(tolerances))),
     (TOKEN_TPOT, lambda tolerances: RelativeRise(LATENCY_TOLERANCE.of(tolerances))),
 ):

@@ -363,6 +363,10 @@ class TokenPlan:
     log_dir: str
     fixed_rate: float | None = None  # the rate TTFT and TPOT are gated at (the baseline's); None: half the peak
     capacity: Capacity | None = None  # LoadGen's schedule; None: measured on the cell just before
+    # LoadGen runs a gated result is the best VALID one of (Server at the fixed rate, Offline):
+    # noise on a busy machine only adds time, and 3 of 15 unchanged runs had a stretch at half
+    # speed that put TTFT at 5x and TPOT at 2x their baselines (docs/measurements.md).
+    attempts: int = 1
 
     def as_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -464,8 +468,11 @@ def measure_capacity(
 
     slots = plan.batchings[0].slots
     with placement.scope():
+        # Each the fastest of its repeats: noise on a busy machine only ever adds time, and the
+        # search starts from this rate (a rate measured in a slow moment started it 45% low).
         prefill = statistics.median(
-            seconds(lambda r=r: next_tokens(generation.prefill(model, r.prompt)[0])) for r in requests[:8]
+            min(seconds(lambda r=r: next_tokens(generation.prefill(model, r.prompt)[0])) for _ in range(3))
+            for r in requests[:8]
         )
         if slots == 1 or generation.insert is None:
             _, cache = generation.prefill(model, requests[0].prompt)
@@ -476,8 +483,16 @@ def measure_capacity(
             positions, tokens = np.full(slots, max(plan.requests.prompt_lengths)), np.zeros((slots, 1), "int32")
             step = lambda: next_tokens(generation.decode(model, tokens, cache, positions)[0])
         step()
-        step_s = statistics.median(seconds(step) for _ in range(8))
+        step_s = min(seconds(step) for _ in range(8))
     return Capacity(prefill, step_s, 1.0 / (prefill + plan.requests.mean_output * step_s / slots))
+
+
+# How a gated result's VALID runs rank, best first: Server's at the fixed rate by its median time
+# per output token, Offline's by its tokens/s.
+RANKS: dict[str, Callable[[LoadgenResult], float]] = {
+    "Server": lambda result: result.output_token_ms.get("50.00", float("inf")),
+    "Offline": lambda result: -(result.tokens_per_s or 0.0),
+}
 
 
 @dataclass(frozen=True)
@@ -560,9 +575,21 @@ def serve(
         goodputs[run.result.log_dir] = run.goodput
         return run.result
 
+    def best(batching: TokenBatching, where: Path, rate: float | None = None) -> LoadgenResult:
+        """Up to plan.attempts runs, each its own log folder: the best VALID one by RANKS, else
+        the last; a raising model stops at once."""
+        results = []
+        for attempt in range(plan.attempts):
+            result = once(batching, where / f"run-{attempt + 1}" if plan.attempts > 1 else where, rate)
+            results.append(result)
+            if result.error:
+                break
+        valid = [result for result in results if result.valid and not result.error]
+        return min(valid, key=RANKS[scenario]) if valid else results[-1]
+
     if scenario != "Server":
         say(f"LoadGen {scenario}, {plan.batchings[0].label}")
-        result = once(plan.batchings[0], root)
+        result = best(plan.batchings[0], root)
         return TokenServed(scenario, capacity, result, error=result.error)
     searched = []
     for batching in plan.batchings:
@@ -583,5 +610,5 @@ def serve(
     fixed = None
     if rate:
         say(f"LoadGen Server at the fixed {rate:,.2f} requests/s")
-        fixed = once(plan.batchings[0], root / "fixed" / f"rate-{rate:.3f}", rate)
+        fixed = best(plan.batchings[0], root / "fixed" / f"rate-{rate:.3f}", rate)
     return TokenServed(scenario, capacity, first.peak, tuple(searched), fixed, error=fixed.error if fixed else None)

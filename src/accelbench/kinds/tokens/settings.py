@@ -12,25 +12,28 @@ from accelbench.run.presets import KIND_SETTINGS, KindSettings
 @dataclass(frozen=True)
 class TokenSettings:
     """The decoders timed (where --models names none of the run's generative models), the prompt
-    lengths prefill is timed at, the batches decode is timed at (after a prompt of the first
-    length), the decode steps in a round, and the rounds. Under load (serve.py): the requests'
-    distributions, the batchings Server's peak search tries (the first also serves Offline and
-    is gated), how long each LoadGen run lasts at least, and when the search stops."""
+    lengths prefill is timed at, the batches decode is timed at and the contexts (each
+    sequence's prompt before the steps), the decode steps in a round, and the rounds. Under
+    load (serve.py): the requests' distributions, the batchings Server's peak search tries (the
+    first also serves Offline and is gated), how long each LoadGen run lasts at least, and when
+    the search stops."""
 
     models: tuple[str, ...]
     prompt_lengths: tuple[int, ...]
     batches: tuple[int, ...]
     decode_steps: int
     rounds: int
+    contexts: tuple[int, ...] = (16,)
     requests: Requests = Requests((16, 32), (4, 12))
     batchings: tuple[TokenBatching, ...] = (TokenBatching("continuous", 8),)
     min_duration_ms: int = 500
     min_query_count: int = 64
     rate_precision: float = 0.3
     max_search_runs: int = 4
+    attempts: int = 2  # LoadGen runs at the fixed rate, the best taken (serve.py's TokenPlan)
 
 
-QUICK_TOKENS = TokenSettings(("gpt_tiny",), (16, 64), (1, 8), decode_steps=16, rounds=8)
+QUICK_TOKENS = TokenSettings(("gpt_tiny",), (16, 64), (1, 8), decode_steps=8, rounds=8, contexts=(16, 96))
 KIND_SETTINGS.register(
     "tokens",
     KindSettings(
@@ -44,6 +47,7 @@ KIND_SETTINGS.register(
                 (1, 8, 32),
                 decode_steps=32,
                 rounds=10,
+                contexts=(128, 896),
                 requests=Requests((128, 256, 512), (32, 128)),
                 batchings=tuple(
                     TokenBatching(policy, slots, 5.0) for policy in ("continuous", "static") for slots in (8, 32)
@@ -57,12 +61,14 @@ KIND_SETTINGS.register(
                 QUICK_TOKENS,
                 prompt_lengths=(16,),
                 batches=(1,),
+                contexts=(16,),
                 decode_steps=4,
                 rounds=4,
                 requests=Requests((16,), (4, 8)),
                 batchings=(TokenBatching("static", 4, 2.0),),
                 max_search_runs=3,
                 rate_precision=0.5,
+                attempts=1,
             ),
         }
     ),

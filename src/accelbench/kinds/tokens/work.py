@@ -13,10 +13,46 @@ from accelbench.user_modules import call_user
 
 
 def build(spec: ModelSpec, placement: Any, options: ModelOptions) -> Any:
-    """The model, its weights drawn from the run's seed on the cell's device; a user's builder
-    that raises is one UserCodeFailed, as every builder's is (work/build.py)."""
-    with placement.scope():
-        return call_user(f"model {spec.name!r}: its builder", spec.build, None, None, options)
+    """The model through the one model-building path (work/build.py): under the precision's dtype
+    policy, its weights drawn from the run's seed (a GPU's from the CPU's draw), on the cell's
+    device; a user's builder that raises is one UserCodeFailed, as every builder's is."""
+    from accelbench.work.build import build_model
+
+    scope = placement.scope()
+    return build_model(spec, (1,), options, scope, train=False, outputs=spec.generation.vocabulary, input_dtype="int32")
+
+
+def made(spec: ModelSpec, model: Any, placement: Any, phase: str, prompt: np.ndarray, steps: int = 0) -> Any:
+    """A prefill cell's work (the prompt into an empty cache) or a decode cell's (`steps` tokens
+    after the prompt); a user's prefill that raises making it is one UserCodeFailed."""
+    generation = spec.generation
+    if phase == "prefill":
+        return Prefill(model, generation, placement, prompt)
+    decode = lambda: Decode.after(model, generation, placement, prompt, steps)
+    return call_user(f"model {spec.name!r}: its prefill", decode)
+
+
+# A worker's prepared token cells, by cell id: built once, a round timed per call.
+_KEPT: dict[str, Any] = {}
+
+
+def prepare_in_worker(site: Any, phase: str, prompt: list, steps: int = 0) -> dict[str, Any]:
+    """A token cell on another backend (Bench.in_worker): built and warmed here as the pytest
+    process builds its own, kept for its rounds; its parameters and its cache's bytes measured."""
+    spec = site.model
+    model = build(spec, site.placement, site.options)
+    work = warmed(spec, made(spec, model, site.placement, phase, np.asarray(prompt, "int32"), steps))
+    _KEPT[site.cell_id] = work
+    measure = spec.generation.cache_bytes
+    held = measure(work.cache) if measure and phase != "prefill" else None
+    return {"parameters": int(model.count_params()), "cache_bytes": held}
+
+
+def round_in_worker(site: Any) -> float:
+    """One round of the cell's kept work, timed here: its seconds."""
+    from accelbench.work.measure import seconds
+
+    return seconds(_KEPT[site.cell_id].run)
 
 
 def warmed(spec: ModelSpec, work: Any) -> Any:
