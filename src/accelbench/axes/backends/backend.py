@@ -91,6 +91,11 @@ class Backend:
     roof: Callable[[Any, str, tuple[int, ...], int], Roof] | None = None
     # A context around the framework's start that keeps its native notices off the terminal.
     quiet_start: Callable[[], Any] = contextlib.nullcontext
+    # A context in which a model's own calls record no gradients: PyTorch records them for every
+    # op on weights that require them, so a decode loop that feeds each step's key/value cache to
+    # the next chained every step's tensors and grew by gigabytes (GPT-2 small: 5 GB in 10 s);
+    # TensorFlow and JAX record none outside a tape or a grad transform.
+    no_gradients: Callable[[], Any] = contextlib.nullcontext
     gpu_install: str = ""  # how to get this backend's GPU build, for --devices gpu without one
     # The harness-overhead cells' reference (work/training.HandLoop): (model, the trainer's input,
     # placement, batch size) -> a loop of `steps` hand-written training steps -> the last loss.

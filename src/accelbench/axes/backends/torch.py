@@ -94,6 +94,12 @@ def roof(placement: Neutral, dtype: str, sizes: tuple[int, ...], repeats: int) -
         torch.backends.cuda.matmul.allow_tf32 = allowed
 
 
+def no_gradients() -> Any:
+    import torch
+
+    return torch.no_grad()
+
+
 def tf32(placement: Neutral) -> bool:
     """An NVIDIA GPU of compute capability 8.0 or above."""
     import torch
@@ -172,5 +178,6 @@ BACKENDS.register(
         resident=resident,
         tf32=tf32,
         drawn_on_device=drawn_on_device,
+        no_gradients=no_gradients,
     ),
 )

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from accelbench.axes.models import Generation
-from accelbench.kinds.tokens.work import next_tokens
+from accelbench.kinds.tokens.work import next_tokens, no_gradients
 from accelbench.registry import Registry
 from accelbench.work import loadgen
 from accelbench.work.loadgen import Durations, Expected, LoadgenResult
@@ -256,7 +256,7 @@ class TokenServer:
             self._fail([(query_id, False)])
             return None
         try:
-            with self.placement.scope():
+            with self.placement.scope(), no_gradients():
                 logits, one = self.generation.prefill(self.model, request.prompt)
                 first = int(next_tokens(logits)[0, 0])
                 if self.batching.slots == 1:
@@ -284,7 +284,7 @@ class TokenServer:
         tokens = np.array([[s.tokens[-1] if s else 0] for s in slots], dtype="int32")
         positions = live[0].position if len(slots) == 1 else np.array([s.position if s else 0 for s in slots])
         try:
-            with self.placement.scope():
+            with self.placement.scope(), no_gradients():
                 logits, self.cache = self.generation.decode(self.model, tokens, self.cache, positions)
                 chosen = next_tokens(logits)[:, 0]
         except Exception as raised:  # a user's model may raise anything: one line, and LoadGen ends
@@ -467,7 +467,7 @@ def measure_capacity(
     from accelbench.work.measure import seconds
 
     slots = plan.batchings[0].slots
-    with placement.scope():
+    with placement.scope(), no_gradients():
         # Each the fastest of its repeats: noise on a busy machine only ever adds time, and the
         # search starts from this rate (a rate measured in a slow moment started it 45% low).
         prefill = statistics.median(

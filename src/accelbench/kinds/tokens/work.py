@@ -68,6 +68,16 @@ def prompts(generation: Generation, sequences: int, length: int, seed: int) -> n
     return np.random.default_rng(seed).integers(0, generation.vocabulary, (sequences, length)).astype("int32")
 
 
+def no_gradients() -> Any:
+    """The backend's context for calls that record no gradients (Backend.no_gradients): a decode
+    loop feeds each step's cache to the next, and a recorded graph would keep every step's."""
+    import keras
+
+    from accelbench.axes.backends import BACKENDS
+
+    return BACKENDS[keras.backend.backend()].no_gradients()
+
+
 def waited(tensor: Any) -> np.ndarray:
     """The tensor on the host: a round ends when the device has finished it."""
     from keras import ops
@@ -85,7 +95,7 @@ class Prefill:
     prompt: np.ndarray
 
     def run(self) -> np.ndarray:
-        with self.placement.scope():
+        with self.placement.scope(), no_gradients():
             logits, _ = self.generation.prefill(self.model, self.prompt)
             return waited(logits[:, -1])
 
@@ -106,14 +116,14 @@ class Decode:
 
     @classmethod
     def after(cls, model: Any, generation: Generation, placement: Any, prompt: np.ndarray, steps: int) -> Decode:
-        with placement.scope():
+        with placement.scope(), no_gradients():
             logits, cache = generation.prefill(model, prompt)
             first = next_tokens(logits)
         return cls(model, generation, placement, first, cache, prompt.shape[1], steps)
 
     def run(self) -> np.ndarray:
         tokens, cache = self.first, self.cache
-        with self.placement.scope():
+        with self.placement.scope(), no_gradients():
             for step in range(self.steps):
                 logits, cache = self.generation.decode(self.model, tokens, cache, self.start + step)
                 tokens = next_tokens(logits)
