@@ -131,6 +131,8 @@ def test_continuous_batching_admits_between_steps_and_static_only_into_an_idle_b
     assert max(count for count, _ in admissions["static"]) == 4
 
 
+@pytest.mark.timing
+@pytest.mark.slow(15)
 def test_time_per_output_token_under_load_at_batch_1_agrees_with_the_decode_cell(tiny, tmp_path):
     """One request at a time at a low rate: LoadGen's TPOT p50 (a request's tokens after its
     first, over their count) against the decode cell's seconds per step at batch 1, timed here
@@ -157,7 +159,10 @@ def test_time_per_output_token_under_load_at_batch_1_agrees_with_the_decode_cell
         f"TPOT under load {result.output_token_ms['50.00']:.2f} ms, decode {step_ms:.2f} ms"
     )
     # The loop's own clock agrees with LoadGen's: the medians of its requests' TTFT and TPOT
-    # within 10% (and half a millisecond: LoadGen's issue and callback threads between).
+    # within 10% (and half a millisecond: LoadGen's issue and callback threads between). Its clock
+    # starts when LoadGen's issue callback runs, which waits for the interpreter's lock while the
+    # loop computes: beside another busy process it read a TTFT median of 143 ms against
+    # LoadGen's 172 (a timed test, run alone).
     own_ttft = statistics.median(t.ttft_s for t in run.timings) * 1e3
     own_tpot = statistics.median(t.tpot_s for t in run.timings) * 1e3
     assert own_ttft == pytest.approx(result.first_token_ms["50.00"], rel=0.1, abs=0.5)

@@ -48,6 +48,16 @@ class Cell:
         }
 
 
+def fields_in_column(cell, column: str) -> dict:
+    """Where a summary table puts a cell whose column is not a batch size (a prompt length, a
+    LoadGen scenario): its model's row as Cell.fields names it (with its backend and precision
+    where the run has several), the column given."""
+    fields = Cell(cell.device, cell.batch_size, cell.model, cell.backend, cell.precision, cell.tagged).fields()
+    fields.pop("batch_size")
+    fields["column"] = column
+    return fields
+
+
 def tagged_id(plain: str, cell) -> str:
     """A cell's id, led by its backend and ended by its precision where the run names them
     (cell.tagged): `jax-cpu-bs256-mlp-bf16`."""

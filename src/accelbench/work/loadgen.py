@@ -190,6 +190,22 @@ class LoadgenResult:
 _FIRST_TOKEN_LINE = "{} percentile first token latency (ns)"
 _OUTPUT_TOKEN_LINE = "{} percentile time to output token (ns)"
 _TOKEN_RATE_KEYS = ("Completed tokens per second", "Tokens per second")
+
+
+def as_plain(value: Any) -> Any:
+    """A tree of dataclasses with LoadGen's results in it (a cell's measurement, crossing from a
+    worker) as JSON-ready values: tuples as lists, an unbounded float as None."""
+    if isinstance(value, LoadgenResult):
+        return value.as_json()
+    if dataclasses.is_dataclass(value):
+        return {f.name: as_plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [as_plain(item) for item in value]
+    if isinstance(value, float) and value == float("inf"):
+        return None
+    return value
+
+
 _REPORTED = re.compile(r"^(?P<percentile>[\d.]+)th percentile latency \(ns\)$")
 _LINE = re.compile(r"^\s*(?P<key>[^:]+?)\s*:\s*(?P<value>.*?)\s*$")
 _RATE_KEYS = ("Samples per second", "Completed samples per second", "QPS w/o loadgen overhead")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,12 +17,13 @@ from accelbench.axes.backends import PROCESS_BACKEND
 from accelbench.axes.models import MODELS
 from accelbench.axes.precisions import REFERENCE_PRECISION
 from accelbench.benches.base import Bench, Benchmark
+from accelbench.benches.under_load import Headline, judge_ab, judge_best
 from accelbench.grid.cells import (
-    Cell,
     Grid,
     backend_missing,
     device_absent,
     device_unsupported,
+    fields_in_column,
     params,
     placeholder,
     tagged_id,
@@ -46,7 +46,6 @@ from accelbench.kinds.serving.work import (
     samples_of,
     serve,
 )
-from accelbench.measured import Place
 from accelbench.option import Option, positive_number
 from accelbench.processes.workers import WorkerFailed
 from accelbench.results.summary import Section
@@ -57,8 +56,6 @@ from accelbench.work.loadgen import RULES, SCENARIOS, SERVING_RULES, Durations, 
 FIXTURE = "serving_bench"
 SERVE_IN_WORKER = "accelbench.kinds.serving.work:serve_in_worker"  # what Bench.in_worker runs there
 SETTINGS = "serving"  # its settings' name in run.presets.KIND_SETTINGS (settings.py)
-AB_ORDER = ("A", "B", "B", "A")  # an A/B run's turns: drift over the cell cancels out
-AB_PREFIX = "ab_"  # an A/B verdict's metric: B's median against A's, by the gate's rule
 
 # Under --update-baselines a serving cell is measured this many times and its baseline is the
 # best of them (the lowest latency, the highest rate): noise on a busy machine only ever adds
@@ -87,10 +84,7 @@ class ServingCell:
     def fields(self) -> dict:
         """A model's row (named with its backend and precision where the run has several), a
         column per scenario: the training and inference cells' fields, the scenario as the column."""
-        fields = Cell(self.device, self.batch_size, self.model, self.backend, self.precision, self.tagged).fields()
-        fields.pop(Place.keys.batch_size)
-        fields[Place.keys.column] = self.scenario
-        return fields
+        return fields_in_column(self, self.scenario)
 
 
 class ServingBench(Bench):
@@ -136,15 +130,7 @@ class ServingBench(Bench):
             heads.append(HEADLINES[self.cell.scenario](self.name, served, plan))
             if served.fixed is not None:  # every repeat measures p99 at the first one's rate
                 plan = dataclasses.replace(plan, fixed_qps=served.fixed.target_qps)
-        fails = RULES[SERVING_RULES.of(self.session.run.kind_options)]
-        for metric in dict.fromkeys(metric for head in heads for metric in (*head.numbers, *head.invalid)):
-            values = [head.numbers[metric] for head in heads if metric in head.numbers]
-            if values:
-                gate = self.gates[metric]
-                best = max(values) if gate.rule.relation == ">=" else min(values)
-                self.verdicts.against_baseline(self.name, gate, best, key=self.baseline_key)
-            else:
-                self.verdicts.invalid(self.name, metric, heads[-1].invalid[metric], fails=fails)
+        judge_best(self, heads, fails=RULES[SERVING_RULES.of(self.session.run.kind_options)])
         if self.verdicts.update and plan.fixed_qps is not None:
             gate = self.gates[SERVING_LATENCY]
             gate.store.stage(gate.scope, self.baseline_key, FIXED_QPS, plan.fixed_qps)
@@ -155,36 +141,20 @@ class ServingBench(Bench):
         from the same schedule (A's expected latency and throughput, the same fixed QPS: with
         LoadGen's fixed seeds, the same queries), B's median held to the gates' rules against
         A's. A worker that fails fails the cell's A/B verdict in one line."""
-        ab_run = self.session.ab_run
-        if ab_run is None:
-            return
-        heads: dict[str, list[Headline]] = {"A": [], "B": []}
-        try:
-            for turn, side in enumerate(AB_ORDER):
-                self.say(f"A/B: serving in {side}")
-                side_plan = dataclasses.replace(plan, log_dir=f"{plan.log_dir}/ab-{turn}-{side}")
-                wire = self.in_worker(SERVE_IN_WORKER, side, scenario=self.cell.scenario, plan=side_plan.as_json())
-                served = Served.from_json(wire)
-                if served.error:
-                    raise WorkerFailed(f"the served model raised in {side}: {served.error}")
-                heads[side].append(HEADLINES[self.cell.scenario](self.name, served, plan))
-                if served.fixed is not None and plan.fixed_qps is None:  # every turn at the first one's rate
-                    plan = dataclasses.replace(plan, fixed_qps=served.fixed.target_qps)
-        except WorkerFailed as error:
-            self.verdicts.failed(self.name, AB_PREFIX + SERVING_RATE, f"{self.name}: A/B: {error}")
-            return
-        environment = ab_run.setup.b.describe()
-        for metric in dict.fromkeys(m for side in heads.values() for head in side for m in head.numbers):
-            a = [head.numbers[metric] for head in heads["A"] if metric in head.numbers]
-            b = [head.numbers[metric] for head in heads["B"] if metric in head.numbers]
-            if not a or not b:
-                continue
-            rule = self.gates[metric].rule
-            base = dict(
-                cell=self.name, metric=AB_PREFIX + metric, measured=statistics.median(b), tolerance=rule.describe()
-            )
-            against = f"environment A, served A B B A ({environment} is B)"
-            self.verdicts.judge(base, statistics.median(a), against, rule, ())
+
+        def serve_side(side: str, turn: int) -> Headline:
+            nonlocal plan
+            self.say(f"A/B: serving in {side}")
+            side_plan = dataclasses.replace(plan, log_dir=f"{plan.log_dir}/ab-{turn}-{side}")
+            wire = self.in_worker(SERVE_IN_WORKER, side, scenario=self.cell.scenario, plan=side_plan.as_json())
+            served = Served.from_json(wire)
+            if served.error:
+                raise WorkerFailed(f"the served model raised in {side}: {served.error}")
+            if served.fixed is not None and plan.fixed_qps is None:  # every turn at the first one's rate
+                plan = dataclasses.replace(plan, fixed_qps=served.fixed.target_qps)
+            return HEADLINES[self.cell.scenario](self.name, served, plan)
+
+        judge_ab(self, serve_side, SERVING_RATE)
 
     def served(self, plan: ServingPlan) -> Served:
         """The cell served here, or in its backend's worker (the same work.serve)."""
@@ -212,15 +182,6 @@ def shared_step(built: BuiltWork, cell: ServingCell, largest: int) -> PredictSte
         lambda: predict_step(site, largest),
         lambda kept: kept.warm(samples_of(site)),
     )
-
-
-@dataclass(frozen=True)
-class Headline:
-    """A serving cell's gated numbers (gate metric -> value), and for each it could not give,
-    why (LoadGen found the run INVALID, or no rate met the bound)."""
-
-    numbers: dict[str, float]
-    invalid: dict[str, str]
 
 
 def _invalid(name: str, result: LoadgenResult, what: str) -> str:

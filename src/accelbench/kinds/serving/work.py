@@ -335,7 +335,7 @@ class Served:
         return max(found, key=lambda swept: swept.peak.target_qps) if found else None
 
     def as_json(self) -> dict[str, Any]:
-        return _plain(self)
+        return loadgen.as_plain(self)
 
     @classmethod
     def from_json(cls, saved: dict[str, Any]) -> Served:
@@ -357,19 +357,6 @@ class Served:
             fixed=result(saved["fixed"]),
             error=saved["error"],
         )
-
-
-def _plain(value: Any) -> Any:
-    """A dataclass tree as JSON-ready values (LoadgenResult's tuples as lists)."""
-    if isinstance(value, LoadgenResult):
-        return value.as_json()
-    if dataclasses.is_dataclass(value):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    if isinstance(value, float) and value == float("inf"):
-        return None
-    return value
 
 
 def stream_batching(plan: ServingPlan, scenario: str) -> Batching:

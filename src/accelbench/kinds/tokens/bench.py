@@ -20,12 +20,13 @@ from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND
 from accelbench.axes.models import MODELS
 from accelbench.axes.precisions import PRECISIONS, REFERENCE_PRECISION
 from accelbench.benches.base import Bench, Benchmark
+from accelbench.benches.under_load import Headline, judge_ab, judge_best
 from accelbench.grid.cells import (
-    Cell,
     Grid,
     backend_missing,
     device_absent,
     device_unsupported,
+    fields_in_column,
     params,
     placeholder,
     tagged_id,
@@ -44,7 +45,7 @@ from accelbench.kinds.tokens.gates import (
 )
 from accelbench.kinds.tokens.result import TokenLoad, Tokens
 from accelbench.kinds.tokens.settings import TokenSettings
-from accelbench.measured import Place, Roof
+from accelbench.measured import Roof
 from accelbench.option import Option
 from accelbench.processes.workers import WorkerFailed
 from accelbench.results.summary import Section
@@ -69,8 +70,6 @@ SERVED_SCENARIOS = ("Server", "Offline")  # LoadGen's scenarios a generative mod
 SERVE_IN_WORKER = "accelbench.kinds.tokens.bench:serve_in_worker"
 PREPARE_IN_WORKER = "accelbench.kinds.tokens.work:prepare_in_worker"
 ROUND_IN_WORKER = "accelbench.kinds.tokens.work:round_in_worker"
-AB_ORDER = ("A", "B", "B", "A")  # an A/B run's turns: drift over the cell cancels out
-AB_PREFIX = "ab_"  # an A/B verdict's metric: B's median against A's, by the gate's rule
 RUNS_OVER_TTFT = 5  # a LoadGen run lasts at least this many TTFT limits
 # Under --update-baselines a cell is served this many times and its baseline is the best of them
 # (the highest rate, the lowest latency), as the serving cells' are: noise only adds time.
@@ -114,10 +113,7 @@ class TokenCell:
     def fields(self) -> dict:
         """A model's row (named with its backend and precision where the run has several), a
         column per prompt length or batch and context."""
-        fields = Cell(self.device, self.batch_size, self.model, self.backend, self.precision, self.tagged).fields()
-        fields.pop(Place.keys.batch_size)
-        fields[Place.keys.column] = self.column.replace("-", " ")
-        return fields
+        return fields_in_column(self, self.column.replace("-", " "))
 
 
 class TokenBench(Bench):
@@ -290,10 +286,7 @@ class TokenServeCell:
         return tagged_id(f"{self.device}-{self.model}-{self.scenario.lower()}", self)
 
     def fields(self) -> dict:
-        fields = Cell(self.device, self.batch_size, self.model, self.backend, self.precision, self.tagged).fields()
-        fields.pop(Place.keys.batch_size)
-        fields[Place.keys.column] = self.scenario
-        return fields
+        return fields_in_column(self, self.scenario)
 
 
 class TokenServingBench(Bench):
@@ -359,15 +352,7 @@ class TokenServingBench(Bench):
             heads.append(token_headline(self.name, served, plan))
             if served.fixed is not None:  # every repeat, and B, at the first one's rate
                 plan = dataclasses.replace(plan, fixed_rate=served.fixed.target_qps)
-        fails = RULES[SERVING_RULES.of(self.session.run.kind_options)]
-        for metric in dict.fromkeys(metric for head in heads for metric in (*head.numbers, *head.invalid)):
-            values = [head.numbers[metric] for head in heads if metric in head.numbers]
-            if values:
-                gate = self.gates[metric]
-                best = max(values) if gate.rule.relation == ">=" else min(values)
-                self.verdicts.against_baseline(self.name, gate, best, key=self.baseline_key)
-            else:
-                self.verdicts.invalid(self.name, metric, heads[-1].invalid[metric], fails=fails)
+        judge_best(self, heads, fails=RULES[SERVING_RULES.of(self.session.run.kind_options)])
         if self.verdicts.update and plan.fixed_rate is not None:
             gate = self.gates[TOKEN_TTFT]
             gate.store.stage(gate.scope, self.baseline_key, FIXED_RATE, plan.fixed_rate)
@@ -397,46 +382,20 @@ class TokenServingBench(Bench):
         """In an A/B run: the cell served in worker A and worker B, in the order A B B A, from
         the same schedule and requests (A's capacity, the same fixed rate, LoadGen's fixed seeds),
         B's median held to the gates' rules against A's. A worker that fails fails the A/B verdict."""
-        ab_run = self.session.ab_run
-        if ab_run is None:
-            return
-        heads: dict[str, list[TokenHeadline]] = {"A": [], "B": []}
-        try:
-            for turn, side in enumerate(AB_ORDER):
-                self.say(f"A/B: serving tokens in {side}")
-                side_plan = dataclasses.replace(plan, log_dir=f"{plan.log_dir}/ab-{turn}-{side}")
-                wire = self.in_worker(SERVE_IN_WORKER, side, scenario=self.cell.scenario, plan=side_plan.as_json())
-                served = serve.TokenServed.from_json(wire)
-                if served.error:
-                    raise WorkerFailed(f"the model raised in {side}: {served.error}")
-                heads[side].append(token_headline(self.name, served, plan))
-        except WorkerFailed as error:
-            self.verdicts.failed(self.name, AB_PREFIX + TOKEN_RATE, f"{self.name}: A/B: {error}")
-            return
-        environment = ab_run.setup.b.describe()
-        for metric in dict.fromkeys(m for side in heads.values() for head in side for m in head.numbers):
-            a = [head.numbers[metric] for head in heads["A"] if metric in head.numbers]
-            b = [head.numbers[metric] for head in heads["B"] if metric in head.numbers]
-            if not a or not b:
-                continue
-            rule = self.gates[metric].rule
-            base = dict(
-                cell=self.name, metric=AB_PREFIX + metric, measured=statistics.median(b), tolerance=rule.describe()
-            )
-            self.verdicts.judge(
-                base, statistics.median(a), f"environment A, served A B B A ({environment} is B)", rule, ()
-            )
+
+        def serve_side(side: str, turn: int) -> Headline:
+            self.say(f"A/B: serving tokens in {side}")
+            side_plan = dataclasses.replace(plan, log_dir=f"{plan.log_dir}/ab-{turn}-{side}")
+            wire = self.in_worker(SERVE_IN_WORKER, side, scenario=self.cell.scenario, plan=side_plan.as_json())
+            served = serve.TokenServed.from_json(wire)
+            if served.error:
+                raise WorkerFailed(f"the model raised in {side}: {served.error}")
+            return token_headline(self.name, served, plan)
+
+        judge_ab(self, serve_side, TOKEN_RATE)
 
 
-@dataclass(frozen=True)
-class TokenHeadline:
-    """A token-serving cell's gated numbers (gate metric -> value), and why each it could not give."""
-
-    numbers: dict[str, float]
-    invalid: dict[str, str]
-
-
-def token_headline(name: str, served: serve.TokenServed, plan: serve.TokenPlan) -> TokenHeadline:
+def token_headline(name: str, served: serve.TokenServed, plan: serve.TokenPlan) -> Headline:
     """Server: the peak rate, and TTFT and TPOT medians (GATED) at the fixed rate;
     Offline: its output tokens/s."""
     numbers, invalid = {}, {}
@@ -448,7 +407,7 @@ def token_headline(name: str, served: serve.TokenServed, plan: serve.TokenPlan) 
         else:
             why = "; ".join(result.why_invalid) or "no tokens/s in its summary"
             invalid[TOKEN_OFFLINE] = f"{name}: LoadGen found the Offline run INVALID: {why} (logs: {result.log_dir})"
-        return TokenHeadline(numbers, invalid)
+        return Headline(numbers, invalid)
     first = served.searched[0]
     if first.peak is None:
         lowest = min(first.runs, key=lambda run: run.target_qps or 0.0)
@@ -465,7 +424,7 @@ def token_headline(name: str, served: serve.TokenServed, plan: serve.TokenPlan) 
     if fixed is not None and fixed.first_token_ms.get(GATED) is not None:
         numbers[TOKEN_TTFT] = fixed.first_token_ms[GATED]
         numbers[TOKEN_TPOT] = fixed.output_token_ms[GATED]
-    return TokenHeadline(numbers, invalid)
+    return Headline(numbers, invalid)
 
 
 def _load_part(served: serve.TokenServed, plan: serve.TokenPlan) -> TokenLoad:

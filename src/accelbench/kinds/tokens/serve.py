@@ -518,7 +518,7 @@ class TokenServed:
     error: str | None = None
 
     def as_json(self) -> dict[str, Any]:
-        return _plain(self)
+        return loadgen.as_plain(self)
 
     @classmethod
     def from_json(cls, saved: dict[str, Any]) -> TokenServed:
@@ -540,18 +540,6 @@ class TokenServed:
             fixed=result(saved["fixed"]),
             error=saved["error"],
         )
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, LoadgenResult):
-        return value.as_json()
-    if dataclasses.is_dataclass(value):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    if isinstance(value, float) and value == float("inf"):
-        return None
-    return value
 
 
 def serve(
