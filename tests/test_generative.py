@@ -139,18 +139,23 @@ def test_a_users_decoder_that_raises_is_one_line_and_stops_the_run(pytester, hea
 
 def test_the_token_cells_run_over_backends_and_precisions_named_by_them(pytester):
     """--backends and --precisions are axes of the token cells as of every kind's: each cell once
-    per backend and precision, its id led by the backend and ended by the precision."""
+    per backend and precision, its id led by the backend (where the run names another than the
+    process's) and ended by the precision."""
     from accelbench import scaffold
+    from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND
 
+    installed = [name for name in ("tensorflow", "jax", "torch") if BACKENDS[name].installed()]
     pytester.makepyfile(test_tokens=scaffold.benchmark_files()["test_tokens.py"])
     listed = pytester.runpytest(
         "-p", "accelbench.plugin", "-p", "no:cacheprovider", "--preset", "smoke", "--collect-only", "-q",
-        "--backends", "tensorflow,jax,torch", "--precisions", "float32,mixed_bfloat16", "test_tokens.py",
+        "--backends", ",".join(installed), "--precisions", "float32,mixed_bfloat16", "test_tokens.py",
     )  # fmt: skip
     ids = {line.split("::")[1] for line in listed.stdout.lines if "::" in line}
-    for backend in ("tensorflow", "jax", "torch"):
+    named = tuple(installed) != (PROCESS_BACKEND,)
+    for backend in installed:
+        lead = f"{backend}-" if named else ""
         for short in ("fp32", "bf16"):
-            assert f"test_prefill[{backend}-cpu-p16-gpt_tiny-{short}]" in ids
-            assert f"test_decode[{backend}-cpu-bs1-ctx16-gpt_tiny-{short}]" in ids
-            assert f"test_token_serving[{backend}-cpu-gpt_tiny-offline-{short}]" in ids
-    assert len(ids) == 3 * 2 * 4
+            assert f"test_prefill[{lead}cpu-p16-gpt_tiny-{short}]" in ids, sorted(ids)
+            assert f"test_decode[{lead}cpu-bs1-ctx16-gpt_tiny-{short}]" in ids
+            assert f"test_token_serving[{lead}cpu-gpt_tiny-offline-{short}]" in ids
+    assert len(ids) == len(installed) * 2 * 4
