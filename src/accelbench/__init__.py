@@ -17,7 +17,7 @@ declarations in a module of your own and name it once, in the ini key `accelbenc
 import sys
 
 from accelbench.axes.data import DATASETS, Dataset
-from accelbench.axes.models import MODELS, ModelOptions, ModelSpec
+from accelbench.axes.models import MODELS, ModelOptions, ModelSpec, keras_hub_causal_lm
 
 __all__ = [
     "DATASETS",
@@ -25,6 +25,7 @@ __all__ = [
     "Dataset",
     "ModelOptions",
     "ModelSpec",
+    "keras_hub_causal_lm",
     "register_benchmark",
     "register_dataset",
     "register_gate",

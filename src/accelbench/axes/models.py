@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import InitVar, dataclass, field
 from typing import Any
@@ -373,3 +374,71 @@ def _register_decoders() -> None:
 
 
 _register_decoders()
+
+
+# --- KerasHub's causal language models (axes/hub_models.py) -------------------------------------
+
+
+def keras_hub_causal_lm(
+    name: str,
+    summary: str,
+    make: Callable[[], Any],
+    *,
+    vocabulary: int,
+    context: int,
+    cache_bytes_per_token: int | None = None,
+    flops_per_token: Callable[[int], float] | None = None,
+    ttft_ms: float = 2000.0,
+    tpot_ms: float = 100.0,
+) -> ModelSpec:
+    """A ModelSpec of a KerasHub CausalLM: `make()` returns it built (a backbone from its config
+    and the CausalLM over it, preprocessor None: the token cells feed token ids), under the run's
+    seed, dtype policy and device, as every model is built. `vocabulary` and `context` are its
+    backbone's; `cache_bytes_per_token` the count a cell's measured cache is held to (float32's:
+    a key and a value of each layer's key/value heads) and `flops_per_token(position)` a
+    token's FLOPs (2 x multiply-adds), for the roofs' shares; None where not known. Its cached
+    call takes one position for a whole batch, so it has no `insert` (axes/hub_models.py).
+    Register it with `accelbench.register_model`."""
+    from accelbench.axes import hub_models
+
+    generation = Generation(
+        prefill=functools.partial(hub_models.prefill, context=context),
+        decode=hub_models.decode,
+        vocabulary=vocabulary,
+        context=context,
+        cache_bytes=hub_models.cache_bytes,
+        cache_bytes_per_token=cache_bytes_per_token,
+        flops_per_token=flops_per_token,
+        ttft_ms=ttft_ms,
+        tpot_ms=tpot_ms,
+    )
+
+    def build(input_shape: tuple[int, ...], outputs: int, options: ModelOptions) -> Any:
+        return make()
+
+    build.__module__ = getattr(make, "__module__", __name__)  # the registry's origin: the caller's module
+    return ModelSpec(name, summary, build, default=False, generation=generation)
+
+
+def _register_hub_models() -> None:
+    """KerasHub's GPT-2 at gpt_tiny's sizes, where the keras-hub extra is installed."""
+    from accelbench.axes import hub_models
+
+    if not hub_models.installed():
+        return
+    shape = hub_models.gpt2_shape(hub_models.HUB_GPT2_TINY)
+    spec = keras_hub_causal_lm(
+        "hub_gpt2_tiny",
+        "KerasHub's GPT2CausalLM, random weights, at gpt_tiny's sizes (2 layers of width 64, 4 heads, context 128)",
+        hub_models.hub_gpt2_tiny,
+        vocabulary=shape.vocabulary,
+        context=shape.context,
+        cache_bytes_per_token=shape.cache_bytes_per_token(),
+        flops_per_token=lambda position: shape.matmul_flops_per_token() + shape.attention_flops(position),
+        ttft_ms=250.0,  # gpt_tiny's
+        tpot_ms=100.0,
+    )
+    MODELS.register(spec.name, spec)
+
+
+_register_hub_models()

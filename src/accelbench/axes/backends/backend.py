@@ -96,6 +96,11 @@ class Backend:
     # the next chained every step's tensors and grew by gigabytes (GPT-2 small: 5 GB in 10 s);
     # TensorFlow and JAX record none outside a tape or a grad transform.
     no_gradients: Callable[[], Any] = contextlib.nullcontext
+    # A model's own function as this backend must run it where its eager ops fall short, its int
+    # arguments as tensors so that calls differing only in them share one trace: TensorFlow's
+    # tf.function (KerasHub's cached call writes with slice_update, an XLA op TensorFlow runs in
+    # a graph but has no eager CPU kernel for). Others run it as it is, eagerly.
+    traced: Callable[[Callable[..., Any]], Callable[..., Any]] = lambda function: function
     gpu_install: str = ""  # how to get this backend's GPU build, for --devices gpu without one
     # The harness-overhead cells' reference (work/training.HandLoop): (model, the trainer's input,
     # placement, batch size) -> a loop of `steps` hand-written training steps -> the last loss.

@@ -424,6 +424,14 @@ def served_predict(model: Any, placement: TensorflowPlacement) -> Callable[[Any]
     return predict
 
 
+def traced(function: Callable[..., Any]) -> Callable[..., Any]:
+    """`function` as one tf.function, its int arguments passed as int32 tensors (Backend.traced)."""
+    import tensorflow as tf
+
+    graph = tf.function(function)
+    return lambda *args: graph(*(tf.constant(arg, dtype="int32") if isinstance(arg, int) else arg for arg in args))
+
+
 @contextlib.contextmanager
 def profiler(folder: Path) -> Iterator[Callable[[str, int], Any]]:
     import tensorflow as tf
@@ -453,6 +461,7 @@ BACKENDS.register(
         host_allocator=host_allocator,
         bare_loop=bare_loop,
         tf32=tf32,
+        traced=traced,
         gpu_install="pip install 'accelbench[tensorflow]' 'tensorflow[and-cuda]' (CUDA 12)",
     ),
 )
