@@ -159,3 +159,31 @@ def test_the_token_cells_run_over_backends_and_precisions_named_by_them(pytester
             assert f"test_decode[{lead}cpu-bs1-ctx16-gpt_tiny-{short}]" in ids
             assert f"test_token_serving[{lead}cpu-gpt_tiny-offline-{short}]" in ids
     assert len(ids) == len(installed) * 2 * 4
+
+
+NEEDS_MISSING = """
+import dataclasses
+
+import accelbench
+from accelbench.axes.models import MODELS
+
+accelbench.register_model(
+    dataclasses.replace(MODELS["gpt_tiny"], name="my_needy", requires=("no_such_module_here", "pip install needy"))
+)
+"""
+
+
+def test_a_model_whose_module_is_missing_skips_its_cells_saying_so(pytester):
+    """ModelSpec.requires (KerasHub's models: keras_hub): where the module is not installed, each
+    of the model's token cells skips naming it and how to install it; nothing is built."""
+    from accelbench import scaffold
+
+    pytester.makepyfile(test_tokens=scaffold.benchmark_files()["test_tokens.py"], needy=NEEDS_MISSING)
+    result = pytester.runpytest(
+        "-p", "accelbench.plugin", "-p", "no:cacheprovider", "--preset", "smoke", "--modules", "needy",
+        "--models", "my_needy", "-rs", "test_tokens.py",
+    )  # fmt: skip
+    result.assert_outcomes(skipped=4)
+    result.stdout.fnmatch_lines(
+        ["*my_needy needs no_such_module_here, which is not installed here: pip install needy*"]
+    )

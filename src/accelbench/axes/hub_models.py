@@ -22,7 +22,6 @@ Two things its cached call does that the house decoder (axes/decoder.py) does no
 
 from __future__ import annotations
 
-import importlib.util
 import warnings
 import weakref
 from collections.abc import Callable
@@ -31,10 +30,8 @@ from typing import Any
 
 from accelbench.axes.decoder import DecoderShape
 
-
-def installed() -> bool:
-    """Whether KerasHub can be imported here (looked up, not imported: the zoo loads no framework)."""
-    return importlib.util.find_spec("keras_hub") is not None
+# What its models need (ModelSpec.requires): the module, and how to install it.
+REQUIRES = ("keras_hub", "pip install 'accelbench[keras-hub]'")
 
 
 @dataclass(frozen=True)

@@ -95,6 +95,9 @@ class ModelSpec:
     # A generative model's prefill and decode (Generation): its cells are the token cells;
     # None: a model that maps a sample to an output.
     generation: Generation | None = None
+    # A module it needs beyond Keras and how to install it (KerasHub's models: keras_hub and the
+    # keras-hub extra): where the module is missing, its cells skip saying so. None: Keras alone.
+    requires: tuple[str, str] | None = None
     # The field's name before "kind" came to mean a benchmark kind alone: a spec declared with it
     # still works (it sets device_types).
     device_kinds: InitVar[frozenset[str] | None] = None
@@ -417,15 +420,14 @@ def keras_hub_causal_lm(
         return make()
 
     build.__module__ = getattr(make, "__module__", __name__)  # the registry's origin: the caller's module
-    return ModelSpec(name, summary, build, default=False, generation=generation)
+    return ModelSpec(name, summary, build, default=False, generation=generation, requires=hub_models.REQUIRES)
 
 
 def _register_hub_models() -> None:
-    """KerasHub's GPT-2 at gpt_tiny's sizes, where the keras-hub extra is installed."""
+    """KerasHub's GPT-2 at gpt_tiny's sizes: registered wherever accelbench is (one list of models
+    in every install), its cells skipped where the keras-hub extra is not installed."""
     from accelbench.axes import hub_models
 
-    if not hub_models.installed():
-        return
     shape = hub_models.gpt2_shape(hub_models.HUB_GPT2_TINY)
     spec = keras_hub_causal_lm(
         "hub_gpt2_tiny",

@@ -9,7 +9,7 @@ import itertools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND, absent_reason
+from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND, absent_reason, importable
 from accelbench.axes.devices import REFERENCE_DEVICE, Inventory, type_of
 from accelbench.axes.models import MODELS
 from accelbench.axes.precisions import PRECISIONS, REFERENCE_PRECISION
@@ -167,6 +167,15 @@ def device_unsupported(grid: Grid, cell) -> str | None:
         spec = MODELS[c.model]
         if type_of(c.device) not in spec.device_types:
             return f"{spec.name} runs on {', '.join(sorted(spec.device_types))} only, not {c.device}"
+    return None
+
+
+def model_missing(grid: Grid, cell) -> str | None:
+    """A model that needs a module not installed here (ModelSpec.requires): KerasHub's."""
+    for c in getattr(cell, "cells", (cell,)):
+        needs = MODELS[c.model].requires
+        if needs and not importable(needs[0]):
+            return f"{c.model} needs {needs[0]}, which is not installed here: {needs[1]}"
     return None
 
 

@@ -27,6 +27,7 @@ from accelbench.grid.cells import (
     device_absent,
     device_unsupported,
     fields_in_column,
+    model_missing,
     params,
     placeholder,
     tagged_id,
@@ -494,7 +495,7 @@ def token_serve_cells(grid: Grid) -> list:
             grid.devices, models, grid.backends, grid.precisions, SERVED_SCENARIOS
         )
     ]
-    return params(grid, made, (device_absent, device_unsupported, backend_missing))
+    return params(grid, made, (model_missing, device_absent, device_unsupported, backend_missing))
 
 
 # Its cells: every device and generative model, at each prompt length (prefill) or batch (decode).
@@ -521,7 +522,7 @@ def cells_of(phase: str, sizes_of: Any, contexts_of: Any = lambda settings: (0,)
                 grid.devices, models, grid.backends, grid.precisions, contexts_of(settings), sizes_of(settings)
             )
         ]
-        return params(grid, made, (device_absent, device_unsupported, backend_missing))
+        return params(grid, made, (model_missing, device_absent, device_unsupported, backend_missing))
 
     return cells
 
