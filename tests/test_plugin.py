@@ -1344,7 +1344,8 @@ def test_a_module_that_does_not_import_and_a_model_no_module_declares_are_one_li
     assert_one_clear_line(
         run(suite, "--models", "resnet"),
         "argument --models: unknown model 'resnet'; choose from: mlp, mlp_wide, mlp_deep, cnn, svm, resnet50, "
-        "mobilenet_v3_small, efficientnet_b0, bert_encoder, lstm_text, gpt_tiny, gpt2_small, hub_gpt2_tiny, tiny_user_mlp",
+        "mobilenet_v3_small, efficientnet_b0, bert_encoder, lstm_text, gpt_tiny, gpt2_small, hub_gpt2_tiny, "
+        "tiny_user_mlp",
     )
 
 
