@@ -187,3 +187,40 @@ def test_a_model_whose_module_is_missing_skips_its_cells_saying_so(pytester):
     result.stdout.fnmatch_lines(
         ["*my_needy needs no_such_module_here, which is not installed here: pip install needy*"]
     )
+
+
+class _NotOneTensor:
+    """A stand-in for a KerasHub CausalLM whose cache is a pair of tensors (one per layer)."""
+
+    compute_dtype = "float32"
+
+    def call_with_cache(self, tokens, cache, index):
+        raise AssertionError("never called: the layout is refused first")
+
+    def _build_cache(self, tokens):
+        from keras import ops
+
+        length = ops.shape(tokens)[1]
+        return None, (ops.zeros((1, length, 4)), ops.zeros((1, length, 4)))
+
+
+class _NoLengthAxis(_NotOneTensor):
+    """... and one whose cache does not grow with the prompt."""
+
+    def _build_cache(self, tokens):
+        from keras import ops
+
+        return None, ops.zeros((1, 2, 8, 4))
+
+
+@pytest.mark.parametrize(
+    "model, message",
+    [(_NotOneTensor(), "_NotOneTensor's cache is not one tensor"), (_NoLengthAxis(), "has no single length axis")],
+)
+def test_a_keras_hub_cache_of_another_layout_is_refused_in_one_line(model, message, heavy_imports):
+    """A KerasHub Generation finds its cache's length axis by building caches of one and two
+    tokens (axes/hub_models.py); a cache that is not one tensor with one such axis is refused."""
+    from accelbench.axes import hub_models
+
+    with pytest.raises(ValueError, match=message):
+        hub_models.prefill(model, np.zeros((1, 3), dtype="int32"), context=16)
