@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from accelbench.axes import decoder
 from accelbench.axes.decoder import DecoderShape
 
 # What its models need (ModelSpec.requires): the module, and how to install it.
@@ -108,10 +109,8 @@ def decode(model: Any, tokens: Any, cache: Any, index: Any) -> tuple[Any, Any]:
 
 
 def cache_bytes(cache: Any) -> int:
-    import numpy as np
-    from keras import ops
-
-    return int(np.prod(ops.shape(cache))) * np.dtype(ops.dtype(cache)).itemsize
+    """The bytes its one tensor holds, counted as the house decoder's are."""
+    return decoder.cache_bytes([(cache,)])
 
 
 # GPT-2's architecture at the house tiny decoder's sizes (axes/models.py DECODERS "gpt_tiny"),
