@@ -342,9 +342,19 @@ def pytest_sessionfinish(session: pytest.Session):
     _run_deferred(state)
     _save_baselines(session, state)
     _no_autosave_after_user_code_failed(session.config, state)
+    _drop_interrupted_cells(session.config)
     result = yield
     _save_untimed_alone(session.config, state)
     return result
+
+
+def _drop_interrupted_cells(config: pytest.Config) -> None:
+    """A cell stopped inside its timed rounds (Ctrl-C, gpu-check's deadline) has statistics
+    with no rounds; pytest-benchmark's save raises on them (min() of nothing) and writes no file,
+    losing every finished cell with it. Such a cell measured nothing, so it is left out."""
+    bench = getattr(config, "_benchmarksession", None)
+    if bench is not None:
+        bench.benchmarks[:] = [stats for stats in bench.benchmarks if stats]  # falsy: no rounds
 
 
 def _save_untimed_alone(config: pytest.Config, state: Session) -> None:
