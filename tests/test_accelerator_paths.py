@@ -70,7 +70,18 @@ def test_worker_environments_keep_float32_ieee_and_leave_the_gpu_to_share():
     assert jax_variables["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
     assert jax_variables["JAX_DEFAULT_MATMUL_PRECISION"] == "highest"
     assert jax_variables["KERAS_BACKEND"] == "jax"
-    assert dict(BACKENDS["torch"].environment().variables)["NVIDIA_TF32_OVERRIDE"] == "0"
+    assert "NVIDIA_TF32_OVERRIDE" not in dict(BACKENDS["torch"].environment().variables)  # the TF32 roof needs TF32
+
+
+def test_torch_starts_with_float32_as_ieee_in_matmuls_and_convolutions():
+    torch = pytest.importorskip("torch", reason="the torch extra is not installed: pip install 'accelbench[torch]'")
+    from accelbench.axes.backends import torch as torch_backend
+
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True  # PyTorch's cuDNN default
+    torch_backend.start.cache_clear()
+    torch_backend.start()
+    assert torch.backends.cuda.matmul.allow_tf32 is False
+    assert torch.backends.cudnn.allow_tf32 is False
 
 
 def test_the_jax_worker_runs_with_those_settings_and_places_a_cpu_cell_on_the_cpu(tmp_path):
@@ -350,6 +361,7 @@ def test_a_gpu_check_run_stopped_at_its_deadline_keeps_the_cells_it_finished(tmp
     from accelbench import gpu_check
 
     monkeypatch.setattr(gpu_check, "SAVE_S", 10)
+    monkeypatch.setattr(gpu_check, "STOP_S", 0)  # --stop-after=15: the cell below outlasts it
     benchmarks = tmp_path / "benchmarks"
     benchmarks.mkdir()
     (benchmarks / "conftest.py").write_text('pytest_plugins = ("accelbench.plugin",)\n')
@@ -364,6 +376,34 @@ def test_a_gpu_check_run_stopped_at_its_deadline_keeps_the_cells_it_finished(tmp
     names = [bench["name"] for bench in json.loads(saved.read_text())["benchmarks"]]
     assert names == ["test_finished"]
     assert "KeyboardInterrupt" in (tmp_path / f"run-{backends.PROCESS_BACKEND}.log").read_text()
+
+
+def test_a_gpu_check_run_out_of_time_stops_between_cells_and_saves_them(tmp_path, monkeypatch):
+    """--stop-after: once a run's share is nearly spent, no further cell starts; pytest ends the
+    run between cells, with no Ctrl-C inside one, and saves the cells that finished."""
+    import json
+
+    from accelbench import gpu_check
+
+    monkeypatch.setattr(gpu_check, "SAVE_S", 10)
+    monkeypatch.setattr(gpu_check, "STOP_S", 13)  # --stop-after=2 of the 25 s below
+    benchmarks = tmp_path / "benchmarks"
+    benchmarks.mkdir()
+    (benchmarks / "conftest.py").write_text('pytest_plugins = ("accelbench.plugin",)\n')
+    (benchmarks / "test_slow_host.py").write_text(
+        "import time\n\n"
+        "def test_finished(benchmark):\n    benchmark(sum, range(100))\n\n"
+        "def test_past_the_time(benchmark):\n    benchmark.pedantic(time.sleep, args=(3,))\n\n"
+        "def test_never_started(benchmark):\n    benchmark(sum, range(100))\n"
+    )
+    saved, code, seconds = gpu_check.run_backend(backends.PROCESS_BACKEND, benchmarks, tmp_path, [], 25.0)
+    log = (tmp_path / f"run-{backends.PROCESS_BACKEND}.log").read_text()
+    assert code == gpu_check.DEADLINE, log
+    assert seconds < 12, log
+    names = [bench["name"] for bench in json.loads(saved.read_text())["benchmarks"]]
+    assert names == ["test_finished", "test_past_the_time"]
+    assert "--stop-after 2 s: 1 test(s) not started" in log
+    assert "KeyboardInterrupt" not in log
 
 
 @pytest.mark.slow(10)

@@ -35,6 +35,10 @@ from accelbench.units import flops
 # margin for the table): the quick suite took about a minute a backend on a 2-core CPU.
 TOTAL_S = 570
 SAVE_S = 30  # how long an interrupted run is given to save what it finished
+# A run starts no cell in the last STOP_S + SAVE_S of its share (--stop-after), so it ends
+# between cells; the cell then running has STOP_S to finish (the H100's slowest took 27 s).
+STOP_S = 30
+INTERRUPTED = 2  # pytest's exit code for a run that stopped early (--stop-after, Ctrl-C)
 DEADLINE = -1  # the exit code shown for a run stopped at its deadline
 DURATIONS = 25  # the slowest cells in each run's log: where a host's minutes went
 
@@ -48,13 +52,15 @@ def run_backend(
 ) -> tuple[Path, int, float]:
     """The quick suite with `backend` as the process backend; (its saved JSON, exit code, seconds).
 
-    At its deadline the run is interrupted as Ctrl-C would (pytest then still saves the cells it
-    finished, so the table shows what ran), and killed only if it has not stopped SAVE_S later.
+    Its --stop-after ends it between cells before its deadline, and pytest saves the cells it
+    finished, so the table shows what ran. A cell still running at the deadline is interrupted
+    as Ctrl-C would, and the run killed only if it has not stopped SAVE_S later.
     """
     saved = out / f"run-{backend}.json"
     log = out / f"run-{backend}.log"
     command = [sys.executable, "-m", "pytest", str(benchmarks), "--devices", "cpu,gpu", "-p", "no:cacheprovider"]
     command += [f"--benchmark-json={saved}", f"--durations={DURATIONS}", *extra]
+    command += [f"--stop-after={max(1.0, timeout_s - SAVE_S - STOP_S):.0f}"]
     started = time.perf_counter()
     with log.open("w") as written:
         run = subprocess.Popen(
@@ -62,6 +68,7 @@ def run_backend(
         )
         try:
             code = run.wait(timeout=max(1.0, timeout_s - SAVE_S))
+            code = DEADLINE if code == INTERRUPTED else code
         except subprocess.TimeoutExpired:
             run.send_signal(signal.SIGINT)
             try:

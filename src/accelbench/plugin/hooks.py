@@ -3,6 +3,7 @@ outcome of every verdict, and where verdicts are shown (terminal) and kept (JSON
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 TIMED_MARKER = "timed"
+STARTED = pytest.StashKey[float]()  # when the run began (time.monotonic()), for --stop-after
 # Keras' torch backend hands NumPy 2 tensors whose __array__ takes no copy keyword (torch 2.13,
 # NumPy 2.4): a DeprecationWarning at every torch prediction, thousands a run, that says nothing
 # about the user's code. Left out wherever the plugin runs, after the project's own filters.
@@ -57,6 +59,7 @@ def pytest_configure(config: pytest.Config) -> None:
         backends.use_process_backend()
     except backends.NoBackend as error:
         raise pytest.UsageError(str(error)) from None
+    config.stash[STARTED] = time.monotonic()
     session = config.stash[SESSION] = Session(options.run_config(config))
     session.roofs.use_cache(getattr(config, "cache", None))  # None under -p no:cacheprovider
     session.progress = Progress(config)
@@ -219,6 +222,27 @@ def _run_clearly(item: pytest.Item):
     if failure:  # outside the except block, so no chained traceback is shown
         pytest.fail(failure, pytrace=False)
     return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    result = yield
+    _stop_when_out_of_time(item, nextitem)
+    return result
+
+
+def _stop_when_out_of_time(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """--stop-after: past its seconds, the next cell does not start. pytest ends the loop as
+    interrupted, between cells, and the session finishes as usual: the finished cells are
+    judged and saved. (A Ctrl-C lands inside a cell: on the H100 one JAX run so stopped saved
+    nothing, and on the EPYC a LoadGen run interrupted in its C++ threads never returned.)"""
+    limit = session_of(item.config).run.stop_after_s
+    if limit is None or nextitem is None or item.session.shouldstop:
+        return
+    elapsed = time.monotonic() - item.config.stash[STARTED]
+    if elapsed >= limit:
+        left = len(item.session.items) - item.session.items.index(nextitem)
+        item.session.shouldstop = f"--stop-after {limit:g} s: {left} test(s) not started after {elapsed:.0f} s"
 
 
 @pytest.hookimpl(wrapper=True)

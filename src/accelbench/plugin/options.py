@@ -384,6 +384,15 @@ OPTIONS = (
         "killed and its cell fails.",
         "300",
     ),
+    Option(
+        "--stop-after",
+        positive_number,
+        "SECONDS",
+        "Start no cell once the run has taken this long; the run ends as interrupted, and the cells "
+        "that finished are judged and saved as usual (a time budget, e.g. accelbench gpu-check's). "
+        "Default: no limit.",
+        None,
+    ),
 )
 
 
@@ -568,6 +577,7 @@ def run_config(config: Any) -> RunConfig:
         precisions=given["--precisions"],
         kind_options=kinds_given,
         worker_deadline_s=given["--worker-deadline"],
+        stop_after_s=given["--stop-after"],
         modules=modules,
         module_roots=user_modules.roots_of(modules),
     )

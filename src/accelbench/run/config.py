@@ -50,6 +50,7 @@ class RunConfig:
     # the benchmark kinds' own options (Benchmark.options), by flag: parsed, or their default
     kind_options: Mapping[str, Any] = field(default_factory=dict)
     worker_deadline_s: float = 300.0  # of one call to a worker
+    stop_after_s: float | None = None  # --stop-after: no cell starts after this many seconds of the run
     modules: tuple[str, ...] = ()  # --modules: the user's modules, imported in every process
     module_roots: tuple[str, ...] = ()  # the folders they were found in, for another interpreter's path
 
