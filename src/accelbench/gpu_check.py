@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from accelbench.axes.backends import BACKENDS, EXTRAS
+from accelbench.axes.backends.backend import COUNTED_BY_COMPILER
 from accelbench.axes.devices import type_of
 from accelbench.kinds.memory.result import StepMemory
 from accelbench.kinds.serving.result import Serving
@@ -139,7 +140,8 @@ def _where(cell: CellRecord) -> str:
 def _peak(cell: CellRecord) -> str:
     memory = StepMemory.of(cell.info)
     ratio = memory.device_peak_over_estimate
-    return f"{cell.name} {memory.device_peak_memory_bytes / 2**20:.1f} MiB" + (
+    counted = " by XLA's count" if memory.device_peak_from == COUNTED_BY_COMPILER else ""
+    return f"{cell.name} {memory.device_peak_memory_bytes / 2**20:.1f} MiB{counted}" + (
         f" ({ratio:.2f}x the estimate)" if ratio else ""
     )
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from accelbench.axes.backends.backend import CompiledStep
 from accelbench.axes.data import Dataset
 from accelbench.axes.flops import Costs
 from accelbench.axes.models import ModelOptions, ModelSpec
@@ -102,6 +103,7 @@ class Step:
     estimated_bytes: int | None
     why_unknown: str | None
     built: Any = None  # the OneStep or OneBatch it runs (the memory ladder resizes a OneStep)
+    compiled: CompiledStep | None = None  # the step as the backend's compiler counts it (None: no Keras model)
 
 
 def _trainer(site: Site, steps: int | None, resident: bool = False) -> Work:
@@ -149,7 +151,8 @@ def _training_step(site: Site) -> Step:
 
     step = OneStep.build(site.cell_id, site.model, site.dataset, site.placement, site.batch_size, site.options)
     estimate = memory.estimate(step.model)
-    return Step(step.run, estimate.step(site.batch_size), estimate.why_unknown, step)
+    compiled = CompiledStep(step.model, "train", step.batch)
+    return Step(step.run, estimate.step(site.batch_size), estimate.why_unknown, step, compiled)
 
 
 def _predicted_batch(site: Site) -> Step:
@@ -160,7 +163,8 @@ def _predicted_batch(site: Site) -> Step:
     if one.model is None:  # a scikit-learn estimator: no Keras graph, and no headroom set
         return Step(one.predict, None, "no Keras model", one)
     estimate = memory.estimate(one.model)
-    return Step(one.predict, estimate.inference(site.batch_size), estimate.why_unknown, one)
+    compiled = CompiledStep(one.model, "inference", (one.images,))
+    return Step(one.predict, estimate.inference(site.batch_size), estimate.why_unknown, one, compiled)
 
 
 # A memory cell's kind -> its one step, built and warmed up.

@@ -221,6 +221,7 @@ class OneBatch:
 
     predict: Any  # () -> predictions, synced with the device
     model: Any  # the Keras model, None for scikit-learn
+    images: Any = None  # the batch predicted
 
     @classmethod
     def build(
@@ -238,7 +239,7 @@ class OneBatch:
                 with placement.scope():
                     return model.predict_on_batch(images)  # numpy: waits for the device
 
-            one = cls(predict, model)
+            one = cls(predict, model, images)
         one.predict()  # trace and settle caches outside any measurement
         one.predict()
         return one

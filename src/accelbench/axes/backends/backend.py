@@ -66,14 +66,15 @@ class Backend:
     # In the process that runs it: its allocator's peak over some work on a placement (None:
     # it keeps none), and its profiler (a context manager over the traced steps, given the trace
     # folder, that yields how to mark one step: (phase, number) -> a context manager).
-    device_peak: Callable[[Any, Callable[[], object], bool], int | None] | None = None
+    device_peak: Callable[[Any, Callable[[], object]], int | None] | None = None
+    # Where its allocator's peak cannot be reset (JAX's: a process's high-water mark also holds
+    # its compiles'), the compiler's own count instead: (Keras model, "train" or "inference",
+    # the step's inputs) -> the bytes one compiled step allocates on the device (CompiledStep).
+    step_bytes: Callable[[Any, str, tuple[Any, ...]], int | None] | None = None
     # Waits until the work it dispatched has finished and let go of its buffers (a leak watch's
     # end: JAX's CPU client frees an execution's temporaries on its own threads, after the
     # result is ready).
     settle: Callable[[], object] = lambda: None
-    # Whether its allocator's peak can be reset between cells (JAX's cannot: a memory cell on an
-    # accelerator is then measured in a fresh process of its own, before anything else runs there).
-    device_peak_resets: bool = True
     profiler: Callable[[Any], Any] | None = None
     # Whether the CPU's lower-precision arithmetic is known for this backend (precisions.py:
     # TensorFlow's oneDNN kernels are checked; other backends' are "not known").
@@ -235,17 +236,44 @@ def neutral_placements(backend: str, accelerators: dict[str, list[str]]) -> dict
     return found
 
 
-def device_peak_bytes(backend: str, placement: Any, work: Callable[[], object], fresh: bool = False) -> int | None:
-    """The backend allocator's own peak while `work` runs on an accelerator, above what was
-    resident when it started (peak_above_start); None on the CPU (host memory is memray's),
-    where the allocator says nothing, or where JAX's unresettable peak stayed at an earlier
-    cell's high-water mark. The work runs either way. `fresh`: this process has run nothing but
-    this cell (its build, its warm-up and this work), so an unresettable peak is this cell's."""
-    peak = BACKENDS[backend].device_peak
-    if not is_accelerator(type_of(placement.name)) or peak is None:
+@dataclass(frozen=True)
+class CompiledStep:
+    """A memory cell's step as its backend's compiler sees it: the Keras model, "train" (a
+    train_on_batch) or "inference" (a predict_on_batch), and the step's inputs."""
+
+    model: Any
+    kind: str
+    inputs: tuple[Any, ...]
+
+
+# How a device peak was found, by whether the backend counts it (Backend.step_bytes) or reads
+# its allocator (Backend.device_peak): what each memory cell records beside the number.
+COUNTED_BY_COMPILER = "the compiled step's memory analysis (its temporaries, outputs and inputs)"
+READ_FROM_ALLOCATOR = "the allocator's peak over the steps, reset before them, above what was resident"
+
+
+def device_peak_bytes(
+    backend: str, placement: Any, work: Callable[[], object], step: CompiledStep | None = None
+) -> tuple[int | None, str]:
+    """(bytes, how found): what one step of `work` takes on an accelerator beyond what was
+    resident before it, and how that was found. A backend whose allocator's peak can be reset
+    (TensorFlow, PyTorch) reads it over the work (peak_above_start); JAX's cannot (the mark also
+    holds the process's compiles: on an H100 176 MiB for an MLP step counted at 1.8 MiB), so
+    XLA's own count of the compiled step stands in (Backend.step_bytes). (None, "") on the CPU
+    (host memory is memray's) and where the backend says nothing. The work runs either way."""
+    measure = BACKENDS[backend]
+    if not is_accelerator(type_of(placement.name)):
         work()
-        return None
-    return peak(placement, work, fresh)
+        return None, ""
+    if measure.step_bytes is not None:
+        work()
+        counted = measure.step_bytes(step.model, step.kind, step.inputs) if step is not None else None
+        return counted, COUNTED_BY_COMPILER if counted is not None else ""
+    if measure.device_peak is None:
+        work()
+        return None, ""
+    peak = measure.device_peak(placement, work)
+    return peak, READ_FROM_ALLOCATOR if peak is not None else ""
 
 
 def measure_roof(backend: str, placement: Any, dtype: str, kept: Roof | None = None) -> Roof:
@@ -265,22 +293,14 @@ def measure_roof(backend: str, placement: Any, dtype: str, kept: Roof | None = N
 
 
 def peak_above_start(
-    read: Callable[[], tuple[int, int]],
-    reset: Callable[[], object] | None,
-    work: Callable[[], object],
-    fresh: bool = False,
-) -> int | None:
+    read: Callable[[], tuple[int, int]], reset: Callable[[], object], work: Callable[[], object]
+) -> int:
     """The most bytes an allocator held during `work` on top of what it held when the work
-    started: read() gives (bytes in use, peak bytes); reset() restarts the peak, where the
-    allocator can (TensorFlow, PyTorch). What earlier cells left alive (their models, their
-    caches) is not counted, so the figure does not depend on run order or -k. An allocator
-    whose peak cannot be reset (JAX) tells this work's peak only if the work raised it: None
-    where an earlier cell's high-water mark stayed above."""
-    if reset is not None:
-        reset()
-    in_use, peak_before = read()
+    started: read() gives (bytes in use, peak bytes); reset() restarts the peak (TensorFlow,
+    PyTorch). What earlier cells left alive (their models, their caches) is not counted, so the
+    figure does not depend on run order or -k."""
+    reset()
+    in_use, _ = read()
     work()
     _, peak = read()
-    if reset is None and peak <= peak_before and not fresh:  # fresh: the high-water mark is this cell's
-        return None
     return max(0, peak - in_use)

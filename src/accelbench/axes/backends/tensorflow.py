@@ -241,7 +241,7 @@ def placements(intra_op_threads: int = 0) -> dict[str, TensorflowPlacement]:
     return found | ({"tpu": tpu} if tpu is not None else {})
 
 
-def device_peak(placement: TensorflowPlacement, work: Callable[[], object], fresh: bool = False) -> int | None:
+def device_peak(placement: TensorflowPlacement, work: Callable[[], object]) -> int | None:
     """TensorFlow's peak bytes on an accelerator while work runs, above what was resident when
     it started (peak_above_start). Several GPUs under one strategy report the first replica's."""
     import tensorflow as tf

@@ -45,7 +45,7 @@ def _device(placement: Neutral) -> str:
     return placement.device.replace("gpu", "cuda") if is_accelerator(placement.device_type) else "cpu"
 
 
-def device_peak(placement: Neutral, work: Callable[[], object], fresh: bool = False) -> int | None:
+def device_peak(placement: Neutral, work: Callable[[], object]) -> int | None:
     import torch
 
     device = _device(placement)

@@ -10,7 +10,6 @@ import pytest
 
 from accelbench.axes import backends
 from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND
-from accelbench.axes.devices import is_accelerator, type_of
 from accelbench.axes.models import MODELS
 from accelbench.benches.base import Bench, Benchmark
 from accelbench.benches.context import precision_used
@@ -63,8 +62,9 @@ class StepMemoryBench(Bench):
     """Host and device peak memory of one step, built and warmed up before the test body.
 
     pytest-memray tracks the body, because setup gives the cell a limit_memory cap; the
-    plugin hands the host peak it measured to host_peak_measured. The device peak comes from
-    the backend's allocator on accelerators, beside the estimate and their ratio.
+    plugin hands the host peak it measured to host_peak_measured. The device peak on an
+    accelerator (backends.device_peak_bytes: the allocator's, or XLA's count on JAX) is recorded
+    beside the estimate and their ratio.
     """
 
     cell: Cell
@@ -72,6 +72,7 @@ class StepMemoryBench(Bench):
     estimated: int | None = 0  # None: the estimate does not know the model (cap_basis says why)
     cap_basis: str = ""
     steps_measured: int = 1  # the peak is the high-water mark over this many steps
+    compiled: Any = None  # the step as the backend's compiler counts it (backends.CompiledStep)
 
     work_name = "train"  # a work.builders.STEPS entry: the step measured
 
@@ -79,6 +80,7 @@ class StepMemoryBench(Bench):
         """(work, estimated bytes, why none): the step to measure, what the analytic estimate says
         it needs, and, where the estimate does not know the model (bytes None), why."""
         step = self.session.built.step(self.work_name, self.cell)
+        self.compiled = step.compiled
         return step.run, step.estimated_bytes, step.why_unknown
 
     def set_cap(self, estimated: int | None, why_unknown: str | None) -> None:
@@ -97,14 +99,8 @@ class StepMemoryBench(Bench):
     @property
     def tracked_here(self) -> bool:
         """pytest-memray measures this cell in the pytest process (its body); a cell on another
-        backend is measured by memray inside that backend's worker, and a cell on an accelerator
-        whose allocator's peak cannot be reset (JAX's) in a fresh worker of its own."""
-        return not self.on_other_backend() and not self.fresh_process
-
-    @property
-    def fresh_process(self) -> bool:
-        backend = BACKENDS[getattr(self.cell, "backend", PROCESS_BACKEND)]
-        return is_accelerator(type_of(self.cell.device)) and not backend.device_peak_resets
+        backend is measured by memray inside that backend's worker."""
+        return not self.on_other_backend()
 
     def setup(self, node: pytest.Item) -> None:
         if not self.tracked_here:
@@ -137,7 +133,7 @@ class StepMemoryBench(Bench):
         if not self.tracked_here:
             self.measure_in_backend_worker()
             return
-        device_peak = backends.device_peak_bytes(PROCESS_BACKEND, self.placement(), self.steps)  # the steps measured
+        device_peak, found_by = backends.device_peak_bytes(PROCESS_BACKEND, self.placement(), self.steps, self.compiled)
         self.record(
             StepMemory(
                 device=self.placement().description,
@@ -147,6 +143,7 @@ class StepMemoryBench(Bench):
                 host_memory_cap_bytes=self.cap,
                 host_memory_cap_from=self.cap_basis,
                 device_peak_over_estimate=over(device_peak, self.estimated),
+                device_peak_from=found_by or None,
             )
         )
         if device_peak is not None:
@@ -169,14 +166,12 @@ class StepMemoryBench(Bench):
         judged as here: host peak against its baseline and the estimate's cap, device peak
         (the backend allocator's) against its baseline."""
         backend = self.cell.backend
-        where = f"a fresh {backend} worker" if self.fresh_process else f"the {backend} worker"
+        where = f"the {backend} worker"
         self.say(f"measuring in {where} (memray there)")
         try:
             found = StepMemoryReply(
                 **self.in_worker(
                     STEP_MEMORY_IN_WORKER,
-                    fresh=self.fresh_process,  # the worker started for this call alone ...
-                    first_in_process=self.fresh_process,  # ... so its unresettable peak is this cell's
                     work_name=self.work_name,
                     steps_measured=self.steps_measured,
                     repeats=MIN_SPREAD_RUNS if self.recording else 1,
@@ -196,6 +191,7 @@ class StepMemoryBench(Bench):
                 host_memory_cap_from=self.cap_basis,
                 memory_measured_in=where,
                 device_peak_over_estimate=over(found.device_peak_bytes, self.estimated),
+                device_peak_from=found.device_peak_from or None,
             )
         )
         self.record(precision_used(self.cell))

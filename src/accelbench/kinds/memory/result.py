@@ -24,7 +24,8 @@ class StepMemory(Part):
     peak_memory_bytes_detectable_growth: float | None = None
     device_peak_memory_bytes: int | None = None
     device_peak_memory_bytes_detectable_growth: float | None = None
-    device_peak_over_estimate: float | None = None  # the allocator's peak over the analytic estimate
+    device_peak_over_estimate: float | None = None  # the device peak over the analytic estimate
+    device_peak_from: str | None = None  # the allocator's reset peak, or the compiler's count (JAX)
 
 
 @dataclass(frozen=True)

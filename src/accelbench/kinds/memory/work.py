@@ -20,16 +20,13 @@ class StepMemoryReply:
     estimated_bytes: int | None  # None: the estimate does not know the model (estimate_unknown says why)
     estimate_unknown: str
     device: str
+    device_peak_from: str = ""  # how the device peak was found (backends.device_peak_bytes); "": none
 
 
-def step_memory_in_worker(
-    site: Any, work_name: str, steps_measured: int, repeats: int = 1, first_in_process: bool = False
-) -> StepMemoryReply:
-    """The step of `work_name` (a work.builders.STEPS entry) built and warmed up here, then the
-    backend allocator's device peak where it keeps one, memray's host peak over `steps_measured`
-    steps, and the analytic estimate. `first_in_process`: this worker was started for this call alone (an
-    allocator whose peak cannot be reset), and the device peak is read before memray's runs of
-    the same steps."""
+def step_memory_in_worker(site: Any, work_name: str, steps_measured: int, repeats: int = 1) -> StepMemoryReply:
+    """The step of `work_name` (a work.builders.STEPS entry) built and warmed up here, then its
+    device peak on an accelerator (backends.device_peak_bytes), memray's host peak over
+    `steps_measured` steps, and the analytic estimate."""
     from accelbench.work import memory
     from accelbench.work.builders import STEPS
 
@@ -39,13 +36,14 @@ def step_memory_in_worker(
         for _ in range(steps_measured):
             step.run()
 
-    device_peak = backends.device_peak_bytes(PROCESS_BACKEND, site.placement, steps, first_in_process)
+    device_peak, found_by = backends.device_peak_bytes(PROCESS_BACKEND, site.placement, steps, step.compiled)
     repeated = [memory.host_peak(steps) for _ in range(repeats - 1)]  # recording: the peak's spread
     host_peak = memory.host_peak(steps)
     return StepMemoryReply(
         host_peak_bytes=host_peak,
         host_peak_repeats=repeated,
         device_peak_bytes=device_peak,
+        device_peak_from=found_by,
         estimated_bytes=step.estimated_bytes,
         estimate_unknown=step.why_unknown,
         device=site.placement.description,
