@@ -247,3 +247,29 @@ def test_a_run_saved_before_roofs_were_called_roofs_still_loads_its_utilization(
     today = Utilization(roof_flops=2e11, roof_dtype="bfloat16", roof_device="gpu:0", roof_backend="jax").entries()
     assert set(today) == {"roof_flops", "roof_dtype", "roof_device", "roof_backend"}
     assert Utilization.of({**saved, **today}).roof_flops == 2e11  # today's key first
+
+
+def test_parallel_runs_keeping_one_roof_neither_fail_nor_leave_half_a_file(tmp_path):
+    """Runs in parallel (CI's xdist workers share one roofs folder) write the same kept roof:
+    each write is whole, and none fails (a shared temporary name raced: the second replace found
+    the file gone, and its run stopped at collection with a FileNotFoundError)."""
+    import json
+    import threading
+
+    cache, failures = FolderCache(tmp_path), []
+
+    def keep(writer: int) -> None:
+        for attempt in range(200):
+            try:
+                cache.set("accelbench/roofs/cpu", {"writer": writer, "attempt": attempt, "pad": "x" * 4096})
+            except OSError as error:
+                failures.append(error)
+
+    threads = [threading.Thread(target=keep, args=(writer,)) for writer in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    assert json.loads((tmp_path / "accelbench__roofs__cpu.json").read_text())["pad"] == "x" * 4096
+    assert list(tmp_path.glob("*.tmp")) == []

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -44,10 +45,14 @@ class FolderCache:
             return default
 
     def set(self, key: str, value: Any) -> None:
+        """Whole or not at all: a parallel run reads one file or the other. Each writer has a
+        temporary file of its own (two parallel runs writing one named .tmp raced: the second
+        replace found it gone, a FileNotFoundError at collection in CI's slow tier)."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        written = self._path(key).with_suffix(".tmp")
-        written.write_text(json.dumps(value))
-        written.replace(self._path(key))  # whole or not at all: a parallel run reads one or the other
+        target = self._path(key)
+        with tempfile.NamedTemporaryFile("w", dir=self.folder, prefix=target.stem, suffix=".tmp", delete=False) as file:
+            file.write(json.dumps(value))
+        Path(file.name).replace(target)
 
 
 # hold(roof): a cell's utilization stated against `roof` (recorded into its results)
