@@ -179,9 +179,12 @@ def test_an_accelerator_step_on_jax_is_counted_by_the_compiler_and_on_the_others
     read = lambda placement, work: work() or 99  # noqa: E731
     monkeypatch.setitem(BACKENDS._entries, "torch", dataclasses.replace(BACKENDS["torch"], device_peak=read))
     gpu, cpu = Neutral("gpu:0", "a GPU", "jax"), Neutral("cpu", "a CPU", "jax")
-    assert backends.device_peak_bytes("jax", gpu, lambda: ran.append(1), step) == (1234, COUNTED_BY_COMPILER)
-    assert backends.device_peak_bytes("torch", gpu, lambda: ran.append(1), step) == (99, READ_FROM_ALLOCATOR)
-    assert backends.device_peak_bytes("jax", cpu, lambda: ran.append(1), step) == (None, "")
+    assert backends.counted_step_bytes("jax", gpu, step) == 1234
+    assert backends.counted_step_bytes("torch", gpu, step) is None  # its allocator is read instead
+    assert backends.counted_step_bytes("jax", cpu, step) is None  # host memory is memray's
+    assert backends.device_peak_bytes("jax", gpu, lambda: ran.append(1), 1234) == (1234, COUNTED_BY_COMPILER)
+    assert backends.device_peak_bytes("torch", gpu, lambda: ran.append(1)) == (99, READ_FROM_ALLOCATOR)
+    assert backends.device_peak_bytes("jax", cpu, lambda: ran.append(1)) == (None, "")
     assert counted == ["train"] and len(ran) == 3  # the steps ran every time
 
 
@@ -364,6 +367,16 @@ def test_the_gpu_check_runs_the_suite_per_installed_backend_and_prints_each_deci
     assert re.search(rf"^{backend}: roof of \S+ in float32 +[\d.]+ [GT]FLOP/s", printed, re.M)
 
 
+def slow_host(tmp_path: Path, later_tests: str) -> Path:
+    """A benchmarks folder whose first test finishes at once and whose `later_tests` follow."""
+    benchmarks = tmp_path / "benchmarks"
+    benchmarks.mkdir()
+    (benchmarks / "conftest.py").write_text('pytest_plugins = ("accelbench.plugin",)\n')
+    first = "import time\n\ndef test_finished(benchmark):\n    benchmark(sum, range(100))\n\n"
+    (benchmarks / "test_slow_host.py").write_text(first + later_tests)
+    return benchmarks
+
+
 def test_a_gpu_check_run_stopped_at_its_deadline_keeps_the_cells_it_finished(tmp_path, monkeypatch):
     """A host slower than the check's budget: the run is interrupted as Ctrl-C would, pytest
     saves what finished, and the table is made from it (on the H100 the first check's runs were
@@ -376,14 +389,8 @@ def test_a_gpu_check_run_stopped_at_its_deadline_keeps_the_cells_it_finished(tmp
 
     monkeypatch.setattr(gpu_check, "SAVE_S", 10)
     monkeypatch.setattr(gpu_check, "STOP_S", 0)  # --stop-after=15: the cell below outlasts it
-    benchmarks = tmp_path / "benchmarks"
-    benchmarks.mkdir()
-    (benchmarks / "conftest.py").write_text('pytest_plugins = ("accelbench.plugin",)\n')
-    (benchmarks / "test_slow_host.py").write_text(
-        "import time\n\n"
-        "def test_finished(benchmark):\n    benchmark(sum, range(100))\n\n"
-        "def test_still_running(benchmark):\n    benchmark.pedantic(time.sleep, args=(600,))\n"
-    )
+    running = "def test_still_running(benchmark):\n    benchmark.pedantic(time.sleep, args=(600,))\n"
+    benchmarks = slow_host(tmp_path, running)
     saved, code, seconds = gpu_check.run_backend(backends.PROCESS_BACKEND, benchmarks, tmp_path, ["-s"], 25.0)
     assert code == gpu_check.DEADLINE
     assert seconds < 25.0 + 5
@@ -401,14 +408,10 @@ def test_a_gpu_check_run_out_of_time_stops_between_cells_and_saves_them(tmp_path
 
     monkeypatch.setattr(gpu_check, "SAVE_S", 10)
     monkeypatch.setattr(gpu_check, "STOP_S", 48)  # --stop-after=2 of the 60 s below, Ctrl-C at 50
-    benchmarks = tmp_path / "benchmarks"
-    benchmarks.mkdir()
-    (benchmarks / "conftest.py").write_text('pytest_plugins = ("accelbench.plugin",)\n')
-    (benchmarks / "test_slow_host.py").write_text(
-        "import time\n\n"
-        "def test_finished(benchmark):\n    benchmark(sum, range(100))\n\n"
+    benchmarks = slow_host(
+        tmp_path,
         "def test_past_the_time(benchmark):\n    benchmark.pedantic(time.sleep, args=(3,))\n\n"
-        "def test_never_started(benchmark):\n    benchmark(sum, range(100))\n"
+        "def test_never_started(benchmark):\n    benchmark(sum, range(100))\n",
     )
     saved, code, seconds = gpu_check.run_backend(backends.PROCESS_BACKEND, benchmarks, tmp_path, [], 60.0)
     log = (tmp_path / f"run-{backends.PROCESS_BACKEND}.log").read_text()

@@ -252,28 +252,34 @@ COUNTED_BY_COMPILER = "the compiled step's memory analysis (its temporaries, out
 READ_FROM_ALLOCATOR = "the allocator's peak over the steps, reset before them, above what was resident"
 
 
+def counted_step_bytes(backend: str, placement: Any, step: CompiledStep | None) -> int | None:
+    """The compiler's count of one step on an accelerator, where the backend counts instead of
+    reading its allocator (Backend.step_bytes: JAX, whose peak cannot be reset and whose mark
+    also holds the process's compiles: on an H100 176 MiB for an MLP step counted at 1.8 MiB);
+    None elsewhere. It compiles the step once more: call it outside a tracked or timed region."""
+    count = BACKENDS[backend].step_bytes
+    if count is None or step is None or not is_accelerator(type_of(placement.name)):
+        return None
+    return count(step.model, step.kind, step.inputs)
+
+
 def device_peak_bytes(
-    backend: str, placement: Any, work: Callable[[], object], step: CompiledStep | None = None
+    backend: str, placement: Any, work: Callable[[], object], counted: int | None = None
 ) -> tuple[int | None, str]:
     """(bytes, how found): what one step of `work` takes on an accelerator beyond what was
-    resident before it, and how that was found. A backend whose allocator's peak can be reset
-    (TensorFlow, PyTorch) reads it over the work (peak_above_start); JAX's cannot (the mark also
-    holds the process's compiles: on an H100 176 MiB for an MLP step counted at 1.8 MiB), so
-    XLA's own count of the compiled step stands in (Backend.step_bytes). (None, "") on the CPU
-    (host memory is memray's) and where the backend says nothing. The work runs either way."""
-    measure = BACKENDS[backend]
-    if not is_accelerator(type_of(placement.name)):
+    resident before it. `counted` (counted_step_bytes) where the backend counts; else the
+    allocator's peak, reset first, read over the work (peak_above_start: TensorFlow, PyTorch).
+    (None, "") on the CPU (host memory is memray's) and where the backend says nothing. The
+    work runs either way."""
+    if counted is not None:
+        work()
+        return counted, COUNTED_BY_COMPILER
+    peak = BACKENDS[backend].device_peak
+    if not is_accelerator(type_of(placement.name)) or peak is None:
         work()
         return None, ""
-    if measure.step_bytes is not None:
-        work()
-        counted = measure.step_bytes(step.model, step.kind, step.inputs) if step is not None else None
-        return counted, COUNTED_BY_COMPILER if counted is not None else ""
-    if measure.device_peak is None:
-        work()
-        return None, ""
-    peak = measure.device_peak(placement, work)
-    return peak, READ_FROM_ALLOCATOR if peak is not None else ""
+    read = peak(placement, work)
+    return read, READ_FROM_ALLOCATOR if read is not None else ""
 
 
 def measure_roof(backend: str, placement: Any, dtype: str, kept: Roof | None = None) -> Roof:

@@ -72,7 +72,7 @@ class StepMemoryBench(Bench):
     estimated: int | None = 0  # None: the estimate does not know the model (cap_basis says why)
     cap_basis: str = ""
     steps_measured: int = 1  # the peak is the high-water mark over this many steps
-    compiled: Any = None  # the step as the backend's compiler counts it (backends.CompiledStep)
+    counted: int | None = None  # the compiler's count of the step's device bytes, where it counts (JAX)
 
     work_name = "train"  # a work.builders.STEPS entry: the step measured
 
@@ -80,7 +80,8 @@ class StepMemoryBench(Bench):
         """(work, estimated bytes, why none): the step to measure, what the analytic estimate says
         it needs, and, where the estimate does not know the model (bytes None), why."""
         step = self.session.built.step(self.work_name, self.cell)
-        self.compiled = step.compiled
+        # in setup, outside the body pytest-memray tracks: counting compiles the step once more
+        self.counted = backends.counted_step_bytes(PROCESS_BACKEND, self.placement(), step.compiled)
         return step.run, step.estimated_bytes, step.why_unknown
 
     def set_cap(self, estimated: int | None, why_unknown: str | None) -> None:
@@ -133,7 +134,7 @@ class StepMemoryBench(Bench):
         if not self.tracked_here:
             self.measure_in_backend_worker()
             return
-        device_peak, found_by = backends.device_peak_bytes(PROCESS_BACKEND, self.placement(), self.steps, self.compiled)
+        device_peak, found_by = backends.device_peak_bytes(PROCESS_BACKEND, self.placement(), self.steps, self.counted)
         self.record(
             StepMemory(
                 device=self.placement().description,

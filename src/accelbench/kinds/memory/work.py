@@ -36,7 +36,8 @@ def step_memory_in_worker(site: Any, work_name: str, steps_measured: int, repeat
         for _ in range(steps_measured):
             step.run()
 
-    device_peak, found_by = backends.device_peak_bytes(PROCESS_BACKEND, site.placement, steps, step.compiled)
+    counted = backends.counted_step_bytes(PROCESS_BACKEND, site.placement, step.compiled)  # before memray's runs
+    device_peak, found_by = backends.device_peak_bytes(PROCESS_BACKEND, site.placement, steps, counted)
     repeated = [memory.host_peak(steps) for _ in range(repeats - 1)]  # recording: the peak's spread
     host_peak = memory.host_peak(steps)
     return StepMemoryReply(
