@@ -137,6 +137,44 @@ def test_a_users_decoder_that_raises_is_one_line_and_stops_the_run(pytester, hea
     result.assert_outcomes(passed=1, errors=1)  # its prefill cell ran; its decode cell stopped the run
 
 
+COUNTED_BUILDS = """
+import dataclasses
+from pathlib import Path
+
+import accelbench
+from accelbench.axes.models import MODELS
+
+tiny = MODELS["gpt_tiny"]
+
+
+def build(*args, **kwargs):
+    with open(Path(__file__).with_name("builds.txt"), "a") as builds:
+        builds.write("built\\n")
+    return tiny.build(*args, **kwargs)
+
+
+accelbench.register_model(dataclasses.replace(tiny, name="my_counted", build=build, default=False))
+"""
+
+
+@pytest.mark.slow(20)
+def test_the_token_cells_of_a_model_share_one_build_of_it(pytester, heavy_imports):
+    """A run's prefill, decode and serving cells of one model, device and precision take one
+    model, built once (its compiled steps traced once per shape); another precision is another
+    build."""
+    from accelbench import scaffold
+
+    pytester.makepyfile(test_tokens=scaffold.benchmark_files()["test_tokens.py"], counted=COUNTED_BUILDS)
+    (pytester.path / "baselines").mkdir()
+    result = pytester.runpytest(
+        "-p", "accelbench.plugin", "-p", "no:cacheprovider", "--preset", "smoke", "--baselines", "baselines",
+        "--modules", "counted", "--models", "my_counted", "--precisions", "float32,mixed_bfloat16",
+        "--token-limits", "600,300", "test_tokens.py",
+    )  # fmt: skip
+    result.assert_outcomes(passed=8)
+    assert (pytester.path / "builds.txt").read_text().split() == ["built", "built"]
+
+
 def test_the_token_cells_run_over_backends_and_precisions_named_by_them(pytester):
     """--backends and --precisions are axes of the token cells as of every kind's: each cell once
     per backend and precision, its id led by the backend (where the run names another than the

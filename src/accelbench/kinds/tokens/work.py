@@ -34,13 +34,25 @@ def made(spec: ModelSpec, model: Any, placement: Any, phase: str, prompt: np.nda
 
 # A worker's prepared token cells, by cell id: built once, a round timed per call.
 _KEPT: dict[str, Any] = {}
+# A worker's models, by (model, device, options): its token cells share one, as the pytest
+# process's do (bench.shared_model), so that its compiled steps are traced once per shape.
+_MODELS: dict[tuple[str, str, ModelOptions], Any] = {}
+
+
+def kept_model(site: Any) -> Any:
+    """The site's model, built once in this worker for every token cell of its model, device and
+    options."""
+    key = (site.model.name, site.placement.name, site.options)
+    if key not in _MODELS:
+        _MODELS[key] = build(site.model, site.placement, site.options)
+    return _MODELS[key]
 
 
 def prepare_in_worker(site: Any, phase: str, prompt: list, steps: int = 0) -> dict[str, Any]:
     """A token cell on another backend (Bench.in_worker): built and warmed here as the pytest
     process builds its own, kept for its rounds; its parameters and its cache's bytes measured."""
     spec = site.model
-    model = build(spec, site.placement, site.options)
+    model = kept_model(site)
     work = warmed(spec, made(spec, model, site.placement, phase, np.asarray(prompt, "int32"), steps))
     _KEPT[site.cell_id] = work
     measure = spec.generation.cache_bytes
