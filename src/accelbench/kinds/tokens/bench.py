@@ -271,10 +271,9 @@ def shared_model(bench: Any) -> Any:
     in this process: the weights are the seed's either way, and its compiled steps (kept on the
     model) are traced once per shape, not once per cell (0.45 s of each quick cell's setup on
     the EPYC, building and tracing gpt_tiny anew)."""
-    cell = bench.cell
-    options = dataclasses.replace(bench.session.run.model_options, precision=cell.precision)
-    build = lambda: work.build(bench.spec, bench.where, options)
-    return bench.session.built.kept(("tokens", cell.model, cell.device, cell.precision), build, lambda model: None)
+    cell, built = bench.cell, bench.session.built
+    build = lambda: work.build(bench.spec, bench.where, built.model_options(cell))
+    return built.kept(("tokens", cell.model, cell.device, cell.precision), build, lambda model: None)
 
 
 def roof_fields(roof: Roof) -> dict:
