@@ -424,9 +424,8 @@ def served_predict(model: Any, placement: TensorflowPlacement) -> Callable[[Any]
     return predict
 
 
-def traced(function: Callable[..., Any], model: Any) -> Callable[..., Any]:
-    """`function` as one tf.function, its int arguments passed as int32 tensors (Backend.traced);
-    it reads the model's variables as a graph does."""
+def traced(function: Callable[..., Any]) -> Callable[..., Any]:
+    """`function` as one tf.function, its int arguments passed as int32 tensors (Backend.traced)."""
     import tensorflow as tf
 
     graph = tf.function(function)
