@@ -231,6 +231,7 @@ class _NotOneTensor:
     """A stand-in for a KerasHub CausalLM whose cache is a pair of tensors (one per layer)."""
 
     compute_dtype = "float32"
+    variables: tuple = ()  # what a compiled call passes in (Backend.traced)
 
     def call_with_cache(self, tokens, cache, index):
         raise AssertionError("never called: the layout is refused first")

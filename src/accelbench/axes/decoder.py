@@ -104,7 +104,7 @@ def decoder_class() -> type:
             # mask, as static-shape decoders do (KerasHub's): every step has the same shapes, so a
             # compiled step is traced once. scatter_update, not slice_update: TensorFlow's slice
             # update is an XLA op its eager CPU kernels lack.
-            if isinstance(start, int):  # every sequence's tokens at the same positions
+            if one_position(start):  # every sequence's tokens at the same positions
                 where = ops.expand_dims(ops.arange(length) + start, -1)
                 keys = ops.scatter_update(keys, where, ops.transpose(key, (2, 0, 1, 3)))
                 values = ops.scatter_update(values, where, ops.transpose(value, (2, 0, 1, 3)))
@@ -141,18 +141,13 @@ def decoder_class() -> type:
         def run_positions(self, tokens, cache: list, start):
             """Logits of every position of `tokens` (batch, length), which stand at positions
             start..start + length - 1, and the cache with their keys and values written in;
-            `start` a vector of one position per sequence: one token each (length 1), each at
-            its own position."""
+            `start` one int (or a 0-d tensor: a compiled step's), or a vector of one position
+            per sequence: one token each (length 1), each at its own position."""
             length = ops.shape(tokens)[1]
-            last = start if isinstance(start, int) else int(np.max(start))
-            if last + length > self.shape_of.context:
-                raise ValueError(
-                    f"positions up to {last + length} past the decoder's context of {self.shape_of.context}"
-                )
-            if isinstance(start, int):
+            if one_position(start):
                 placed = self.position_embedding(ops.arange(length) + start)[None]
             else:
-                start = ops.convert_to_tensor(np.asarray(start, dtype="int32"))
+                start = ops.convert_to_tensor(start, dtype="int32")
                 placed = self.position_embedding(start)[:, None]
             x = self.token_embedding(tokens) + placed
             written = []
@@ -167,13 +162,36 @@ def decoder_class() -> type:
             return self.run_positions(tokens, self.empty_cache(ops.shape(tokens)[0]), 0)[0]
 
         def prefill(self, tokens):
-            """A prompt into an empty cache: its logits and the cache."""
-            return self.run_positions(tokens, self.empty_cache(ops.shape(tokens)[0]), 0)
+            """A prompt into an empty cache: its logits and the cache (a compiled step, the prompt
+            padded to its length's bucket: padded_prompt)."""
+            self.within_context(ops.shape(tokens)[1], 0)
+            padded, length = padded_prompt(tokens, self.shape_of.context)
+            logits, cache = self.compiled_steps()[0](padded)
+            return logits[:, :length], cache
 
         def decode(self, tokens, cache: list, index):
             """One new token per sequence (tokens: batch x 1) at position `index`, or at each
-            sequence's own (`index` a vector of batch ints)."""
-            return self.run_positions(tokens, cache, index if isinstance(index, int) else np.asarray(index))
+            sequence's own (`index` a vector of batch ints): a compiled step."""
+            index = index if isinstance(index, int) else np.asarray(index, dtype="int32")
+            self.within_context(1, index)
+            return self.compiled_steps()[1](tokens, cache, index)
+
+        def within_context(self, length: int, start) -> None:
+            """Refused in one line before a step runs: a compiled step cannot raise, and a JAX
+            scatter past the buffer's end is dropped."""
+            last = int(np.max(start)) + int(length)
+            if last > self.shape_of.context:
+                raise ValueError(f"positions up to {last} past the decoder's context of {self.shape_of.context}")
+
+        def compiled_steps(self) -> tuple:
+            """(prefill, decode) as the backend compiles a step (Backend.traced), made once."""
+            if "_accelbench_steps" not in self.__dict__:
+                from accelbench.axes.backends import BACKENDS
+
+                traced = BACKENDS[keras.backend.backend()].traced
+                eager_prefill = lambda tokens: self.run_positions(tokens, self.empty_cache(ops.shape(tokens)[0]), 0)  # noqa: E731
+                self.__dict__["_accelbench_steps"] = (traced(eager_prefill, self), traced(self.run_positions, self))
+            return self.__dict__["_accelbench_steps"]
 
         def insert(self, cache: list, one: list, slot: int) -> list:
             """`cache` with sequence `slot` replaced by `one`'s single sequence (a prompt's prefill):
@@ -188,6 +206,30 @@ def decoder_class() -> type:
             ]
 
     return Decoder
+
+
+def padded_prompt(tokens: Any, context: int) -> tuple[Any, int]:
+    """(the prompt padded with zeros to the next power of two, at most the context; its length):
+    a compiled prefill is compiled once per prompt length, and a served stream's prompts draw
+    their lengths from a range, so lengths share a few buckets, as servers pad to theirs (TF
+    Serving's allowed batch sizes). The pad's keys and values stand past the prompt's last
+    position, where the causal mask hides them until a decode step writes that position first."""
+    import numpy as np
+
+    tokens = np.asarray(tokens, dtype="int32")
+    length = tokens.shape[1]
+    bucket = min(context, 1 << max(0, length - 1).bit_length())
+    if bucket <= length:
+        return tokens, length
+    return np.pad(tokens, ((0, 0), (0, bucket - length))), length
+
+
+def one_position(start: Any) -> bool:
+    """Whether a step's `start` is one position for every sequence (an int, or a 0-d tensor as a
+    compiled step receives it) rather than one per sequence."""
+    from keras import ops
+
+    return isinstance(start, int) or len(ops.shape(start)) == 0
 
 
 def cache_bytes(cache: list) -> int:

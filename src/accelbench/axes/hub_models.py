@@ -8,12 +8,13 @@ tensorflow-text, and so TensorFlow, which a JAX- or PyTorch-only install does no
 models come here as their classes, built from a config with random weights (no preset is
 downloaded: a benchmark's times do not depend on the weights' values).
 
-Two things its cached call does that the house decoder (axes/decoder.py) does not:
-- It writes the cache with `slice_update`, an XLA op TensorFlow runs inside a graph but not
-  eagerly on a CPU: on TensorFlow the call runs as a tf.function (Backend.traced: traced once
-  per prompt length, the position passed as a tensor so that decode steps share one trace), as
-  KerasHub's own generate() compiles it. On JAX and PyTorch it runs eagerly, as the house
-  decoder does.
+Its cached call runs as the house decoder's prefill and decode do (axes/decoder.py): compiled
+as the backend compiles a step (Backend.traced: tf.function, jax.jit; traced once per prompt
+length, the position passed as a tensor so that decode steps share one trace), as KerasHub's own
+generate() compiles it; eagerly on PyTorch. TensorFlow has no choice: the call writes the cache
+with `slice_update`, an XLA op TensorFlow runs inside a graph but not eagerly on a CPU.
+
+One thing its cached call does that the house decoder does not:
 - It takes one position for the whole batch (`cache_update_index` is one int): a batch's
   sequences step together, so a served batch cannot take a new request between decode steps. The
   Generation has no `insert`, and the serving cells serve one request at a time (kinds/tokens/
@@ -75,7 +76,7 @@ def _layout(model: Any) -> _Cached:
     from accelbench.axes.backends import BACKENDS
 
     traced = BACKENDS[keras.backend.backend()].traced
-    call, build = traced(model.call_with_cache), traced(model._build_cache)
+    call, build = traced(model.call_with_cache, model), traced(model._build_cache, model)
     shapes = []
     for length in (1, 2):
         with warnings.catch_warnings():  # Keras warns of a softmax over one position: the one-token probe's
@@ -96,8 +97,9 @@ def prefill(model: Any, tokens: Any, context: int) -> tuple[Any, Any]:
     from keras import ops
 
     cached = _cached(model)
-    logits, _, cache = cached.call(tokens, cached.empty(ops.shape(tokens)[0], context), 0)
-    return logits, cache
+    padded, length = decoder.padded_prompt(tokens, context)
+    logits, _, cache = cached.call(padded, cached.empty(ops.shape(tokens)[0], context), 0)
+    return logits[:, :length], cache
 
 
 def decode(model: Any, tokens: Any, cache: Any, index: Any) -> tuple[Any, Any]:

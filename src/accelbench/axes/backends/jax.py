@@ -87,6 +87,27 @@ def step_bytes(model: Any, kind: str, inputs: tuple[Any, ...]) -> int | None:
     return int(counted.temp_size_in_bytes + counted.output_size_in_bytes - counted.alias_size_in_bytes + copied_in)
 
 
+def traced(function: Callable[..., Any], model: Any) -> Callable[..., Any]:
+    """`function` as one jax.jit, the model's weights passed in as Keras' stateless_call passes
+    them (a StatelessScope over the jitted function's arguments: traced as constants instead,
+    every weight would be compiled into the program) and its int arguments as int32 arrays, so
+    that calls differing only in them share one compile (Backend.traced)."""
+    import jax
+    import keras
+    import numpy as np
+
+    variables = list(model.variables)
+
+    def stateless(values: list[Any], *args: Any) -> Any:
+        with keras.StatelessScope(state_mapping=list(zip(variables, values))):
+            return function(*args)
+
+    compiled = jax.jit(stateless)
+    return lambda *args: compiled(
+        [variable.value for variable in variables], *(np.int32(arg) if isinstance(arg, int) else arg for arg in args)
+    )
+
+
 def tf32(placement: Neutral) -> bool:
     """An NVIDIA GPU of compute capability 8.0 or above (JAX's CUDA devices say theirs)."""
     if placement.device_type != "gpu":
@@ -204,6 +225,7 @@ BACKENDS.register(
         "jax.jit (XLA)",
         variables=VARIABLES,
         step_bytes=step_bytes,
+        traced=traced,
         profiler=profiler,
         start=start,
         placements=placements,

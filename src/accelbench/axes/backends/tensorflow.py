@@ -424,8 +424,9 @@ def served_predict(model: Any, placement: TensorflowPlacement) -> Callable[[Any]
     return predict
 
 
-def traced(function: Callable[..., Any]) -> Callable[..., Any]:
-    """`function` as one tf.function, its int arguments passed as int32 tensors (Backend.traced)."""
+def traced(function: Callable[..., Any], model: Any) -> Callable[..., Any]:
+    """`function` as one tf.function, its int arguments passed as int32 tensors (Backend.traced);
+    it reads the model's variables as a graph does."""
     import tensorflow as tf
 
     graph = tf.function(function)
