@@ -25,15 +25,18 @@ class Headline:
     invalid: dict[str, str]
 
 
-def judge_best(bench: Any, heads: list[Headline], fails: bool) -> None:
+def judge_best(bench: Any, heads: list[Headline], fails: bool, medians: tuple[str, ...] = ()) -> None:
     """Each metric the heads name: the best of their numbers (the highest rate, the lowest
-    latency: noise on a busy machine only adds time) against the baseline; where none gave one,
-    the last head's reason as an INVALID verdict (a failure where the run holds to MLPerf's rules)."""
+    latency: noise on a busy machine only adds time), or for the metrics in `medians` their
+    median (a number whose error goes both ways), against the baseline; where none gave one, the
+    last head's reason as an INVALID verdict (a failure where the run holds to MLPerf's rules)."""
     for metric in dict.fromkeys(metric for head in heads for metric in (*head.numbers, *head.invalid)):
         values = [head.numbers[metric] for head in heads if metric in head.numbers]
         if values:
             gate = bench.gates[metric]
             best = max(values) if gate.rule.relation == ">=" else min(values)
+            if metric in medians:
+                best = statistics.median(values)
             bench.verdicts.against_baseline(bench.name, gate, best, key=bench.baseline_key)
         else:
             bench.verdicts.invalid(bench.name, metric, heads[-1].invalid[metric], fails=fails)

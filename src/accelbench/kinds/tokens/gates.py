@@ -12,6 +12,7 @@ from accelbench.option import Option, fraction, positive_number
 TOKEN_RATE, TOKEN_TTFT, TOKEN_TPOT = "token_peak_rate", "token_ttft_ms", "token_tpot_ms"
 TOKEN_OFFLINE = "token_offline_tokens_per_s"  # Offline's output tokens/s
 FIXED_RATE = "token_fixed_rate"
+TOKEN_METRICS = (TOKEN_RATE, TOKEN_TTFT, TOKEN_TPOT, TOKEN_OFFLINE)  # the serving cell's gated numbers
 RATE_TOLERANCE = Option(
     "--token-rate-tolerance",
     fraction,
@@ -19,12 +20,16 @@ RATE_TOLERANCE = Option(
     "Relative drop allowed below a baseline for a generative model's peak request rate under its TTFT and TPOT limits.",
     "0.35",
 )
+# Over 20 unchanged quick runs on each of TensorFlow and JAX (2 vCPUs), Offline's tokens/s read
+# as low as 0.66 and 0.69 of its baseline, the second lowest 0.72 and 0.79: 20% failed 2 runs in
+# 20 on each, 30% one. A planted 2x slower decode step read 0.55-0.65 (a request's prefill and
+# its insert into the batch are a fifth to a third of its time) (docs/measurements.md).
 OFFLINE_TOLERANCE = Option(
     "--token-offline-tolerance",
     fraction,
     "FRACTION",
     "Relative drop allowed below a baseline for a generative model's Offline output tokens/s.",
-    "0.2",
+    "0.3",
 )
 LATENCY_TOLERANCE = Option(
     "--token-latency-tolerance",
