@@ -22,8 +22,9 @@ RATE_TOLERANCE = Option(
 )
 # Over 20 unchanged quick runs on each of TensorFlow and JAX (2 vCPUs), Offline's tokens/s read
 # as low as 0.66 and 0.69 of its baseline, the second lowest 0.72 and 0.79: 20% failed 2 runs in
-# 20 on each, 30% one. A planted 2x slower decode step read 0.55-0.65 (a request's prefill and
-# its insert into the batch are a fifth to a third of its time) (docs/measurements.md).
+# 20 on each, 30% one. A planted 2x slower decode step read 0.37-0.65 over 14 runs (0.55 and up
+# but in a slow stretch: a request's prefill and its insert into the batch are a fifth to a third
+# of its time) (docs/measurements.md).
 OFFLINE_TOLERANCE = Option(
     "--token-offline-tolerance",
     fraction,

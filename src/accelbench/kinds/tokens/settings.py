@@ -28,7 +28,7 @@ class TokenSettings:
     # slower decode step shows in Offline's tokens/s and the peak rate. With 8 to 24 tokens out a
     # request's prefill and its insert into the batch were near half of it on TensorFlow, and a
     # planted 2x slower decode step read 0.53-0.80 of the peak's baseline; with 16 to 48,
-    # 0.48-0.77 and Offline's 0.55-0.65 (docs/measurements.md).
+    # 0.48-0.77 and Offline's 0.37-0.65 (docs/measurements.md).
     requests: Requests = Requests((16, 32), (16, 48))
     batchings: tuple[TokenBatching, ...] = (TokenBatching("continuous", 8),)
     min_duration_ms: int = 500
