@@ -357,3 +357,29 @@ def test_a_token_baseline_is_the_median_of_the_cell_s_repeats():
     heads = [Headline(dict(zip(gates.TOKEN_METRICS, numbers)), {}) for numbers in repeats]
     judge_best(bench, heads, fails=False, medians=gates.TOKEN_METRICS)
     assert judged == {gates.TOKEN_RATE: 120.0, gates.TOKEN_TTFT: 9.0, gates.TOKEN_TPOT: 1.8, gates.TOKEN_OFFLINE: 500.0}
+
+
+def test_a_token_ab_run_judges_each_side_s_best_turn():
+    """An A/B run's token verdicts take each side's best of its two turns, so a slow stretch that
+    takes one whole A turn does not hide a slower B: A's TPOT turns 2.82 and 1.68 ms (a run's
+    logs), B's 2.78 and 3.10; their medians read B at 1.31x A, their bests at 1.65x."""
+    from types import SimpleNamespace
+
+    from accelbench.benches.under_load import Headline, judge_ab
+    from accelbench.kinds.tokens import gates
+
+    judged = {}
+
+    def judge(base, a, against, rule, extra):
+        judged[base["metric"]] = (base["measured"], a)
+
+    bench = SimpleNamespace(
+        name="cell",
+        session=SimpleNamespace(ab_run=SimpleNamespace(setup=SimpleNamespace(b=SimpleNamespace(describe=lambda: "B")))),
+        gates={gates.TOKEN_TPOT: SimpleNamespace(rule=SimpleNamespace(relation="<=", describe=lambda: "60%"))},
+        verdicts=SimpleNamespace(judge=judge),
+    )
+    turns = iter([2.82, 2.78, 3.10, 1.68])  # A B B A
+    serve_side = lambda side, turn: Headline({gates.TOKEN_TPOT: next(turns)}, {})  # noqa: E731
+    judge_ab(bench, serve_side, gates.TOKEN_RATE, best=True)
+    assert judged == {"ab_token_tpot_ms": (2.78, 1.68)}

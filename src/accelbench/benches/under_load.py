@@ -1,7 +1,7 @@
 """What a cell under MLPerf LoadGen (the serving cells, the token-serving cells) makes of its
 runs: each gated number the best of the cell's repeats against this machine's baseline, or
 LoadGen's INVALID line where no run gave it; and in an A/B run, the cell served in A and B in the
-order A B B A, B's median judged against A's by the same rules."""
+order A B B A, B's median (or best) judged against A's by the same rules."""
 
 from __future__ import annotations
 
@@ -34,18 +34,23 @@ def judge_best(bench: Any, heads: list[Headline], fails: bool, medians: tuple[st
         values = [head.numbers[metric] for head in heads if metric in head.numbers]
         if values:
             gate = bench.gates[metric]
-            best = max(values) if gate.rule.relation == ">=" else min(values)
-            if metric in medians:
-                best = statistics.median(values)
-            bench.verdicts.against_baseline(bench.name, gate, best, key=bench.baseline_key)
+            value = statistics.median(values) if metric in medians else best_of(values, gate.rule)
+            bench.verdicts.against_baseline(bench.name, gate, value, key=bench.baseline_key)
         else:
             bench.verdicts.invalid(bench.name, metric, heads[-1].invalid[metric], fails=fails)
 
 
-def judge_ab(bench: Any, serve_side: Callable[[str, int], Headline], failed_metric: str) -> None:
+def best_of(values: list[float], rule: Any) -> float:
+    """The best of a number's values by its gate's rule: the highest rate, the lowest latency."""
+    return max(values) if rule.relation == ">=" else min(values)
+
+
+def judge_ab(bench: Any, serve_side: Callable[[str, int], Headline], failed_metric: str, best: bool = False) -> None:
     """In an A/B run: serve_side(side, turn) serves the cell in that side's worker and returns
-    its headline, in the order A B B A; B's median of each number judged against A's by the
-    gate's rule. A side that fails (WorkerFailed) fails `failed_metric`'s A/B verdict in one line."""
+    its headline, in the order A B B A; B's median of each number (with `best`, its best: a side
+    whose two turns are each a second or so, where a slow stretch of the machine can take one
+    whole turn) judged against A's by the gate's rule. A side that fails (WorkerFailed) fails
+    `failed_metric`'s A/B verdict in one line."""
     ab_run = bench.session.ab_run
     if ab_run is None:
         return
@@ -63,8 +68,7 @@ def judge_ab(bench: Any, serve_side: Callable[[str, int], Headline], failed_metr
         if not a or not b:
             continue
         rule = bench.gates[metric].rule
-        base = dict(
-            cell=bench.name, metric=AB_PREFIX + metric, measured=statistics.median(b), tolerance=rule.describe()
-        )
+        pick = (lambda values: best_of(values, rule)) if best else statistics.median
+        base = dict(cell=bench.name, metric=AB_PREFIX + metric, measured=pick(b), tolerance=rule.describe())
         against = f"environment A, served A B B A ({environment} is B)"
-        bench.verdicts.judge(base, statistics.median(a), against, rule, ())
+        bench.verdicts.judge(base, pick(a), against, rule, ())
