@@ -107,14 +107,24 @@ def style_axes(
         ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}" if xbase == 2 else short(value)))
     if ylog:
         ax.set_yscale("log")
-        for axis in (ax.yaxis.set_major_formatter, ax.yaxis.set_minor_formatter):
-            axis(FuncFormatter(lambda value, _: short(value)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: short(value)))
+        # Minor ticks labelled at 2 and 5 times a power of ten only: an axis within a decade still
+        # reads, and one over two decades is not the crowd of 6 7 8 9 it was under each label.
+        ax.yaxis.set_minor_formatter(FuncFormatter(lambda value, _: short(value) if one_two_five(value) else ""))
     if title:
         ax.set_title(title, fontsize="medium")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=legend)
+
+
+def one_two_five(value: float) -> bool:
+    """Whether a positive tick is 2 or 5 times a power of ten."""
+    import math
+
+    leading = value / 10 ** math.floor(math.log10(value)) if value > 0 else 0.0
+    return any(math.isclose(leading, mark, rel_tol=1e-6) for mark in (2.0, 5.0))
 
 
 def short(value: float) -> str:
