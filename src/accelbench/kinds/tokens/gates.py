@@ -33,7 +33,7 @@ OFFLINE_TOLERANCE = Option(
     "0.3",
 )
 # A 2x slower decode step is less than 2x a served token (the loop's own work, and the requests
-# admitted between steps): on TensorFlow it read 1.65-2.02x TPOT between an A/B run's best turns
+# admitted between steps): on TensorFlow it read 1.55-2.24x TPOT between an A/B run's best turns
 # and 1.70-3.08x against a baseline, while 40 unchanged runs (20 on each of TensorFlow and JAX)
 # read at most 1.46x TPOT and 1.36x TTFT. 60% let 1 A/B run in 8 pass the planted step
 # (docs/measurements.md).
