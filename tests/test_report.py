@@ -523,3 +523,26 @@ def test_a_run_outside_a_git_checkout_is_named_no_commit_not_a_cut_word(tmp_path
     path = tmp_path / "run.json"
     path.write_text(json.dumps(document))
     assert load_runs([path])[0].tag == "no commit 11-25 09:14"  # pytest-benchmark's id there: "unversioned"
+
+
+def test_an_ab_run_s_cells_served_under_load_show_both_sides_numbers_in_the_page_and_the_markdown(tmp_path):
+    document = run_document(models=("mlp",))
+    document["accelbench"]["verdicts"] += [
+        {
+            "cell": "test_serving[cpu-mlp-singlestream]",
+            "metric": "ab_serving_latency_ms",
+            "outcome": "fail",
+            "measured": 5.436,
+            "baseline": 1.612,
+            "against": "environment A, served A B B A (B (X=1) is B)",
+            "tolerance": "60% relative",
+            "message": "ab_serving_latency_ms regression in test_serving[cpu-mlp-singlestream]: ...",
+        }
+    ]
+    path, out, md = tmp_path / "run.json", tmp_path / "report.html", tmp_path / "summary.md"
+    path.write_text(json.dumps(document))
+    assert command.main(["report", str(path), "-o", str(out), "--markdown", str(md)]) == 0
+    row = ("test_serving[cpu-mlp-singlestream]", "serving_latency_ms", "1.612", "5.436", "3.372", "FAIL")
+    cells = re.findall(r"<td>([^<]*)</td>", out.read_text())
+    assert any(tuple(cells[i : i + len(row)]) == row for i in range(len(cells))), "no served A/B row in the page"
+    assert "| " + " | ".join(row) + " |" in md.read_text()

@@ -6,6 +6,7 @@ plugin: a planted 2x slower predict step failed in every serving cell, an unchan
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from pathlib import Path
@@ -337,7 +338,12 @@ def test_offline_agrees_with_batch_throughput_and_singlestream_with_batch_1_late
 
 @pytest.mark.timing
 @pytest.mark.slow(60)
-def test_an_ab_run_serves_both_sides_and_fails_a_b_with_a_twice_slower_predict_step(pytester, monkeypatch):
+def test_an_ab_run_serves_both_sides_and_fails_a_b_with_a_thrice_slower_predict_step(pytester, monkeypatch):
+    """B planted with three times the predict step's arithmetic fails its A/B verdict in both
+    cells. A twice slower step failed them in 12 of 12 quiet A/B runs (SingleStream's B/A
+    1.83-2.24, each side's best turn), but with a core kept busy half the time, as CI's load can,
+    SingleStream read 1.51 in 1 run of 6, inside the 60% latency tolerance (docs/measurements.md),
+    and CI once saw that."""
     suite_files(pytester, "test_serving.py")
     pytester.makeini("[pytest]\naccelbench_modules = served_model\n")
     pytester.makepyfile(served_model=PLANTED)
@@ -346,12 +352,15 @@ def test_an_ab_run_serves_both_sides_and_fails_a_b_with_a_twice_slower_predict_s
     for planted in ("PLANT_TWICE", "PLANT_THRICE"):  # the model unchanged, whatever the caller's environment
         monkeypatch.delenv(planted, raising=False)
     cells = ("-k", "singlestream or server")
-    result = serving_run(pytester, baselines, *cells, "--ab-env", "PLANT_TWICE=1")
+    result = serving_run(pytester, baselines, *cells, "--ab-env", "PLANT_THRICE=1")
     result.assert_outcomes(failed=2)
     text = result.stdout.str()
     for scenario in ("singlestream", "server"):
         assert f"regression in test_serving[cpu-served-{scenario}]: measured" in text
     assert "environment A, served A B B A" in text
+    assert "no cell was judged B against A" not in text  # the A/B section lists the served numbers
+    for scenario in ("singlestream", "server"):
+        assert re.search(rf"test_serving\[cpu-served-{scenario}\] +serving_latency_ms .* FAIL", text)
 
 
 @pytest.mark.slow(15)

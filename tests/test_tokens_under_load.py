@@ -381,5 +381,5 @@ def test_a_token_ab_run_judges_each_side_s_best_turn():
     )
     turns = iter([2.82, 2.78, 3.10, 1.68])  # A B B A
     serve_side = lambda side, turn: Headline({gates.TOKEN_TPOT: next(turns)}, {})  # noqa: E731
-    judge_ab(bench, serve_side, gates.TOKEN_RATE, best=True)
+    judge_ab(bench, serve_side, gates.TOKEN_RATE)
     assert judged == {"ab_token_tpot_ms": (2.78, 1.68)}

@@ -280,6 +280,50 @@ def test_the_ab_table_puts_the_largest_slowdown_first_with_peaks_and_compile_tim
     assert rows[2][6] == "10.0 MiB -> 10.0 MiB"
 
 
+def test_the_ab_section_shows_cells_served_under_load_with_both_sides_numbers():
+    """A run whose A/B cells were all served under LoadGen (no timed cell) lists their numbers,
+    A's and B's and their ratio, beside each verdict; it once said "no cell was judged B against A"
+    above a failed serving verdict."""
+    from types import SimpleNamespace
+
+    from accelbench.benches.under_load import Headline, judge_ab
+    from accelbench.judge.rules import RelativeDrop, RelativeRise
+    from accelbench.processes.workers import WorkerFailed
+    from accelbench.results import summary
+
+    verdicts = Verdicts(update=False, require_baselines=False, memray_tracking=False, timing_threshold=0.4)
+    gates = {
+        "serving_rate": SimpleNamespace(rule=RelativeDrop(0.35)),
+        "serving_latency_ms": SimpleNamespace(rule=RelativeRise(0.6)),
+    }
+    b_side = SimpleNamespace(describe=lambda: "B (X=1)")
+    session = SimpleNamespace(ab_run=SimpleNamespace(setup=SimpleNamespace(b=b_side)))
+    for cell, turns in (
+        ("test_serving[cpu-mlp-server]", [(12000.0, 7.0), (6500.0, 14.0), (6600.0, 15.0), (11600.0, 8.0)]),
+        ("test_serving[cpu-cnn-server]", [(900.0, 20.0), (880.0, 21.0), (890.0, 22.0), (910.0, 19.0)]),
+    ):
+        bench = SimpleNamespace(name=cell, session=session, gates=gates, verdicts=verdicts)
+        heads = iter(Headline({"serving_rate": rate, "serving_latency_ms": p99}, {}) for rate, p99 in turns)
+        judge_ab(bench, lambda side, turn: next(heads), "serving_rate")
+
+    def broken(side, turn):
+        raise WorkerFailed("worker B died")
+
+    bench = SimpleNamespace(name="test_serving[cpu-big-server]", session=session, gates=gates, verdicts=verdicts)
+    judge_ab(bench, broken, "serving_rate")
+    lines = summary.ab_lines("B (X=1)", {}, [v.as_json() for v in verdicts.all()])
+    assert "no cell was judged B against A" not in lines
+    rows = [line.split() for line in lines[lines.index(summary.AB_LOAD_TITLE) + 2 :]]
+    assert rows[0][:3] == ["test_serving[cpu-big-server]", "serving_rate", "-"]
+    assert rows[0][5:7] == ["FAIL:", "test_serving[cpu-big-server]:"]
+    assert rows[1:] == [
+        ["test_serving[cpu-mlp-server]", "serving_rate", "12,000", "6,600", "0.550", "FAIL"],
+        ["test_serving[cpu-mlp-server]", "serving_latency_ms", "7", "14", "2.000", "FAIL"],
+        ["test_serving[cpu-cnn-server]", "serving_rate", "910", "890", "0.978", "ok"],
+        ["test_serving[cpu-cnn-server]", "serving_latency_ms", "19", "21", "1.105", "ok"],
+    ]
+
+
 def test_an_undecided_ab_line_shows_one_interval_and_names_it():
     """The unknown reason names the one bound that kept a pass out; the only interval on the
     line is the 95% interval of the median, called so."""

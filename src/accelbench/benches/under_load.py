@@ -1,7 +1,7 @@
 """What a cell under MLPerf LoadGen (the serving cells, the token-serving cells) makes of its
 runs: each gated number the best of the cell's repeats against this machine's baseline, or
 LoadGen's INVALID line where no run gave it; and in an A/B run, the cell served in A and B in the
-order A B B A, B's median (or best) judged against A's by the same rules."""
+order A B B A, B's best turn judged against A's by the same rules."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from accelbench.judge.verdicts import AB_PREFIX
 from accelbench.processes.workers import WorkerFailed
 
 AB_ORDER = ("A", "B", "B", "A")  # an A/B run's turns: drift over the cell cancels out
-AB_PREFIX = "ab_"  # an A/B verdict's metric: B's median against A's, by the gate's rule
 
 
 @dataclass(frozen=True)
@@ -45,12 +45,14 @@ def best_of(values: list[float], rule: Any) -> float:
     return max(values) if rule.relation == ">=" else min(values)
 
 
-def judge_ab(bench: Any, serve_side: Callable[[str, int], Headline], failed_metric: str, best: bool = False) -> None:
+def judge_ab(bench: Any, serve_side: Callable[[str, int], Headline], failed_metric: str) -> None:
     """In an A/B run: serve_side(side, turn) serves the cell in that side's worker and returns
-    its headline, in the order A B B A; B's median of each number (with `best`, its best: a side
-    whose two turns are each a second or so, where a slow stretch of the machine can take one
-    whole turn) judged against A's by the gate's rule. A side that fails (WorkerFailed) fails
-    `failed_metric`'s A/B verdict in one line."""
+    its headline, in the order A B B A; B's best of its two turns judged against A's best by the
+    gate's rule. The best, not the median of two (their mean): a turn lasts a second or a few,
+    and a slow stretch of the machine can take one whole A turn, which the mean carries into
+    A's number (it let a planted 2x slower step in B pass, in a token run and in a serving run;
+    docs/measurements.md). A side that fails (WorkerFailed) fails `failed_metric`'s A/B verdict
+    in one line."""
     ab_run = bench.session.ab_run
     if ab_run is None:
         return
@@ -68,7 +70,6 @@ def judge_ab(bench: Any, serve_side: Callable[[str, int], Headline], failed_metr
         if not a or not b:
             continue
         rule = bench.gates[metric].rule
-        pick = (lambda values: best_of(values, rule)) if best else statistics.median
-        base = dict(cell=bench.name, metric=AB_PREFIX + metric, measured=pick(b), tolerance=rule.describe())
+        base = dict(cell=bench.name, metric=AB_PREFIX + metric, measured=best_of(b, rule), tolerance=rule.describe())
         against = f"environment A, served A B B A ({environment} is B)"
-        bench.verdicts.judge(base, pick(a), against, rule, ())
+        bench.verdicts.judge(base, best_of(a, rule), against, rule, ())

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from accelbench.judge.verdicts import (
     AB_COMPILE,
     AB_PEAK,
+    AB_PREFIX,
     AB_TIME,
     FAIL,
     NEW,
@@ -298,6 +299,42 @@ def ab_rows(verdicts: Sequence[Any]) -> list[tuple[str, ...]]:
     return [row for _, row in sorted(keyed, key=lambda pair: pair[0])]
 
 
+AB_LOAD_HEADER = ("cell", "number", "A", "B", "B/A", "verdict")
+AB_LOAD_TITLE = (
+    "served under load, each side's best of its two turns, by the gate's rule "
+    "(B slower: a rate's B/A below 1, a latency's above 1)"
+)
+
+
+def ab_load_rows(verdicts: Sequence[Any]) -> list[tuple[str, ...]]:
+    """One row per number of a cell served under load (LoadGen) and judged B against A: a
+    gate's metric after AB_PREFIX, A's and B's pick of their turns. Sides that failed first."""
+    keyed = []  # (0: a side failed, 1: judged, row)
+    for verdict in map(_as_json, verdicts):
+        metric = verdict.get("metric", "")
+        if not metric.startswith(AB_PREFIX) or metric in (AB_TIME, AB_PEAK, AB_COMPILE):
+            continue
+        outcome, cell, number = verdict.get("outcome"), verdict.get("cell", ""), metric.removeprefix(AB_PREFIX)
+        mark = MARKS.get(outcome, outcome)
+        a, b = verdict.get("baseline"), verdict.get("measured")
+        if a is None or b is None:
+            keyed.append((0, (cell, number, "-", "-", "-", f"{mark}: {verdict.get('message', '')[:80]}")))
+            continue
+        ratio = f"{b / a:.3f}" if a else "-"
+        keyed.append((1, (cell, number, _number(a), _number(b), ratio, mark)))
+    return [row for _, row in sorted(keyed, key=lambda pair: pair[0])]
+
+
+def _number(value: float) -> str:
+    """A served number as a reader takes it in: whole above a thousand, four digits below."""
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+
+
+def _aligned(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in [header, *rows]]
+
+
 class Side(Protocol):
     """What an A/B side's worker said of itself (processes.protocol.Described)."""
 
@@ -311,17 +348,18 @@ def ab_lines(
     verdicts: Sequence[Any],
     environment_a: str = "A (this interpreter)",
 ) -> list[str]:
-    """The terminal's A/B section: what B and A are, then the table."""
-    lines = [f"{environment_b} against {environment_a}: B/A above 1 is B slower"]
+    """The terminal's A/B section: what B and A are, then the tables (timed cells, cells served under load)."""
+    timed, under_load = ab_rows(verdicts), ab_load_rows(verdicts)
+    lines = [f"{environment_b} against {environment_a}" + (": B/A above 1 is B slower" if timed else "")]
     for side, about in described.items():
         versions = ", ".join(f"{k} {v}" for k, v in about.versions.items())
         lines.append(f"{side}: {versions}; {about.fingerprint}")
-    rows = ab_rows(verdicts)
-    if not rows:
+    if not timed and not under_load:
         return lines + ["no cell was judged B against A"]
-    widths = [max(len(row[i]) for row in [AB_HEADER, *rows]) for i in range(len(AB_HEADER))]
-    for row in [AB_HEADER, *rows]:
-        lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    if timed:
+        lines += _aligned(AB_HEADER, timed)
+    if under_load:
+        lines += [AB_LOAD_TITLE, *_aligned(AB_LOAD_HEADER, under_load)]
     return lines
 
 

@@ -139,7 +139,7 @@ class ServingBench(Bench):
     def against_b(self, plan: ServingPlan) -> None:
         """In an A/B run: the cell served in worker A and worker B, in the order A B B A, each
         from the same schedule (A's expected latency and throughput, the same fixed QPS: with
-        LoadGen's fixed seeds, the same queries), B's median held to the gates' rules against
+        LoadGen's fixed seeds, the same queries), B's best turn held to the gates' rules against
         A's. A worker that fails fails the cell's A/B verdict in one line."""
 
         def serve_side(side: str, turn: int) -> Headline:

@@ -221,5 +221,13 @@ def ab_rows(runs: Sequence[Run]) -> list[tuple[str, ...]]:
     return [(run.tag, *row) for run in runs for row in summary.ab_rows(run.verdicts)]
 
 
+AB_LOAD_HEADER = ("run", *summary.AB_LOAD_HEADER)
+
+
+def ab_load_rows(runs: Sequence[Run]) -> list[tuple[str, ...]]:
+    """Every number of a cell served under load and judged B against A in an A/B run."""
+    return [(run.tag, *row) for run in runs for row in summary.ab_load_rows(run.verdicts)]
+
+
 def _shown_seconds(value: object) -> str:
     return format_seconds(value) if isinstance(value, (int, float)) else ""

@@ -44,6 +44,10 @@ def _parts(runs: Sequence[Run]) -> list[tuple[str, str]]:
         parts.append(
             ("A/B", f"\n### A/B: B against A, interleaved (above 1: B slower)\n\n{_table(content.AB_HEADER, ab)}")
         )
+    under_load = content.ab_load_rows(runs)
+    if under_load:
+        title = f"A/B: {summary.AB_LOAD_TITLE}"
+        parts.append(("A/B under load", f"\n### {title}\n\n{_table(content.AB_LOAD_HEADER, under_load)}"))
     for table in summary.tables(tagged_cells(runs), sections_of(runs)):
         parts.append((table.title, f"\n### {table.title}\n\n{_table(table.header, table.rows)}"))
     roofs = [f"- **{run.tag}**: {summary.roof_line(roof)}\n" for run in runs for roof in run.roofs]

@@ -97,6 +97,11 @@ def render(runs: Sequence[Run], plots: Sequence[Plot]) -> str:
             if (ab := content.ab_rows(runs))
             else []
         ),
+        *(
+            [(f"A/B: {summary.AB_LOAD_TITLE}", table(content.AB_LOAD_HEADER, under_load))]
+            if (under_load := content.ab_load_rows(runs))
+            else []
+        ),
         ("Summary", _summary_tables(runs)),
         ("Plots", figures(plots)),
         (
