@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from accelbench.axes.backends import BACKENDS, roof_kernels
 from accelbench.axes.flops import Costs
 from accelbench.benches.context import above_the_roof, utilization
 from accelbench.measured import ROOFS_KEY, Roof, Throughput, Utilization
+from accelbench.results import summary
 from accelbench.run.roofs import FolderCache, Roofs
 
 ROOF = Roof(device="/CPU:0", dtype="float32", flops_per_s=1e11, bytes_per_s=2e10, matmul_size=2048, seconds=3.0)
@@ -153,6 +155,30 @@ def test_the_roofs_of_this_cpu_are_measured_by_each_backend_and_below_its_physic
     assert 0 < roof.flops_per_s < cores * 2 * 16 * 2 * 6e9
     assert 0 < roof.bytes_per_s < 768e9
     assert roof.matmul_size in roof_kernels.MATMUL_SIZES and roof.ridge_intensity > 0
+    assert roof.bandwidth_kernel in (roof_kernels.TRIAD, roof_kernels.MATVEC)
+
+
+@pytest.mark.parametrize(("triad_s", "matvec_s", "kernel"), [(0.04, 0.01, "matrix-vector"), (0.01, 0.04, "triad")])
+def test_the_bandwidth_roof_is_the_better_of_the_triad_and_the_matvec_and_says_which(triad_s, matvec_s, kernel):
+    """A triad moves 12 bytes an element, a matvec 4: each kernel's seconds become its bytes/s,
+    the roof keeps the better and names it, and a kept roof's check keeps the better of two."""
+    asked = []
+
+    def make_matvec(rows, columns):
+        asked.append((rows, columns))
+        return lambda: time.sleep(matvec_s)
+
+    roof = roof_kernels.measured(
+        "jax", "cpu:0", "float32", lambda n, reps: 1.0, lambda n: lambda: time.sleep(triad_s), make_matvec, (512,), 1
+    )
+    assert asked == [(roof_kernels.TRIAD_ELEMENTS // roof_kernels.MATVEC_COLUMNS, roof_kernels.MATVEC_COLUMNS)]
+    triad = 12 * roof_kernels.TRIAD_ELEMENTS / triad_s
+    matvec = 4 * roof_kernels.TRIAD_ELEMENTS / matvec_s
+    assert roof.bytes_per_s == pytest.approx(max(triad, matvec), rel=0.3)  # sleep() overshoots
+    assert kernel in roof.bandwidth_kernel and kernel in summary.roof_line(roof)
+    slower = dataclasses.replace(roof, bytes_per_s=roof.bytes_per_s / 2, bandwidth_kernel="another")
+    assert slower.best_of(roof).bandwidth_kernel == roof.bandwidth_kernel
+    assert roof.best_of(slower).bytes_per_s == roof.bytes_per_s
 
 
 USER_MODEL = """

@@ -190,10 +190,11 @@ class Roof:
     device: str  # as its backend names it: /cpu:0 (TensorFlow's), cpu:0, gpu:1
     dtype: str
     flops_per_s: float  # the best rate of a square matmul at the size that saturated it
-    bytes_per_s: float  # a STREAM triad's
+    bytes_per_s: float  # the better of a STREAM triad's and a matrix-vector product's
     matmul_size: int
     seconds: float  # what measuring took
     backend: str = "tensorflow"  # the Keras backend that measured it (runs saved before: TensorFlow)
+    bandwidth_kernel: str = "a STREAM triad"  # which gave bytes_per_s (runs saved before: the triad)
 
     def as_json(self) -> dict[str, Any]:
         return {f.name: plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
@@ -208,8 +209,12 @@ class Roof:
     def best_of(self, other: Roof) -> Roof:
         """Each roof at the higher of two measurements: noise only ever lowers a rate."""
         compute = self if self.flops_per_s >= other.flops_per_s else other
+        bandwidth = self if self.bytes_per_s >= other.bytes_per_s else other
         return dataclasses.replace(
-            compute, bytes_per_s=max(self.bytes_per_s, other.bytes_per_s), seconds=self.seconds + other.seconds
+            compute,
+            bytes_per_s=bandwidth.bytes_per_s,
+            bandwidth_kernel=bandwidth.bandwidth_kernel,
+            seconds=self.seconds + other.seconds,
         )
 
     @property

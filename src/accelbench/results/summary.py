@@ -382,6 +382,7 @@ def roof_line(roof: Roof) -> str:
     """A device's measured roofs in words: what every utilization in the tables is taken against."""
     return (
         f"roofs of {roof.device} on {roof.backend} in {roof.dtype}, measured: {flops(roof.flops_per_s)}/s "
-        f"(a {roof.matmul_size}x{roof.matmul_size} matmul), {format_bytes(roof.bytes_per_s)}/s (a STREAM triad); "
+        f"(a {roof.matmul_size}x{roof.matmul_size} matmul), "
+        f"{format_bytes(roof.bytes_per_s)}/s ({roof.bandwidth_kernel}); "
         f"ridge point {roof.ridge_intensity:.3g} FLOPs per byte"
     )

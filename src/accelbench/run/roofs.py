@@ -1,7 +1,7 @@
 """The devices' roofs a run's cells are held to: measured once per backend, device and dtype
 by the backend that runs the cells (axes/backends/roof_kernels.py), kept between runs per
 machine fingerprint, checked at the start of each run (one
-matmul and the triad: a roof kept from a busy moment rises to the better of the two, run by run),
+matmul and the bandwidth kernels: a roof kept from a busy moment rises to the better of the two, run by run),
 measured again in full when a cell beats one. One roof per run, device and dtype: when it is
 measured again, the cells already held to it are held again to the new one, so every cell of a
 run is against the same roof.

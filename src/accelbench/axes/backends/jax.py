@@ -125,7 +125,7 @@ def resident(placement: Neutral, array: Any) -> Any:
 
 
 def roof(placement: Neutral, dtype: str, sizes: tuple[int, ...], repeats: int) -> Roof:
-    """The device's matmul rate and triad bandwidth (roof_kernels.py) through jax.jit. The
+    """The device's matmul rate and bandwidth (roof_kernels.py) through jax.jit. The
     whole product is computed and waited for: a slice of it would let XLA multiply a slice."""
     import jax
     import jax.numpy as jnp
@@ -149,7 +149,13 @@ def roof(placement: Neutral, dtype: str, sizes: tuple[int, ...], repeats: int) -
         triad = jax.jit(lambda b, c: b + 3.0 * c)
         return lambda: triad(b, c).block_until_ready()
 
-    return roof_kernels.measured("jax", placement.device, dtype, timed, make_triad, sizes, repeats)
+    def make_matvec(rows: int, columns: int) -> Callable[[], object]:
+        matrix = jax.device_put(jnp.ones((rows, columns), jnp.float32), device)
+        vector = jax.device_put(jnp.ones((columns,), jnp.float32), device)
+        product = jax.jit(functools.partial(jnp.matmul, precision=jax.lax.Precision.HIGHEST))
+        return lambda: product(matrix, vector).block_until_ready()
+
+    return roof_kernels.measured("jax", placement.device, dtype, timed, make_triad, make_matvec, sizes, repeats)
 
 
 def bare_loop(model: Any, data: Any, placement: Neutral, batch_size: int) -> Callable[[int], Any]:

@@ -1,7 +1,8 @@
 """The device's attainable roofs, measured by the backend that runs the cells, on their device,
 in the process that runs them (its allocator and threads): the compute roof from a matrix
-multiply at sizes that saturate it, the bandwidth roof from a STREAM triad (a = b + s·c).
-Each backend's module supplies the kernels (Backend.roof); what is common to all is here.
+multiply at sizes that saturate it, the bandwidth roof from the better of a STREAM triad (a = b +
+s·c) and a matrix-vector product. Each backend's module supplies the kernels (Backend.roof);
+what is common to all is here.
 
 A datasheet's peak is what the silicon could do with every unit busy; what a Keras step can
 reach on this machine, with this backend and its oneDNN, Eigen or cuBLAS, is the matmul's rate,
@@ -28,6 +29,14 @@ MATMUL_SIZES = (512, 1024, 2048, 4096, 8192)
 # 550 GFLOP/s, still goes on to 4096 and 8192.
 MAX_MATMUL_SECONDS = 0.25
 TRIAD_ELEMENTS = 2**25  # 128 MiB per float32 array: 4x the largest L3 of the CPUs measured
+# The second bandwidth kernel: a matrix of TRIAD_ELEMENTS float32 (MATVEC_COLUMNS wide) times a
+# vector, which reads the matrix once and writes almost nothing, as a decode step reads its
+# weights. The triad alone under-measured a CPU: XLA's CPU backend (JAX's jit, TensorFlow's
+# jit_compile) ran its elementwise loop on one thread and wrote a fresh 128 MiB output each call,
+# so on the 2-vCPU AMD EPYC JAX's triad read 10.0 GiB/s where its jitted matvec read 31.8 (numpy's
+# copy: 28.8), and GPT-2 small's decode at batch 1 read 157-231% of that roof (docs/measurements.md).
+MATVEC_COLUMNS = 4096
+TRIAD, MATVEC = "a STREAM triad", "a matrix-vector product"
 REPEATS = 5  # best of: the roof is what the device can do, noise only lowers a rate
 # A kept roof's check (run/roofs.py): one matmul, twice its size but at most 2048 (a 4096 one
 # took 0.63 s a call here, 2048 0.08 s: every run, and every run a test starts, pays the check),
@@ -81,28 +90,40 @@ def triad_bytes_per_s(seconds: float, elements: int = TRIAD_ELEMENTS) -> float:
     return 3 * 4 * elements / seconds
 
 
+def matvec_bytes_per_s(seconds: float, elements: int = TRIAD_ELEMENTS) -> float:
+    """A float32 matrix-vector product's bytes moved per second: the matrix read once (the
+    vectors, a few KiB, left out)."""
+    return 4 * elements / seconds
+
+
 def measured(
     backend: str,
     device: str,
     dtype: str,
     timed: Callable[[int, int], float],
     make_triad: Callable[[int], Callable[[], object]],
+    make_matvec: Callable[[int, int], Callable[[], object]],
     sizes: tuple[int, ...],
     repeats: int,
     triad_elements: int = TRIAD_ELEMENTS,
 ) -> Roof:
-    """A device's roofs from a backend's two kernels: timed(n, repeats) -> the best seconds of an
-    n x n multiply in `dtype`, and make_triad(elements) -> one triad call over float32 arrays
-    already on the device; each call waits for the device."""
+    """A device's roofs from a backend's kernels: timed(n, repeats) -> the best seconds of an
+    n x n multiply in `dtype`; make_triad(elements) -> one triad call over float32 arrays
+    already on the device; make_matvec(rows, columns) -> one product of a float32 matrix on the
+    device with a vector. Each call waits for the device. The bandwidth roof is the better
+    of the last two, named."""
     started = time.perf_counter()
     rate, size = matmul_rate(timed, sizes, repeats)
-    triad_seconds = best_seconds(make_triad(triad_elements), repeats)
+    triad = triad_bytes_per_s(best_seconds(make_triad(triad_elements), repeats), triad_elements)
+    rows = max(1, triad_elements // MATVEC_COLUMNS)
+    matvec = matvec_bytes_per_s(best_seconds(make_matvec(rows, MATVEC_COLUMNS), repeats), rows * MATVEC_COLUMNS)
     return Roof(
         device=device,
         dtype=dtype,
         flops_per_s=rate,
-        bytes_per_s=triad_bytes_per_s(triad_seconds, triad_elements),
+        bytes_per_s=max(triad, matvec),
         matmul_size=size,
         seconds=time.perf_counter() - started,
         backend=backend,
+        bandwidth_kernel=TRIAD if triad >= matvec else MATVEC,
     )

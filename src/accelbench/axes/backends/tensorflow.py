@@ -263,7 +263,7 @@ def tf_device_name(device: str) -> str:
 
 def roof(placement: TensorflowPlacement, dtype: str, sizes: tuple[int, ...], repeats: int) -> Roof:
     """The device's matmul rate (in a graph, as Keras' steps run: oneDNN's rewrites apply on a
-    CPU) and its triad bandwidth (roof_kernels.py), in this process."""
+    CPU) and its bandwidth (roof_kernels.py), in this process."""
     import tensorflow as tf
 
     # one trace for every size (TensorFlow warns of a retrace per size otherwise)
@@ -283,11 +283,18 @@ def roof(placement: TensorflowPlacement, dtype: str, sizes: tuple[int, ...], rep
         triad = tf.function(lambda b, c: b + 3.0 * c, jit_compile=True)
         return lambda: triad(b, c)[0].numpy()
 
+    def make_matvec(rows: int, columns: int) -> Callable[[], object]:
+        matrix, vector = tf.fill((rows, columns), 1.0), tf.fill((columns,), 1.0)
+        product = tf.function(tf.linalg.matvec)
+        return lambda: product(matrix, vector)[0].numpy()
+
     allowed = tf.config.experimental.tensor_float_32_execution_enabled()
     tf.config.experimental.enable_tensor_float_32_execution(dtype == roof_kernels.TF32)  # IEEE otherwise
     try:
         with tf.device(placement.device):
-            return roof_kernels.measured("tensorflow", placement.device, dtype, timed, make_triad, sizes, repeats)
+            return roof_kernels.measured(
+                "tensorflow", placement.device, dtype, timed, make_triad, make_matvec, sizes, repeats
+            )
     finally:
         tf.config.experimental.enable_tensor_float_32_execution(allowed)
 

@@ -65,7 +65,7 @@ def resident(placement: Neutral, array: Any) -> Any:
 
 
 def roof(placement: Neutral, dtype: str, sizes: tuple[int, ...], repeats: int) -> Roof:
-    """The device's matmul rate and triad bandwidth (roof_kernels.py), each call waited for."""
+    """The device's matmul rate and bandwidth (roof_kernels.py), each call waited for."""
     import torch
 
     device = _device(placement)
@@ -84,11 +84,18 @@ def roof(placement: Neutral, dtype: str, sizes: tuple[int, ...], repeats: int) -
         b, c = torch.ones((elements,), device=device), torch.full((elements,), 2.0, device=device)
         return lambda: (torch.add(b, c, alpha=3.0, out=a), wait())
 
+    def make_matvec(rows: int, columns: int) -> Callable[[], object]:
+        matrix, vector = torch.ones((rows, columns), device=device), torch.ones((columns,), device=device)
+        out = torch.empty((rows,), device=device)
+        return lambda: (torch.mv(matrix, vector, out=out), wait())
+
     allowed = torch.backends.cuda.matmul.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = dtype == roof_kernels.TF32  # IEEE float32 otherwise
     try:
         with torch.inference_mode():
-            return roof_kernels.measured("torch", placement.device, dtype, timed, make_triad, sizes, repeats)
+            return roof_kernels.measured(
+                "torch", placement.device, dtype, timed, make_triad, make_matvec, sizes, repeats
+            )
     finally:
         torch.backends.cuda.matmul.allow_tf32 = allowed
 

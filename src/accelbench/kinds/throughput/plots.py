@@ -98,7 +98,8 @@ def roofline(runs: Sequence[Run]) -> list[Plot]:
             "roofline",
             "Roofline: executed FLOP/s against arithmetic intensity, under the measured roofs",
             encode(figure),
-            "The roofs are measured on this machine (a saturating matmul, a STREAM triad), not a datasheet's.",
+            "The roofs are measured on this machine (a saturating matmul; the better of a STREAM triad and a "
+            "matrix-vector product), not a datasheet's.",
         )
     ]
 

@@ -608,7 +608,7 @@ KINDS: dict[str, Benchmark] = {
                 "bytes",
             ),
             Section(
-                "decode: weights and cache read per second as a share of the measured copy bandwidth",
+                "decode: weights and cache read per second as a share of the measured bandwidth roof",
                 {DECODE_FIXTURE: "{column}"},
                 Tokens.keys.bandwidth_share,
                 "percent",

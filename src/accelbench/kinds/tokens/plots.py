@@ -133,7 +133,7 @@ def token_roofline(runs: Sequence[Run]) -> list[Plot]:
             "Prefill and decode against the measured roofs",
             encode(figure),
             "A step's FLOPs over the bytes of weights and key/value cache it reads; the roofs are measured on "
-            "this machine (a saturating matmul, a STREAM triad).",
+            "this machine (a saturating matmul; the better of a STREAM triad and a matrix-vector product).",
         )
     ]
 
