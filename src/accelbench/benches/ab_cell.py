@@ -7,10 +7,10 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from accelbench.benches.base import AB_METRICS, Bench
+from accelbench.benches.base import Bench
 from accelbench.judge import ab_verdicts
 from accelbench.judge.rules import AB_COMPILE_RULE
-from accelbench.judge.verdicts import AB_COMPILE, AB_PEAK, AB_TIME, MEMRAY_REASON
+from accelbench.judge.verdicts import AB_COMPILE, AB_METRICS, AB_PEAK, AB_TIME, MEMRAY_REASON
 from accelbench.measured import AgainstB, Workers
 from accelbench.processes.workers import WorkerFailed
 

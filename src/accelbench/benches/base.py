@@ -15,14 +15,12 @@ import pytest
 from accelbench.axes.backends import PROCESS_BACKEND
 from accelbench.axes.precisions import REFERENCE_PRECISION
 from accelbench.grid.cells import Grid
-from accelbench.judge.verdicts import AB_COMPILE, AB_PEAK, AB_TIME
 from accelbench.measured import Part, Timed
 from accelbench.option import Option
 from accelbench.processes.protocol import CellSpec, Cellwork
 from accelbench.results.summary import Section
 from accelbench.run.session import Session
 
-AB_METRICS = (AB_TIME, AB_PEAK, AB_COMPILE)  # what an A/B run judges of a timed cell
 KIND_WORK_NAME = "kind"  # the work a kind's own call in a worker is keyed under (Bench.in_worker)
 
 

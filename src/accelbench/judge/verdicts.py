@@ -54,6 +54,7 @@ TIMING = "seconds_per_sample"
 AB_TIME = "ab_round_seconds"  # B's round time over A's, interleaved in one run
 AB_PEAK = "ab_peak_memory_bytes"  # B's host peak of one round against A's
 AB_COMPILE = "ab_compile_seconds"  # B's first (tracing) call against A's
+AB_METRICS = (AB_TIME, AB_PEAK, AB_COMPILE)  # what an A/B run judges of a timed cell
 AB_PREFIX = "ab_"  # before a gate's metric: B's number under load against A's, by the gate's rule
 PRECISION_ACCURACY = "accuracy_against_float32"  # a lower precision's recipe accuracy, against float32's
 PEAK_CAP, LEAKS = "peak_memory_cap", "leaked_bytes_per_location"

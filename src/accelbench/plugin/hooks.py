@@ -14,11 +14,11 @@ from accelbench.axes.backends import roof_kernels
 from accelbench.axes.formats import DataError
 from accelbench.axes.precisions import PRECISIONS, REFERENCE_PRECISION
 from accelbench.benches import catalog
-from accelbench.benches.base import AB_METRICS, IN_TURN, Bench
+from accelbench.benches.base import IN_TURN, Bench
 from accelbench.benches.catalog import BENCHMARKS
 from accelbench.judge import fingerprint, peak_history
 from accelbench.judge.baselines import BaselineError
-from accelbench.judge.verdicts import FAIL, FINGERPRINT_KEY, LEAKS, PASS, PEAK_CAP, SavedRun, Verdict
+from accelbench.judge.verdicts import AB_METRICS, FAIL, FINGERPRINT_KEY, LEAKS, PASS, PEAK_CAP, SavedRun, Verdict
 from accelbench.measured import CELL_KEY, ROOFS_KEY, SCHEMA_VERSION, VERDICTS_KEY
 from accelbench.plugin import fixtures, options, terminal
 from accelbench.plugin.state import BODY_PASSED, SESSION, session_of

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from accelbench.judge.verdicts import (
     AB_COMPILE,
+    AB_METRICS,
     AB_PEAK,
     AB_PREFIX,
     AB_TIME,
@@ -36,6 +37,7 @@ from accelbench.units import (
     count,
     flops,
     format_bytes,
+    format_number,
     format_seconds,
     format_small,
     milliseconds,
@@ -312,7 +314,7 @@ def ab_load_rows(verdicts: Sequence[Any]) -> list[tuple[str, ...]]:
     keyed = []  # (0: a side failed, 1: judged, row)
     for verdict in map(_as_json, verdicts):
         metric = verdict.get("metric", "")
-        if not metric.startswith(AB_PREFIX) or metric in (AB_TIME, AB_PEAK, AB_COMPILE):
+        if not metric.startswith(AB_PREFIX) or metric in AB_METRICS:
             continue
         outcome, cell, number = verdict.get("outcome"), verdict.get("cell", ""), metric.removeprefix(AB_PREFIX)
         mark = MARKS.get(outcome, outcome)
@@ -321,18 +323,8 @@ def ab_load_rows(verdicts: Sequence[Any]) -> list[tuple[str, ...]]:
             keyed.append((0, (cell, number, "-", "-", "-", f"{mark}: {verdict.get('message', '')[:80]}")))
             continue
         ratio = f"{b / a:.3f}" if a else "-"
-        keyed.append((1, (cell, number, _number(a), _number(b), ratio, mark)))
+        keyed.append((1, (cell, number, format_number(a), format_number(b), ratio, mark)))
     return [row for _, row in sorted(keyed, key=lambda pair: pair[0])]
-
-
-def _number(value: float) -> str:
-    """A served number as a reader takes it in: whole above a thousand, four digits below."""
-    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
-
-
-def _aligned(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in [header, *rows]]
 
 
 class Side(Protocol):
@@ -357,9 +349,9 @@ def ab_lines(
     if not timed and not under_load:
         return lines + ["no cell was judged B against A"]
     if timed:
-        lines += _aligned(AB_HEADER, timed)
+        lines += text_lines(Table("", AB_HEADER, tuple(timed)))[1:]  # no title: the line above says it
     if under_load:
-        lines += [AB_LOAD_TITLE, *_aligned(AB_LOAD_HEADER, under_load)]
+        lines += text_lines(Table(AB_LOAD_TITLE, AB_LOAD_HEADER, tuple(under_load)))
     return lines
 
 
