@@ -93,33 +93,51 @@ def decoder_class() -> type:
             self.up = keras.layers.Dense(shape.hidden, activation="gelu")
             self.down = keras.layers.Dense(shape.width)
 
-        def call(self, x, keys, values, start: int):
+        def call(self, x, keys, values, causal, pairs):
+            """`causal`: (batch, 1, length, context), which cache positions each of `x`'s tokens
+            sees; `pairs`: where in the cache its keys and values go (cache_pairs)."""
             shape = self.shape_of
             batch, length = ops.shape(x)[0], ops.shape(x)[1]
             qkv = ops.reshape(self.query_key_value(self.attention_norm(x)), (batch, length, 3, shape.heads, -1))
             qkv = ops.transpose(qkv, (2, 0, 3, 1, 4))  # (3, batch, heads, length, head width)
             query, key, value = qkv[0], qkv[1], qkv[2]
-            # The cache is a fixed buffer of the context's positions, (context, batch, heads, head
-            # width), written where this call's tokens stand and attended whole under the causal
-            # mask, as static-shape decoders do (KerasHub's): every step has the same shapes, so a
-            # compiled step is traced once. scatter_update, not slice_update: TensorFlow's slice
-            # update is an XLA op its eager CPU kernels lack.
-            if one_position(start):  # every sequence's tokens at the same positions
-                where = ops.expand_dims(ops.arange(length) + start, -1)
-                keys = ops.scatter_update(keys, where, ops.transpose(key, (2, 0, 1, 3)))
-                values = ops.scatter_update(values, where, ops.transpose(value, (2, 0, 1, 3)))
-                causal = (ops.arange(shape.context)[None, :] <= (start + ops.arange(length))[:, None])[None, None]
-            else:  # one token per sequence, each at its own position (continuous batching)
-                where = ops.stack([start, ops.arange(batch, dtype="int32")], axis=-1)
-                keys = ops.scatter_update(keys, where, key[:, :, 0])
-                values = ops.scatter_update(values, where, value[:, :, 0])
-                causal = (ops.arange(shape.context)[None, :] <= start[:, None])[:, None, None]
-            scores = ops.matmul(query, ops.transpose(keys, (1, 2, 3, 0))) / math.sqrt(shape.head_width)
+            keys, values = scattered(keys, key, pairs), scattered(values, value, pairs)
+            scores = ops.matmul(query, ops.swapaxes(keys, -1, -2)) / math.sqrt(shape.head_width)
             scores = ops.where(causal, scores, NEGATIVE)
-            attended = ops.matmul(ops.softmax(scores, axis=-1), ops.transpose(values, (1, 2, 0, 3)))
+            attended = ops.matmul(ops.softmax(scores, axis=-1), values)
             attended = ops.reshape(ops.transpose(attended, (0, 2, 1, 3)), (batch, length, shape.width))
             x = x + self.projection(attended)
             return x + self.down(self.up(self.mlp_norm(x))), keys, values
+
+    # The cache is a fixed buffer of the context's positions per layer, (batch, heads, context,
+    # head width), written where a step's tokens stand and attended whole under the causal mask,
+    # as static-shape decoders do (KerasHub's): every step has the same shapes, so a compiled
+    # step is traced once. Batch and heads lead, as attention's matmuls batch them, so no step
+    # transposes the cache: laid out (context, batch, heads, head width), GPT-2 small's batch-8
+    # step took 193 ms on TensorFlow and 178 to 198 on JAX, against 88 to 92 and 82 to 138
+    # (docs/measurements.md).
+    # It is written by one scatter per tensor, over the cache seen as (batch x heads, context,
+    # head width), whose two leading axes a (sequence and head, position) pair indexes:
+    # scatter_update, not slice_update, as TensorFlow's slice update is an XLA op its eager CPU
+    # kernels lack, and a slice writes one position range for every sequence.
+    def cache_pairs(positions, heads: int):
+        """(row, position) pairs, batch x heads x length of them: where each token's key and
+        value for each head go, `positions` (batch, length) saying where each token stands.
+        Made once a step for every layer: eagerly (PyTorch) each op is a dispatch."""
+        batch, length = ops.shape(positions)[0], ops.shape(positions)[1]
+        rows = ops.reshape(ops.arange(batch * heads, dtype="int32"), (batch, heads, 1))
+        rows = ops.broadcast_to(rows, (batch, heads, length))
+        where = ops.broadcast_to(ops.cast(positions, "int32")[:, None, :], (batch, heads, length))
+        return ops.stack([ops.reshape(rows, (-1,)), ops.reshape(where, (-1,))], axis=-1)
+
+    def scattered(cache, new, pairs):
+        """`cache` (batch, heads, context, head width) with `new` (batch, heads, length, head
+        width) written at `pairs` (cache_pairs)."""
+        batch, heads, context, width = ops.shape(cache)
+        flat = ops.scatter_update(
+            ops.reshape(cache, (batch * heads, context, width)), pairs, ops.reshape(new, (-1, width))
+        )
+        return ops.reshape(flat, (batch, heads, context, width))
 
     class Decoder(keras.Model):
         def __init__(self, shape: DecoderShape, **kwargs):
@@ -131,9 +149,9 @@ def decoder_class() -> type:
             self.final_norm = keras.layers.LayerNormalization(epsilon=1e-5)
 
         def empty_cache(self, batch: int) -> list:
-            """A key and a value buffer per layer, (context, batch, heads, head width), zeros."""
+            """A key and a value buffer per layer, (batch, heads, context, head width), zeros."""
             shape = self.shape_of
-            size = (shape.context, batch, shape.heads, shape.head_width)
+            size = (batch, shape.heads, shape.context, shape.head_width)
             return [
                 (ops.zeros(size, dtype=self.compute_dtype), ops.zeros(size, dtype=self.compute_dtype))
             ] * shape.layers
@@ -143,16 +161,17 @@ def decoder_class() -> type:
             start..start + length - 1, and the cache with their keys and values written in;
             `start` one int (or a 0-d tensor: a compiled step's), or a vector of one position
             per sequence: one token each (length 1), each at its own position."""
-            length = ops.shape(tokens)[1]
+            batch, length = ops.shape(tokens)[0], ops.shape(tokens)[1]
             if one_position(start):
-                placed = self.position_embedding(ops.arange(length) + start)[None]
+                positions = ops.broadcast_to((ops.arange(length) + start)[None], (batch, length))
             else:
-                start = ops.convert_to_tensor(start, dtype="int32")
-                placed = self.position_embedding(start)[:, None]
-            x = self.token_embedding(tokens) + placed
+                positions = ops.convert_to_tensor(start, dtype="int32")[:, None]
+            x = self.token_embedding(tokens) + self.position_embedding(positions)
+            causal = (ops.arange(self.shape_of.context)[None, None, :] <= positions[:, :, None])[:, None]
+            pairs = cache_pairs(positions, self.shape_of.heads)
             written = []
             for block, (keys, values) in zip(self.blocks, cache):
-                x, keys, values = block(x, keys, values, start=start)
+                x, keys, values = block(x, keys, values, causal=causal, pairs=pairs)
                 written.append((keys, values))
             x = self.final_norm(x)
             return ops.matmul(x, ops.transpose(self.token_embedding.embeddings)), written
@@ -198,8 +217,8 @@ def decoder_class() -> type:
             a request taking a finished one's place in a batch. An elementwise select, not a slice
             update, for TensorFlow's eager CPU kernels (as above); positions past the new
             sequence's are masked until its decode overwrites them."""
-            batch = ops.shape(cache[0][0])[1]
-            chosen = (ops.arange(batch) == slot)[None, :, None, None]
+            batch = ops.shape(cache[0][0])[0]
+            chosen = (ops.arange(batch) == slot)[:, None, None, None]
             return [
                 (ops.where(chosen, new_keys, keys), ops.where(chosen, new_values, values))
                 for (keys, values), (new_keys, new_values) in zip(cache, one)
