@@ -182,6 +182,10 @@ class Utilization(Part):
     arithmetic_intensity: float | None = None  # FLOPs per byte
 
 
+# The kernels a bandwidth roof is measured by (axes/backends/roof_kernels.py), as Roof names them.
+TRIAD, MATVEC = "a STREAM triad", "a matrix-vector product"
+
+
 @dataclass(frozen=True)
 class Roof:
     """A device's measured roofs in one compute dtype: what a saved run holds (ROOFS_KEY), the
@@ -194,7 +198,7 @@ class Roof:
     matmul_size: int
     seconds: float  # what measuring took
     backend: str = "tensorflow"  # the Keras backend that measured it (runs saved before: TensorFlow)
-    bandwidth_kernel: str = "a STREAM triad"  # which gave bytes_per_s (runs saved before: the triad)
+    bandwidth_kernel: str = TRIAD  # which gave bytes_per_s (runs saved before: the triad)
 
     def as_json(self) -> dict[str, Any]:
         return {f.name: plain(getattr(self, f.name)) for f in dataclasses.fields(self)}

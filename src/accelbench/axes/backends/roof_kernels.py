@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from accelbench.measured import Roof
+from accelbench.measured import MATVEC, TRIAD, Roof
 
 # Square, each measured (the best kept) until the next would take too long: on a CPU here the
 # rate grows to 2048 and holds at 4096, and one size's rate can dip in a busy moment, so no size
@@ -36,7 +36,6 @@ TRIAD_ELEMENTS = 2**25  # 128 MiB per float32 array: 4x the largest L3 of the CP
 # so on the 2-vCPU AMD EPYC JAX's triad read 10.0 GiB/s where its jitted matvec read 31.8 (numpy's
 # copy: 28.8), and GPT-2 small's decode at batch 1 read 157-231% of that roof (docs/measurements.md).
 MATVEC_COLUMNS = 4096
-TRIAD, MATVEC = "a STREAM triad", "a matrix-vector product"
 REPEATS = 5  # best of: the roof is what the device can do, noise only lowers a rate
 # A kept roof's check (run/roofs.py): one matmul, twice its size but at most 2048 (a 4096 one
 # took 0.63 s a call here, 2048 0.08 s: every run, and every run a test starts, pays the check),
