@@ -17,12 +17,13 @@ declarations in a module of your own and name it once, in the ini key `accelbenc
 import sys
 
 from accelbench.axes.data import DATASETS, Dataset
-from accelbench.axes.models import MODELS, ModelOptions, ModelSpec, keras_hub_causal_lm
+from accelbench.axes.models import MODELS, Generation, ModelOptions, ModelSpec, keras_hub_causal_lm
 
 __all__ = [
     "DATASETS",
     "MODELS",
     "Dataset",
+    "Generation",
     "ModelOptions",
     "ModelSpec",
     "keras_hub_causal_lm",
