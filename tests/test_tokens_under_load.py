@@ -172,13 +172,14 @@ def test_time_per_output_token_under_load_at_batch_1_agrees_with_the_decode_cell
 
 
 def test_a_model_that_raises_mid_generation_ends_loadgen_in_one_line_and_leaves_no_thread(tiny, tmp_path):
-    """Its third decode step raises: the cell's serve returns the error's one line, LoadGen's
-    run ends (every request completed empty) long before its requests could have been served,
-    and no serving thread is left."""
+    """Its third decode step under LoadGen raises: the cell's serve returns the error's one line,
+    LoadGen's run ends (every request completed empty) long before its requests could have been
+    served, and no serving thread is left."""
     calls = []
 
     def decode(model, tokens, cache, index):
-        calls.append(index)
+        if any(t.name == serve.THREAD_NAME for t in threading.enumerate()):  # not serve's warm-up
+            calls.append(index)
         if len(calls) >= 3:
             raise RuntimeError("the cache went missing")
         return TINY.generation.decode(model, tokens, cache, index)
@@ -222,6 +223,79 @@ def test_the_continuous_batch_decodes_each_sequence_as_it_would_alone(tiny):
         made_a.append(int(chosen[2]))
         positions = positions + 1
     assert made_a == greedy(tiny, a, 6)[0] and made_b == greedy(tiny, b, 6)[0]
+
+
+def test_a_taken_batch_decodes_its_sequences_as_they_would_alone(tiny):
+    """Generation.take: two prompts prefilled apart and put in a batch of four, the batch taken
+    down to the two (in the other order) and then grown to four again (rows repeated) and decoded:
+    each sequence makes the tokens it makes alone."""
+    from keras import ops
+
+    from accelbench.axes.decoder import greedy
+
+    generation = TINY.generation
+    rng = np.random.default_rng(1)
+    a, b = (rng.integers(0, generation.vocabulary, (1, n)).astype("int32") for n in (6, 11))
+    (logits_a, cache_a), (logits_b, cache_b) = generation.prefill(tiny, a), generation.prefill(tiny, b)
+    _, cache = generation.prefill(tiny, np.zeros((4, 1), "int32"))
+    cache = generation.insert(tiny, generation.insert(tiny, cache, cache_a, 1), cache_b, 3)
+    cache = generation.take(tiny, generation.take(tiny, cache, [3, 1]), [0, 1, 0, 0])  # b, a, b, b
+    made_b = [int(np.argmax(ops.convert_to_numpy(logits_b[0, -1])))]
+    made_a = [int(np.argmax(ops.convert_to_numpy(logits_a[0, -1])))]
+    positions = np.array([11, 6, 0, 0])
+    for _ in range(5):
+        tokens = np.array([[made_b[-1]], [made_a[-1]], [0], [0]], dtype="int32")
+        logits, cache = generation.decode(tiny, tokens, cache, positions)
+        chosen = np.argmax(ops.convert_to_numpy(logits[:, -1]), axis=-1)
+        made_b.append(int(chosen[0]))
+        made_a.append(int(chosen[1]))
+        positions = positions + np.array([1, 1, 0, 0])
+    assert made_a == greedy(tiny, a, 6)[0] and made_b == greedy(tiny, b, 6)[0]
+
+
+def test_rows_are_the_next_power_of_two_at_most_the_slots():
+    assert [serve.rows_for(n, 8) for n in range(1, 9)] == [1, 2, 4, 4, 8, 8, 8, 8]
+    assert serve.row_counts(8) == [1, 2, 4, 8] and serve.row_counts(6) == [1, 2, 4, 6]
+    assert serve.row_counts(1) == [1]
+
+
+def test_the_loop_decodes_the_rows_its_sequences_need_and_each_makes_its_own_tokens(tiny, tmp_path, monkeypatch):
+    """Continuous batching of 8 under Offline (every request at once, more than the slots): its
+    steps decode 8 rows while the queue lasts and fewer as the last requests finish, never more
+    than rows_for its running sequences, and every request's tokens are the ones it makes alone
+    (greedy, recomputed): a take that mixed up rows would hand a request another's tokens."""
+    from accelbench.axes.decoder import greedy
+
+    generation = TINY.generation
+    steps: list[tuple[int, int]] = []  # (rows decoded, sequences running)
+    served: list[tuple[np.ndarray, list[int]]] = []
+    original_step, original_complete = serve.TokenServer._step, serve.TokenServer._complete
+
+    def step(self, slots):
+        steps.append((len(slots), sum(slot is not None for slot in slots)))
+        original_step(self, slots)
+
+    def complete(self, running):
+        served.append((running.request.prompt, list(running.tokens)))
+        original_complete(self, running)
+
+    monkeypatch.setattr(serve.TokenServer, "_step", step)
+    monkeypatch.setattr(serve.TokenServer, "_complete", complete)
+    plan = plan_of(tmp_path, serve.TokenBatching("continuous", 8), requests=serve.Requests((8, 16), (4, 12), count=24))
+    requests = plan.requests.drawn(generation.vocabulary)
+    capacity = serve.measure_capacity(tiny, generation, Here(), plan, requests)
+    serve.warm_rows(tiny, generation, Here(), plan, requests[0].prompt)
+    run = serve.run_once(
+        tiny, generation, Here(), plan, requests, "Offline", plan.batchings[0],
+        capacity.expected(plan.requests.mean_output), tmp_path,
+    )  # fmt: skip
+    assert run.result.valid and run.result.error is None, run.result.why_invalid
+    assert all(rows == serve.rows_for(running, 8) for rows, running in steps)
+    assert max(rows for rows, _ in steps) == 8 and min(rows for rows, _ in steps) < 8
+    made = {(prompt.tobytes(), len(tokens)): (prompt, tokens) for prompt, tokens in served}
+    assert len(made) >= 12
+    for prompt, tokens in made.values():
+        assert tokens == greedy(tiny, prompt, len(tokens))[0]
 
 
 def test_goodput_counts_the_requests_that_met_both_limits():

@@ -224,6 +224,12 @@ def decoder_class() -> type:
                 for (keys, values), (new_keys, new_values) in zip(cache, one)
             ]
 
+        def take(self, cache: list, rows) -> list:
+            """The cache of sequences `rows` of `cache`, in that order (a row may repeat): a served
+            batch shrunk to the sequences it runs, or grown for new ones."""
+            rows = np.asarray(rows, dtype="int32")
+            return [(ops.take(keys, rows, axis=0), ops.take(values, rows, axis=0)) for keys, values in cache]
+
     return Decoder
 
 

@@ -47,6 +47,12 @@ class Generation:
     # it, decode also takes a vector of positions, one per sequence (each sequence at its own
     # length). None: the model is served one request at a time (kinds/tokens/serve.py).
     insert: Callable[[Any, Any, Any, int], Any] | None = None
+    # (model, a batch's cache, rows: ints) -> the cache of those sequences in that order (a row
+    # may repeat: a slot kept for the next request). With it (and insert), the serving loop
+    # decodes as many rows as it runs sequences, in powers of two, as vLLM decodes its running
+    # sequences: a lone request is not stepped at the full batch's cost. None: every step
+    # decodes the full batch.
+    take: Callable[[Any, Any, Any], Any] | None = None
     # Its latency limits under load, milliseconds: the 99th percentiles of time to first token
     # and of time per output token that the peak request rate must keep (--token-limits sets
     # them for a run; MLPerf's Llama limits are named there). The default: MLPerf Inference's
@@ -362,6 +368,7 @@ def _register_decoders() -> None:
             prefill=lambda model, tokens: model.prefill(tokens),
             decode=lambda model, tokens, cache, index: model.decode(tokens, cache, index),
             insert=lambda model, cache, one, slot: model.insert(cache, one, slot),
+            take=lambda model, cache, rows: model.take(cache, rows),
             ttft_ms=ttft_ms,
             tpot_ms=tpot_ms,
             vocabulary=shape.vocabulary,

@@ -203,33 +203,54 @@ class TokenServer:
 
     # --- the loop -----------------------------------------------------------------------------
     def _serve(self) -> None:
-        slots: list[Running | None] = [None] * self.batching.slots
+        capacity = self.batching.slots
+        # The cache's rows, a sequence or None each: `capacity` of them, or with Generation.take
+        # as many as the sequences running need (rows_for).
+        slots: list[Running | None] = [None] * (capacity if self.generation.take is None else 0)
         waiting: deque = deque()
         stopping = False
         while True:
-            idle = all(slot is None for slot in slots)
-            if idle and not waiting:
+            running = sum(slot is not None for slot in slots)
+            if not running and not waiting:
                 if stopping:
                     return
                 item = self._queue.get()
                 if item is self._STOP:
                     return
                 waiting.extend(item)
-            stopping = self._take(waiting, idle) or stopping
-            free = [i for i, slot in enumerate(slots) if slot is None]
-            if waiting and self.admits(len(free), len(slots)):
-                admitted, running = 0, len(slots) - len(free)
-                for index in free:
-                    if not waiting:
-                        break
+            stopping = self._take(waiting, not running) or stopping
+            joining = min(len(waiting), capacity - running) if self.admits(capacity - running, capacity) else 0
+            slots = self._fitted(slots, running + joining)
+            if joining and self.error is None:
+                free = [i for i, slot in enumerate(slots) if slot is None]
+                for index in free[:joining]:
                     slots[index] = self._admit(*waiting.popleft(), index)
-                    admitted += 1
-                self.admitted.append((admitted, running))
+                self.admitted.append((joining, running))
             if any(slots):
                 self._step(slots)
             if self.error is not None:
                 self._fail([(s.query_id, True) for s in slots if s] + [(q, False) for q, _, _ in waiting])
                 slots, waiting = [None] * len(slots), deque()
+
+    def _fitted(self, slots: list[Running | None], sequences: int) -> list[Running | None]:
+        """The rows for `sequences` running (rows_for): the running ones first, in their order,
+        and the cache taken to match (Generation.take); unchanged where the model has no take,
+        or the rows already fit. A take that raises ends the loop's work as a step's does."""
+        take = self.generation.take
+        rows = rows_for(sequences, self.batching.slots)
+        if take is None or self.batching.slots == 1 or rows == len(slots) or not sequences:
+            return slots
+        kept = [i for i, slot in enumerate(slots) if slot is not None]
+        order = kept + [kept[0] if kept else 0] * (rows - len(kept))  # a repeated row: a slot to fill
+        try:
+            with self.placement.scope(), no_gradients():
+                if self.cache is None:  # the batch's cache: a one-token prefill of every slot
+                    _, self.cache = self.generation.prefill(self.model, np.zeros((self.batching.slots, 1), "int32"))
+                self.cache = take(self.model, self.cache, order)
+        except Exception as raised:  # a user's model may raise anything: one line, and LoadGen ends
+            self.error = f"{type(raised).__name__}: {raised}"
+            return slots
+        return [slots[i] for i in kept] + [None] * (rows - len(kept))
 
     def _take(self, waiting: deque, idle: bool) -> bool:
         """Requests issued since the last step onto `waiting`, without blocking (static batching
@@ -278,11 +299,12 @@ class TokenServer:
         return running
 
     def _step(self, slots: list[Running | None]) -> None:
-        """One decode step of every running sequence (an empty slot decodes a dummy token at
-        position 0, overwritten when a request takes it); a finished request completed."""
+        """One decode step of every row (an empty one decodes a dummy token at position 0,
+        overwritten when a request takes it); a finished request completed."""
         live = [slot for slot in slots if slot is not None]
         tokens = np.array([[s.tokens[-1] if s else 0] for s in slots], dtype="int32")
-        positions = live[0].position if len(slots) == 1 else np.array([s.position if s else 0 for s in slots])
+        single = self.batching.slots == 1
+        positions = live[0].position if single else np.array([s.position if s else 0 for s in slots])
         try:
             with self.placement.scope(), no_gradients():
                 logits, self.cache = self.generation.decode(self.model, tokens, self.cache, positions)
@@ -316,6 +338,18 @@ class TokenServer:
             if not started:
                 lg.FirstTokenComplete([lg.QuerySampleResponse(query_id, 0, 0, 0)])
             lg.QuerySamplesComplete([lg.QuerySampleResponse(query_id, 0, 0, 0)])
+
+
+def rows_for(sequences: int, slots: int) -> int:
+    """The rows a step decodes for `sequences` running, with Generation.take: the next power of
+    two, at most the slots. A compiled step is traced once per shape, so a few sizes serve every
+    count (as vLLM pads its decode batches to the sizes it captured CUDA graphs for)."""
+    return min(slots, 1 << max(0, sequences - 1).bit_length())
+
+
+def row_counts(slots: int) -> list[int]:
+    """Every row count rows_for gives under `slots`: the shapes a served step is traced at."""
+    return sorted({rows_for(n, slots) for n in range(1, slots + 1)})
 
 
 # --- LoadGen runs ---------------------------------------------------------------------------
@@ -487,6 +521,22 @@ def measure_capacity(
     return Capacity(prefill, step_s, 1.0 / (prefill + plan.requests.mean_output * step_s / slots))
 
 
+def warm_rows(model: Any, generation: Generation, placement: Any, plan: TokenPlan, prompt: np.ndarray) -> None:
+    """Each batching's served shapes traced before LoadGen times anything (a compiled step is
+    traced per shape, and a trace inside a run would read as a slow request): with
+    Generation.take, a step, an insert and a take at every row count the loop decodes."""
+    if generation.take is None or generation.insert is None:
+        return
+    with placement.scope(), no_gradients():
+        _, one = generation.prefill(model, prompt)
+        for slots in sorted({batching.slots for batching in plan.batchings if batching.slots > 1}):
+            _, full = generation.prefill(model, np.zeros((slots, 1), "int32"))
+            for rows in row_counts(slots):
+                cache = generation.insert(model, generation.take(model, full, list(range(rows))), one, 0)
+                positions = np.full(rows, prompt.shape[1])
+                next_tokens(generation.decode(model, np.zeros((rows, 1), "int32"), cache, positions)[0])
+
+
 # How a gated result's VALID runs rank, best first: Server's at the fixed rate by its median time
 # per output token, Offline's by its tokens/s.
 RANKS: dict[str, Callable[[LoadgenResult], float]] = {
@@ -554,6 +604,7 @@ def serve(
     batching), or Server's peak search under every batching and a run at the fixed rate."""
     requests = plan.requests.drawn(generation.vocabulary)
     capacity = plan.capacity or measure_capacity(model, generation, placement, plan, requests)
+    warm_rows(model, generation, placement, plan, requests[0].prompt)
     expected = capacity.expected(plan.requests.mean_output)
     root = Path(plan.log_dir)
     goodputs: dict[str, float | None] = {}  # a run's log folder -> the goodput the loop saw
