@@ -67,7 +67,10 @@ def build_decoder(shape: DecoderShape, seed: int) -> Any:
 
     keras.utils.set_random_seed(seed)
     model = decoder_class()(shape)
-    model(keras.ops.zeros((1, 1), dtype="int32"))  # builds every weight
+    # Every weight built by a symbolic call (the backend traces the call's shapes, as
+    # compute_output_spec does): the same weights as an eager call, without JAX compiling each
+    # op of it apart (3.2 s against 0.06 for gpt_tiny on a 2-core CPU).
+    model(keras.KerasTensor((1, 1), dtype="int32"))
     return model
 
 
