@@ -261,8 +261,8 @@ def test_rows_are_the_next_power_of_two_at_most_the_slots():
 
 def test_the_loop_decodes_the_rows_its_sequences_need_and_each_makes_its_own_tokens(tiny, tmp_path, monkeypatch):
     """Continuous batching of 8 under Offline (every request at once, more than the slots): its
-    steps decode 8 rows while the queue lasts and fewer as the last requests finish, never more
-    than rows_for its running sequences, and every request's tokens are the ones it makes alone
+    steps decode 8 rows while the queue lasts and fewer as the last requests finish, never four
+    times what its running sequences need, and every request's tokens are the ones it makes alone
     (greedy, recomputed): a take that mixed up rows would hand a request another's tokens."""
     from accelbench.axes.decoder import greedy
 
@@ -292,7 +292,9 @@ def test_the_loop_decodes_the_rows_its_sequences_need_and_each_makes_its_own_tok
     # Not LoadGen's verdict: a capacity measured while another test ran can leave its Offline run
     # short of the minimum duration, which says nothing of the loop.
     assert run.result.error is None and len(served) == len(run.timings) > 0
-    assert all(rows == serve.rows_for(running, 8) for rows, running in steps)
+    assert all(
+        rows in serve.row_counts(8) and running <= rows < 4 * serve.rows_for(running, 8) for rows, running in steps
+    )
     assert max(rows for rows, _ in steps) == 8 and min(rows for rows, _ in steps) < 8
     made = {(prompt.tobytes(), len(tokens)): (prompt, tokens) for prompt, tokens in served}
     assert len(made) >= 12

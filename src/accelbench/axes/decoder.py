@@ -212,14 +212,29 @@ def decoder_class() -> type:
 
                 traced = BACKENDS[keras.backend.backend()].traced
                 eager_prefill = lambda tokens: self.run_positions(tokens, self.empty_cache(ops.shape(tokens)[0]), 0)  # noqa: E731
-                self.__dict__["_accelbench_steps"] = (traced(eager_prefill, self), traced(self.run_positions, self))
+                self.__dict__["_accelbench_steps"] = (
+                    traced(eager_prefill, self),
+                    traced(self.run_positions, self),
+                    traced(self.inserted, self),
+                    traced(self.taken, self),
+                )
             return self.__dict__["_accelbench_steps"]
 
         def insert(self, cache: list, one: list, slot: int) -> list:
             """`cache` with sequence `slot` replaced by `one`'s single sequence (a prompt's prefill):
-            a request taking a finished one's place in a batch. An elementwise select, not a slice
-            update, for TensorFlow's eager CPU kernels (as above); positions past the new
-            sequence's are masked until its decode overwrites them."""
+            a request taking a finished one's place in a batch; a compiled step, as take is."""
+            return self.compiled_steps()[2](cache, one, slot)
+
+        def take(self, cache: list, rows) -> list:
+            """The cache of sequences `rows` of `cache`, in that order (a row may repeat): a served
+            batch shrunk to the sequences it runs, or grown for new ones. A compiled step: eagerly,
+            a take of gpt_tiny's four tensors cost TensorFlow 1.2 ms, as much as its decode step."""
+            return self.compiled_steps()[3](cache, np.asarray(rows, dtype="int32"))
+
+        def inserted(self, cache: list, one: list, slot) -> list:
+            """insert's work. An elementwise select, not a slice update, for TensorFlow's eager
+            CPU kernels (as above); positions past the new sequence's are masked until its decode
+            overwrites them."""
             batch = ops.shape(cache[0][0])[0]
             chosen = (ops.arange(batch) == slot)[:, None, None, None]
             return [
@@ -227,10 +242,7 @@ def decoder_class() -> type:
                 for (keys, values), (new_keys, new_values) in zip(cache, one)
             ]
 
-        def take(self, cache: list, rows) -> list:
-            """The cache of sequences `rows` of `cache`, in that order (a row may repeat): a served
-            batch shrunk to the sequences it runs, or grown for new ones."""
-            rows = np.asarray(rows, dtype="int32")
+        def taken(self, cache: list, rows) -> list:
             return [(ops.take(keys, rows, axis=0), ops.take(values, rows, axis=0)) for keys, values in cache]
 
     return Decoder

@@ -233,14 +233,19 @@ class TokenServer:
                 slots, waiting = [None] * len(slots), deque()
 
     def _fitted(self, slots: list[Running | None], sequences: int) -> list[Running | None]:
-        """The rows for `sequences` running (rows_for): the running ones first, in their order,
-        and the cache taken to match (Generation.take); unchanged where the model has no take,
-        or the rows already fit. A take that raises ends the loop's work as a step's does."""
+        """The rows for `sequences` (rows_for): the running ones first, in their order, and the
+        cache taken to match (Generation.take), when more rows are needed, or when the loop is
+        idle, or the rows are four times what is needed. Not at every halving: a take copies the
+        cache, and sequences crossing a power of two at every few steps would take it as often.
+        Unchanged where the model has no take. A take that raises ends the loop's work as a
+        step's does."""
         take = self.generation.take
         rows = rows_for(sequences, self.batching.slots)
+        kept = [i for i, slot in enumerate(slots) if slot is not None]
         if take is None or self.batching.slots == 1 or rows == len(slots) or not sequences:
             return slots
-        kept = [i for i, slot in enumerate(slots) if slot is not None]
+        if kept and len(slots) > rows > len(slots) // 4:
+            return slots
         order = kept + [kept[0] if kept else 0] * (rows - len(kept))  # a repeated row: a slot to fill
         try:
             with self.placement.scope(), no_gradients():
@@ -531,10 +536,13 @@ def warm_rows(model: Any, generation: Generation, placement: Any, plan: TokenPla
         _, one = generation.prefill(model, prompt)
         for slots in sorted({batching.slots for batching in plan.batchings if batching.slots > 1}):
             _, full = generation.prefill(model, np.zeros((slots, 1), "int32"))
-            for rows in row_counts(slots):
-                cache = generation.insert(model, generation.take(model, full, list(range(rows))), one, 0)
+            caches = {rows: generation.take(model, full, list(range(rows))) for rows in row_counts(slots)}
+            for rows, cache in caches.items():
                 positions = np.full(rows, prompt.shape[1])
                 next_tokens(generation.decode(model, np.zeros((rows, 1), "int32"), cache, positions)[0])
+                generation.insert(model, cache, one, 0)
+                for other in caches:  # every take the loop makes: from each row count to each
+                    generation.take(model, cache, [0] * other)
 
 
 # How a gated result's VALID runs rank, best first: Server's at the fixed rate by its median time
