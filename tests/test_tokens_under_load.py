@@ -171,6 +171,23 @@ def test_time_per_output_token_under_load_at_batch_1_agrees_with_the_decode_cell
     assert run.goodput == pytest.approx(result.samples_per_s, rel=0.1)
 
 
+def test_a_one_slot_loop_serves_every_request_one_at_a_time(tiny, tmp_path):
+    """Static and continuous batching of one slot (a model with take and insert): every request
+    is served, one at a time, and LoadGen's run ends."""
+    generation = TINY.generation
+    plan = plan_of(tmp_path, serve.TokenBatching("continuous", 1), serve.TokenBatching("static", 1))
+    requests = plan.requests.drawn(generation.vocabulary)
+    capacity = serve.Capacity(0.001, 0.001, 20.0)
+    for batching in plan.batchings:
+        run = serve.run_once(
+            tiny, generation, Here(), plan, requests, "Offline", batching,
+            capacity.expected(plan.requests.mean_output), tmp_path / batching.policy,
+        )  # fmt: skip
+        assert run.result.error is None and run.timings
+        assert all(count == 1 and running == 0 for count, running in run.admitted)
+        assert len(run.admitted) == len(run.timings)
+
+
 def test_a_model_that_raises_mid_generation_ends_loadgen_in_one_line_and_leaves_no_thread(tiny, tmp_path):
     """Its third decode step under LoadGen raises: the cell's serve returns the error's one line,
     LoadGen's run ends (every request completed empty) long before its requests could have been

@@ -205,8 +205,9 @@ class TokenServer:
     def _serve(self) -> None:
         capacity = self.batching.slots
         # The cache's rows, a sequence or None each: `capacity` of them, or with Generation.take
-        # as many as the sequences running need (rows_for).
-        slots: list[Running | None] = [None] * (capacity if self.generation.take is None else 0)
+        # (and more than one slot) as many as the sequences running need (rows_for).
+        fitted = self.generation.take is not None and capacity > 1
+        slots: list[Running | None] = [None] * (0 if fitted else capacity)
         waiting: deque = deque()
         stopping = False
         while True:
