@@ -250,13 +250,18 @@ class TokenServer:
         order = kept + [kept[0] if kept else 0] * (rows - len(kept))  # a repeated row: a slot to fill
         try:
             with self.placement.scope(), no_gradients():
-                if self.cache is None:  # the batch's cache: a one-token prefill of every slot
-                    _, self.cache = self.generation.prefill(self.model, np.zeros((self.batching.slots, 1), "int32"))
-                self.cache = take(self.model, self.cache, order)
+                self.cache = take(self.model, self._batch_cache(), order)
         except Exception as raised:  # a user's model may raise anything: one line, and LoadGen ends
             self.error = f"{type(raised).__name__}: {raised}"
             return slots
         return [slots[i] for i in kept] + [None] * (rows - len(kept))
+
+    def _batch_cache(self) -> Any:
+        """The batch's cache, made at its first use (inside the caller's placement scope): a
+        one-token prefill of every slot, its rows then filled by insert and sized by take."""
+        if self.cache is None:
+            _, self.cache = self.generation.prefill(self.model, np.zeros((self.batching.slots, 1), "int32"))
+        return self.cache
 
     def _take(self, waiting: deque, idle: bool) -> bool:
         """Requests issued since the last step onto `waiting`, without blocking (static batching
@@ -289,9 +294,7 @@ class TokenServer:
                 if self.batching.slots == 1:
                     self.cache = one
                 else:
-                    if self.cache is None:  # the batch's cache: a one-token prefill of every slot
-                        _, self.cache = self.generation.prefill(self.model, np.zeros((self.batching.slots, 1), "int32"))
-                    self.cache = self.generation.insert(self.model, self.cache, one, slot)
+                    self.cache = self.generation.insert(self.model, self._batch_cache(), one, slot)
         except Exception as raised:  # a user's model may raise anything: one line, and LoadGen ends
             self.error = f"{type(raised).__name__}: {raised}"
             self._fail([(query_id, False)])
