@@ -9,11 +9,9 @@ import pytest
 
 from accelbench.axes import backends
 
-# TensorFlow reads this once, at its first allocation: it must be set before the imports
-# below, as the plugin sets it before it starts TensorFlow (see the TensorFlow backend's start).
-os.environ.setdefault("TF_ONEDNN_USE_SYSTEM_ALLOCATOR", "1")
 # The tests' process runs the backend a run's would (KERAS_BACKEND, else the first installed):
-# the tests run in a TensorFlow, a JAX-only and a PyTorch-only environment alike.
+# the tests run in a TensorFlow, a JAX-only and a PyTorch-only environment alike. Its variables
+# are set here too, before the imports below start it (TensorFlow reads its allocator's once).
 backends.use_process_backend()
 
 # pytester's in-process runs drop modules first imported inside them, and numpy, scipy and

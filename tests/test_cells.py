@@ -1,5 +1,7 @@
 """The grid: ids read device-batch-model; impossible cells skip with a reason."""
 
+import os
+
 import pytest
 
 from accelbench.axes import backends
@@ -139,6 +141,19 @@ def test_backends_asked_for_must_be_installed_and_none_at_all_is_one_line_naming
         r"'accelbench\[jax\]' or 'accelbench\[torch\]'$",
     ):
         backends.use_process_backend()
+
+
+def test_the_process_backend_s_variables_are_set_before_a_user_s_module_can_start_it(monkeypatch):
+    """The plugin takes its backend before it imports the user's modules, which may import Keras
+    and so start TensorFlow: its variables (oneDNN's system allocator, which host memory peaks
+    need) are set then, and one the user set is kept."""
+    monkeypatch.setattr(backends.backend, "PROCESS_BACKEND", "tensorflow")
+    monkeypatch.setattr(backends.backend, "importable", lambda module: True)
+    monkeypatch.setenv("KERAS_BACKEND", os.environ.get("KERAS_BACKEND", HERE))
+    monkeypatch.delenv("TF_ONEDNN_USE_SYSTEM_ALLOCATOR", raising=False)
+    monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "0")
+    assert backends.use_process_backend() == "tensorflow"
+    assert os.environ["TF_ONEDNN_USE_SYSTEM_ALLOCATOR"] == "1" and os.environ["TF_CPP_MIN_LOG_LEVEL"] == "0"
 
 
 def test_a_cell_named_with_its_backend_is_the_same_cell():

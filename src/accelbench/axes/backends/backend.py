@@ -62,7 +62,9 @@ class Backend:
     # Whether Keras can run several training steps in one compiled call (steps_per_execution);
     # on PyTorch it must be 1, and fit() loops over the steps in Python.
     steps_per_call: bool = True
-    variables: tuple[tuple[str, str], ...] = ()  # set in this backend's worker, beside KERAS_BACKEND
+    # Set before its framework starts: in its workers beside KERAS_BACKEND, and (where unset) in
+    # a pytest process that runs it, before the user's modules, which may import Keras, are imported.
+    variables: tuple[tuple[str, str], ...] = ()
     # In the process that runs it: its allocator's peak over some work on a placement (None:
     # it keeps none), and its profiler (a context manager over the traced steps, given the trace
     # folder, that yields how to mark one step: (phase, number) -> a context manager).
@@ -145,8 +147,9 @@ PROCESS_BACKEND = choose_process_backend()  # the pytest process's own Keras bac
 
 def use_process_backend() -> str:
     """Set KERAS_BACKEND to the process backend before Keras is imported (Keras itself would
-    take TensorFlow, installed or not), so this process and every worker it starts agree; the
-    one line NoBackend says where there is none to run."""
+    take TensorFlow, installed or not), so this process and every worker it starts agree, and
+    the backend's variables where the process has not set them; the one line NoBackend says
+    where there is none to run."""
     if not PROCESS_BACKEND:
         raise NoBackend(f"no Keras backend is installed (TensorFlow, JAX or PyTorch): {EXTRAS}")
     backend = BACKENDS.get(PROCESS_BACKEND)
@@ -157,6 +160,8 @@ def use_process_backend() -> str:
     if not backend.installed():
         raise NoBackend(f"KERAS_BACKEND={PROCESS_BACKEND} but {backend.module} is not installed: {backend.install}")
     os.environ["KERAS_BACKEND"] = PROCESS_BACKEND
+    for name, value in backend.variables:
+        os.environ.setdefault(name, value)
     return PROCESS_BACKEND
 
 

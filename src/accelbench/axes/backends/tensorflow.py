@@ -99,6 +99,13 @@ class TensorflowPlacement:
 
 
 SYSTEM_ALLOCATOR = "TF_ONEDNN_USE_SYSTEM_ALLOCATOR"
+# Set before TensorFlow starts, where the process did not set them itself: its C++ info lines
+# off, and oneDNN's system allocator. oneDNN's CPU allocator keeps tensors over 4 KiB in a pool
+# that grows and never shrinks, so memray saw a training step's activations only while the pool
+# was growing (an mlp step "took" 0.4 MiB at batch 256 but 1.3 MiB at 128). The system allocator
+# makes every tensor visible; mlp, mlp_wide and cnn throughput moved by less than this machine's
+# noise (10%). A user may still choose the pool by setting the variable; machine_info says which ran.
+VARIABLES = (("TF_CPP_MIN_LOG_LEVEL", "2"), (SYSTEM_ALLOCATOR, "1"))
 
 
 def host_allocator() -> str:
@@ -151,12 +158,6 @@ def start_notices_dropped():
 @functools.cache
 def start(intra_op_threads: int = 0) -> Any:
     """Import TensorFlow once, setting threads and GPU memory growth before its runtime starts."""
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    # oneDNN's CPU allocator keeps tensors over 4 KiB in a pool that grows and never shrinks,
-    # so memray saw a training step's activations only while the pool was growing (an mlp step
-    # "took" 0.4 MiB at batch 256 but 1.3 MiB at 128). The system allocator makes every tensor
-    # visible; mlp, mlp_wide and cnn throughput moved by less than this machine's noise (10%).
-    # A user may still choose the pool by setting the variable; machine_info says which ran.
     if SYSTEM_ALLOCATOR not in os.environ and "tensorflow" in sys.modules:
         warnings.warn(
             f"TensorFlow was imported before accelbench could set {SYSTEM_ALLOCATOR}=1: "
@@ -165,7 +166,8 @@ def start(intra_op_threads: int = 0) -> Any:
             RuntimeWarning,
             stacklevel=2,
         )
-    os.environ.setdefault(SYSTEM_ALLOCATOR, "1")
+    for name, value in VARIABLES:
+        os.environ.setdefault(name, value)
     with start_notices_dropped():
         import tensorflow as tf
 
@@ -466,6 +468,7 @@ BACKENDS.register(
         device_peak=device_peak,
         roof=roof,
         quiet_start=start_notices_dropped,
+        variables=VARIABLES,
         host_allocator=host_allocator,
         bare_loop=bare_loop,
         tf32=tf32,
