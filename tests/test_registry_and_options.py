@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from accelbench.axes.backends import PROCESS_BACKEND
 from accelbench.axes.devices import parse_devices
 from accelbench.axes.models import MODELS
 from accelbench.plugin import options
@@ -50,6 +51,29 @@ def test_parse_devices_rejects(text):
 
 def test_batch_sizes_parse_and_deduplicate():
     assert options.positive_ints("32, 256,32") == (32, 256)
+
+
+def test_module_names_split_at_commas_or_spaces_as_pytest_s_ini_lists_do():
+    assert options.module_names("benchmark_models, my.gen") == ("benchmark_models", "my.gen")
+    assert options.module_names("benchmark_models my.gen\n  other") == ("benchmark_models", "my.gen", "other")
+    for bad in ("my-gen", "", " , ", "my..gen"):
+        with pytest.raises(ValueError, match="is not a Python module name"):
+            options.module_names(bad)
+
+
+@pytest.mark.skipif(PROCESS_BACKEND != "tensorflow", reason="TensorFlow's start notices: other backends print none")
+def test_a_users_module_that_starts_tensorflow_leaves_its_start_notices_off_the_terminal(pytester):
+    """A module that imports Keras at its top starts TensorFlow while the plugin imports it: its
+    native notices (here written as TensorFlow writes them) are dropped, the module's own lines kept."""
+    pytester.makepyfile(
+        noisy="import os\n"
+        "os.write(2, b'I0000 00:00:1795609444.446948   30315 port.cc:153] oneDNN custom operations are on.\\n')\n"
+        "os.write(2, b'a line of the user\\n')\n"
+    )
+    pytester.makepyfile(test_nothing="def test_nothing():\n    pass\n")
+    done = pytester.runpytest_subprocess("-p", "accelbench.plugin", "-p", "no:cacheprovider", "--modules", "noisy")
+    assert done.ret == 0
+    assert "a line of the user" in done.stderr.str() and "port.cc" not in done.stderr.str() + done.stdout.str()
 
 
 @pytest.mark.parametrize("text", ["0", "abc", "-1", "3.5", ""])

@@ -7,7 +7,9 @@ pytest.UsageError; both name the option and the valid choices.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -186,8 +188,10 @@ def git_ref(text: str) -> str:
 
 
 def module_names(text: str) -> tuple[str, ...]:
-    """'mypkg.benchmarks, other' -> ('mypkg.benchmarks', 'other'): dotted Python names."""
-    names = tuple(dict.fromkeys(_words(text)))
+    """'mypkg.benchmarks, other' or 'mypkg.benchmarks other' -> ('mypkg.benchmarks', 'other'):
+    dotted Python names, split at commas as the other lists are, or at spaces and lines as
+    pytest's own ini lists (testpaths) are: a module's name holds neither."""
+    names = tuple(dict.fromkeys(word for word in re.split(r"[,\s]+", text) if word))
     bad = [name for name in names if not all(part.isidentifier() for part in name.split("."))]
     if bad or not names:
         raise ValueError(f"{bad[0] if bad else text!r} is not a Python module name, e.g. mypkg.benchmarks")
@@ -241,7 +245,7 @@ OPTIONS = (
         "--modules",
         module_names,
         "LIST",
-        "Comma list of your Python modules that declare models and datasets (accelbench.register_model, "
+        "Comma (or space) list of your Python modules that declare models and datasets (accelbench.register_model, "
         "accelbench.register_dataset). They are imported here and in every process the run starts (A/B and "
         "backend workers, tf.distribute jobs), so every cell sees the same models.",
         None,
@@ -508,8 +512,12 @@ def run_config(config: Any) -> RunConfig:
     """The run's configuration from pytest's options and ini keys."""
     given = {option.flag: value(config, option) for option in OPTIONS}
     modules = given["--modules"] or ()
+    # A module that imports Keras starts its backend's framework here: its native start notices
+    # kept off the terminal, as the backend's own start keeps them.
+    quiet = BACKENDS[PROCESS_BACKEND].quiet_start if PROCESS_BACKEND in BACKENDS else contextlib.nullcontext
     try:
-        user_modules.import_modules(modules, (str(config.rootpath),))
+        with quiet():
+            user_modules.import_modules(modules, (str(config.rootpath),))
     except user_modules.UserModuleError as error:
         raise pytest.UsageError(str(error)) from None
     late = [option.flag for option in kind_options() if not hasattr(config.option, option.dest)]
