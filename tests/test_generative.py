@@ -36,6 +36,30 @@ def test_a_planted_cache_fault_is_caught_by_the_same_comparison(tiny, monkeypatc
     assert greedy(tiny, prompt, 10, cached=True) != honest
 
 
+def test_a_users_step_compiled_through_the_public_api_returns_its_eager_outputs_and_compiles_once(heavy_imports):
+    """accelbench.compiled: a model's own step compiled on the process backend returns what it
+    returns eagerly, and calls that differ only in an int argument share one compile (its Python
+    body runs once; PyTorch calls it eagerly, every time)."""
+    import keras
+
+    import accelbench
+    from accelbench.axes import backends
+
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)])
+    bodies = []
+
+    def step(x, position):
+        bodies.append(position)
+        return model(x) * keras.ops.cast(position, "float32")
+
+    x = np.ones((2, 4), "float32")
+    fast = accelbench.compiled(step, model)
+    got = [keras.ops.convert_to_numpy(fast(x, position)) for position in (1, 2, 3)]
+    eager = keras.ops.convert_to_numpy(model(x))
+    np.testing.assert_allclose(got, [eager * position for position in (1, 2, 3)], rtol=1e-6)
+    assert len(bodies) == (3 if backends.PROCESS_BACKEND == "torch" else 1)
+
+
 def test_the_counts_agree_with_the_built_model(tiny):
     """Parameters, the cache's bytes and a token's matmul FLOPs as DecoderShape counts them,
     against the built model: its weights, its cache's tensors, and its Dense kernels (2 x
