@@ -16,6 +16,7 @@ declarations in a module of your own and name it once, in the ini key `accelbenc
 
 import sys
 
+from accelbench.axes.backends import compiled
 from accelbench.axes.data import DATASETS, Dataset
 from accelbench.axes.models import MODELS, Generation, ModelOptions, ModelSpec, keras_hub_causal_lm
 
@@ -37,20 +38,6 @@ __all__ = [
     "register_settings",
     "register_work",
 ]
-
-
-def compiled(function, model):
-    """`function`, one of your model's steps (its prefill or decode, say), compiled as the zoo
-    decoder's steps are on the Keras backend this process runs: TensorFlow's tf.function, JAX's
-    jax.jit with the model's weights passed in (as Keras' stateless_call passes them); PyTorch
-    calls it eagerly. Its int arguments are passed as int32 tensors, so calls that differ only
-    in them (a decode step's position) share one compile; each new shape compiles once. Make it
-    once the model is built (in your builder) and call it in your Generation's functions."""
-    import keras
-
-    from accelbench.axes.backends import BACKENDS
-
-    return BACKENDS[keras.backend.backend()].traced(function, model)
 
 
 def register_model(spec: ModelSpec) -> ModelSpec:

@@ -206,17 +206,16 @@ def decoder_class() -> type:
                 raise ValueError(f"positions up to {last} past the decoder's context of {self.shape_of.context}")
 
         def compiled_steps(self) -> tuple:
-            """(prefill, decode) as the backend compiles a step (Backend.traced), made once."""
+            """(prefill, decode, insert, take) as the backend compiles a step (compiled), made once."""
             if "_accelbench_steps" not in self.__dict__:
-                from accelbench.axes.backends import BACKENDS
+                from accelbench.axes.backends import compiled
 
-                traced = BACKENDS[keras.backend.backend()].traced
                 eager_prefill = lambda tokens: self.run_positions(tokens, self.empty_cache(ops.shape(tokens)[0]), 0)  # noqa: E731
                 self.__dict__["_accelbench_steps"] = (
-                    traced(eager_prefill, self),
-                    traced(self.run_positions, self),
-                    traced(self.inserted, self),
-                    traced(self.taken, self),
+                    compiled(eager_prefill, self),
+                    compiled(self.run_positions, self),
+                    compiled(self.inserted, self),
+                    compiled(self.taken, self),
                 )
             return self.__dict__["_accelbench_steps"]
 

@@ -70,13 +70,11 @@ def _layout(model: Any) -> _Cached:
     by KerasHub's own cache builder (`_build_cache`, what its generate() seeds a cache with) on
     one and two tokens. A cache that is not one tensor with one such axis (a recurrent model's
     state, a cache per layer) is refused in one line."""
-    import keras
     from keras import ops
 
-    from accelbench.axes.backends import BACKENDS
+    from accelbench.axes.backends import compiled
 
-    traced = BACKENDS[keras.backend.backend()].traced
-    call, build = traced(model.call_with_cache, model), traced(model._build_cache, model)
+    call, build = compiled(model.call_with_cache, model), compiled(model._build_cache, model)
     shapes = []
     for length in (1, 2):
         with warnings.catch_warnings():  # Keras warns of a softmax over one position: the one-token probe's

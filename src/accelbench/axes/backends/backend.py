@@ -227,6 +227,16 @@ def current() -> str:
     return keras.backend.backend()
 
 
+def compiled(function: Callable[..., Any], model: Any) -> Callable[..., Any]:
+    """`function`, one of a model's steps, compiled as this process's Keras backend compiles one
+    (Backend.traced): TensorFlow's tf.function, JAX's jax.jit with the model's weights passed in
+    (as Keras' stateless_call passes them); PyTorch calls it eagerly. Its int arguments are
+    passed as int32 tensors, so calls that differ only in them (a decode step's position) share
+    one compile; each new shape compiles once. The zoo decoder's and KerasHub's steps are made
+    so, and a user's (the public accelbench.compiled)."""
+    return BACKENDS[current()].traced(function, model)
+
+
 def neutral_placements(backend: str, accelerators: dict[str, list[str]]) -> dict[str, Placement]:
     """The CPU and each accelerator a backend other than TensorFlow found (device type -> the
     description of each device), as --devices names them: `gpu`, `gpu:0`, `gpu:1`."""

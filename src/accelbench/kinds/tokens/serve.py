@@ -164,6 +164,9 @@ class TokenServer:
                 f"{self.batching.label}: the model's Generation has no insert, so it is served one request at a time"
             )
         self.admits = POLICIES[self.batching.policy]
+        # Whether the cache's rows follow the sequences running (rows_for), taken to size by
+        # Generation.take; else the loop keeps `slots` rows (one slot: the lone sequence's cache).
+        self.fitted = self.generation.take is not None and self.batching.slots > 1
         self.cache: Any = None
 
     def __enter__(self) -> TokenServer:
@@ -204,10 +207,9 @@ class TokenServer:
     # --- the loop -----------------------------------------------------------------------------
     def _serve(self) -> None:
         capacity = self.batching.slots
-        # The cache's rows, a sequence or None each: `capacity` of them, or with Generation.take
-        # (and more than one slot) as many as the sequences running need (rows_for).
-        fitted = self.generation.take is not None and capacity > 1
-        slots: list[Running | None] = [None] * (0 if fitted else capacity)
+        # The cache's rows, a sequence or None each: `capacity` of them, or (fitted) as many as
+        # the sequences running need.
+        slots: list[Running | None] = [None] * (0 if self.fitted else capacity)
         waiting: deque = deque()
         stopping = False
         while True:
@@ -238,19 +240,18 @@ class TokenServer:
         cache taken to match (Generation.take), when more rows are needed, or when the loop is
         idle, or the rows are four times what is needed. Not at every halving: a take copies the
         cache, and sequences crossing a power of two at every few steps would take it as often.
-        Unchanged where the model has no take. A take that raises ends the loop's work as a
+        Unchanged where the loop is not fitted. A take that raises ends the loop's work as a
         step's does."""
-        take = self.generation.take
         rows = rows_for(sequences, self.batching.slots)
         kept = [i for i, slot in enumerate(slots) if slot is not None]
-        if take is None or self.batching.slots == 1 or rows == len(slots) or not sequences:
+        if not self.fitted or rows == len(slots) or not sequences:
             return slots
         if kept and len(slots) > rows > len(slots) // 4:
             return slots
         order = kept + [kept[0] if kept else 0] * (rows - len(kept))  # a repeated row: a slot to fill
         try:
             with self.placement.scope(), no_gradients():
-                self.cache = take(self.model, self._batch_cache(), order)
+                self.cache = self.generation.take(self.model, self._batch_cache(), order)
         except Exception as raised:  # a user's model may raise anything: one line, and LoadGen ends
             self.error = f"{type(raised).__name__}: {raised}"
             return slots
