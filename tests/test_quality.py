@@ -3,6 +3,8 @@ MAE down); the outputs a dataset asks of a model; and a user's loader checked in
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -150,3 +152,66 @@ def test_a_recipe_no_better_than_the_most_common_label_is_said_and_why_by_its_lo
         "r", data.x_train, np.zeros(102, np.float32), data.x_test, np.zeros(102, np.float32), quality="mae"
     )
     assert no_better_than_chance("c", _recipe(0.0, [1.0, 1.0]), regression) is None
+
+
+def _parity(monkeypatch, reference, candidate):
+    """A gpu-vs-cpu parity cell judged on two given recipe runs (nothing is trained)."""
+    from types import SimpleNamespace
+
+    from accelbench.grid.cells import Cell, Pair
+    from accelbench.judge.verdicts import Verdicts
+    from accelbench.kinds.accuracy import bench as accuracy
+
+    pair = Pair(Cell("cpu", 100, "cnn", "torch"), Cell("gpu", 100, "cnn", "torch"), "gpu-vs-cpu-bs100-cnn")
+    runs = {pair.reference: reference, pair.candidate: candidate}
+    monkeypatch.setattr(accuracy, "recipe_run", lambda bench, cell: runs[cell])
+    judged = Verdicts(
+        update=False, require_baselines=False, memray_tracking=False, timing_threshold=0.3, fingerprint=""
+    )
+    session = SimpleNamespace(
+        verdicts=judged,
+        run=SimpleNamespace(parity_digits=2, accuracy_tolerance=0.02),
+        data=lambda model: SimpleNamespace(scored_by=QUALITIES["accuracy"]),
+    )
+    bench = accuracy.ParityBench(session=session, cell=pair, name=f"test_accuracy_parity[{pair.id}]")
+    bench(SimpleNamespace(pedantic=lambda run, rounds, iterations: run()))
+    return {verdict.metric: verdict for verdict in judged.all()}, bench.extra_info
+
+
+def test_device_parity_holds_the_first_epochs_loss_and_only_shows_the_last(monkeypatch):
+    """Training amplifies a rounding difference epoch by epoch (the deep MLP's loss shared 6-7
+    digits with a rounding-perturbed twin after one epoch, 0 after twenty): a last epoch apart
+    in its first digit passes where the first epoch agrees, and a first epoch apart fails."""
+    apart_at_the_end = _recipe(0.95, [0.81234, 0.0049])
+    verdicts, shown = _parity(monkeypatch, _recipe(0.95, [0.81230, 0.0003]), apart_at_the_end)
+    assert verdicts["first_epoch_loss_matching_digits"].outcome == "pass"
+    assert (shown["first_epoch_loss_matching_digits"], shown["loss_matching_digits"]) == (4, 0)
+    assert "loss_matching_digits" not in verdicts  # shown, not judged
+    verdicts, _ = _parity(monkeypatch, _recipe(0.95, [0.81230, 0.0003]), _recipe(0.95, [0.86, 0.0003]))
+    failed = verdicts["first_epoch_loss_matching_digits"]
+    assert failed.outcome == "fail"
+    assert "first_epoch_loss 0.86 on the device against 0.8123 on the reference" in failed.message
+
+
+def test_device_parity_leaves_out_the_loss_of_a_device_that_draws_its_own_dropout_masks(monkeypatch):
+    """PyTorch draws a Dropout's masks from the GPU's own generator, another stream than the CPU's
+    for the same seed: its losses are not held digit by digit, and the skip says why."""
+    own = dataclasses.replace(_recipe(0.95, [0.86, 0.0049]), drew_on_device=True)
+    verdicts, _ = _parity(monkeypatch, _recipe(0.95, [0.81230, 0.0003]), own)
+    skipped = verdicts["first_epoch_loss_matching_digits"]
+    assert skipped.outcome == "skipped"
+    assert (
+        "cnn draws random numbers in training" in skipped.message and "torch draws them from the gpu" in skipped.message
+    )
+    assert verdicts["accuracy_gap"].outcome == "pass"
+
+
+def test_a_model_with_dropout_draws_random_numbers_in_training_and_a_plain_mlp_does_not():
+    import keras
+
+    from accelbench.axes.models import MODELS, ModelOptions
+    from accelbench.kinds.accuracy.work import draws_random_numbers
+
+    keras.utils.set_random_seed(0)
+    assert draws_random_numbers(MODELS["cnn"].build((8, 8, 1), 10, ModelOptions()))
+    assert not draws_random_numbers(MODELS["mlp"].build((8, 8, 1), 10, ModelOptions()))

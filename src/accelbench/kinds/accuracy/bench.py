@@ -245,8 +245,19 @@ class AccuracyBench(Bench):
         )
 
 
+FIRST_EPOCH_LOSS = "first_epoch_loss"  # what the parity's digits verdict holds (its metric's stem)
+
+
 class ParityBench(Bench):
-    """The recipe's quality on a device against the CPU's, both trained from the same seed."""
+    """The recipe's quality on a device against the CPU's, both trained from the same seed.
+
+    The losses' digits are held on the first epoch's loss, not the last's: training amplifies
+    a rounding difference epoch by epoch. Only the inputs' rounding changed (scaled by 1 + 2^-23,
+    same seed, order and masks, on the EPYC's CPU), the deep MLP's loss shared 6-7 digits after
+    its first epoch and 0 after its twentieth, on TensorFlow and on JAX; an H200 against its
+    host's CPU, on PyTorch, read 1 shared digit after the last (docs/measurements.md). A
+    device whose arithmetic is wrong, or that started from other weights, differs at the first.
+    """
 
     cell: Pair
 
@@ -255,6 +266,7 @@ class ParityBench(Bench):
         quality = self.dataset.scored_by
         reference, candidate = (run.quality for run in runs)
         reference_loss, candidate_loss = (run.losses[-1] for run in runs)
+        reference_first, candidate_first = (run.losses[0] for run in runs)
         metric = quality.name  # an accuracy cell's keys are those it always had
         self.record(
             Parity(
@@ -266,11 +278,25 @@ class ParityBench(Bench):
                 reference_loss=reference_loss,
                 candidate_loss=candidate_loss,
                 loss_matching_digits=analysis.matching_digits(reference_loss, candidate_loss),
+                reference_first_epoch_loss=reference_first,
+                candidate_first_epoch_loss=candidate_first,
+                first_epoch_loss_matching_digits=analysis.matching_digits(reference_first, candidate_first),
             )
         )
         hold_to_twin(self, runs[1], runs[0], Parity.key_for("gap", metric=metric), self.cell.reference.device)
+        if any(run.drew_on_device for run in runs):
+            self.verdicts.skipped(self.name, (f"{FIRST_EPOCH_LOSS}_matching_digits",), self.own_masks())
+            return
         held_to.matching_digits(
-            self.verdicts, self.name, "loss", reference_loss, candidate_loss, self.session.run.parity_digits
+            self.verdicts, self.name, FIRST_EPOCH_LOSS, reference_first, candidate_first, self.session.run.parity_digits
+        )
+
+    def own_masks(self) -> str:
+        candidate = self.cell.cells[1]
+        return (
+            f"{candidate.model} draws random numbers in training (a Dropout's masks), and {candidate.backend} "
+            f"draws them from the {candidate.device}'s own generator, not the stream the cpu draws from the same "
+            "seed: their losses differ by more than their arithmetic (the accuracy gap is judged)"
         )
 
 
@@ -357,7 +383,7 @@ KINDS: dict[str, Benchmark] = {
         parity_cells,
         ParityBench,
         "test_accuracy_parity",
-        ("accuracy_gap", "loss_matching_digits"),
+        ("accuracy_gap", f"{FIRST_EPOCH_LOSS}_matching_digits"),
         file="test_speedup.py",
         about="A device's recipe accuracy and loss against the CPU's (kinds/accuracy/).",
         sections=(
@@ -369,11 +395,18 @@ KINDS: dict[str, Benchmark] = {
                 ("accuracy_gap",),
             ),
             Section(
-                "final loss: significant digits shared with the cpu",
+                "first epoch's loss: significant digits shared with the cpu (must be >= --parity-digits)",
+                {"accuracy_parity": "{column}"},
+                Parity.keys.first_epoch_loss_matching_digits,
+                "count",
+                (f"{FIRST_EPOCH_LOSS}_matching_digits",),
+            ),
+            Section(
+                "last epoch's loss: significant digits shared with the cpu (not gated: training amplifies rounding)",
                 {"accuracy_parity": "{column}"},
                 Parity.keys.loss_matching_digits,
                 "count",
-                ("loss_matching_digits",),
+                (),
             ),
         ),
     ),

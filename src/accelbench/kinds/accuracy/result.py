@@ -84,9 +84,13 @@ class Parity(Part):
     candidate_quality: float | None = None
     gap: float | None = None
     matching_digits: int | None = None
-    reference_loss: float | None = None
+    reference_loss: float | None = None  # the last epoch's training loss: shown, not gated
     candidate_loss: float | None = None
     loss_matching_digits: int | None = None
+    # The first epoch's, which --parity-digits gates (ParityBench says why not the last's).
+    reference_first_epoch_loss: float | None = None
+    candidate_first_epoch_loss: float | None = None
+    first_epoch_loss_matching_digits: int | None = None
 
 
 # --- memory ----------------------------------------------------------------------------------

@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 
 from accelbench import progress
+from accelbench.axes import backends
+from accelbench.axes.backends import BACKENDS
 from accelbench.axes.data import Dataset
 from accelbench.axes.devices import Placement
 from accelbench.axes.models import ModelOptions, ModelSpec
@@ -40,6 +42,10 @@ class RecipeRun:
     clock: list[float] = field(default_factory=list)  # training seconds up to the end of each epoch
     losses: list[float] = field(default_factory=list)  # training loss of each epoch
     correct: str | None = None  # after the last epoch, per test item: '1' right, '0' wrong (right_answers)
+    # Training drew random numbers (a Dropout's masks) from its device's own stream, which is
+    # not the one the CPU draws from the same seed (Backend.drawn_on_device): two devices then
+    # train on different masks, and their losses differ by more than their arithmetic.
+    drew_on_device: bool = False
 
 
 def recipe_input(dataset: Dataset, batch_size: int, placement: Any, seed: int) -> Callable[[int], dict[str, Any]]:
@@ -80,7 +86,8 @@ def train_recipe(
     model = one_execution_per_fit(build_compiled(spec, dataset, placement, options))
     epoch_input = recipe_input(dataset, batch_size, placement, options.seed)
     quality = dataset.scored_by
-    run = RecipeRun(quality=0.0, epochs=0, train_seconds=0.0, target=target)
+    drew = BACKENDS[backends.current()].drawn_on_device(model) and draws_random_numbers(model)
+    run = RecipeRun(quality=0.0, epochs=0, train_seconds=0.0, target=target, drew_on_device=drew)
     for epoch in range(1, epochs + 1):
         say(
             f"{where}: training epoch {epoch} of {epochs}"
@@ -101,6 +108,12 @@ def train_recipe(
         if run.epochs_to_target is None and target is not None and quality.better(run.quality, target):
             run.epochs_to_target, run.seconds_to_target = epoch, run.train_seconds
     return run
+
+
+def draws_random_numbers(model: Any) -> bool:
+    """Whether a step draws random numbers: a layer holds a keras.random.SeedGenerator (Dropout,
+    GaussianNoise, the random augmentations), whose state Keras keeps as a variable of this name."""
+    return any(variable.path.endswith("seed_generator_state") for variable in model.variables)
 
 
 def recipe(site: Any, epochs: int, target: float | None) -> RecipeRun:
