@@ -164,15 +164,15 @@ def test_the_bandwidth_roof_is_the_better_of_the_triad_and_the_matvec_and_says_w
     """A triad moves 12 bytes an element, a matvec 4: each kernel's seconds become its bytes/s,
     the roof keeps the better and names it, and a kept roof's check keeps the better of two.
     Each kernel returns the seconds it stands for, so nothing is timed."""
-    monkeypatch.setattr(roof_kernels, "best_seconds", lambda run, repeats: run())
+    monkeypatch.setattr(roof_kernels, "per_call_seconds", lambda run, repeats: run(1))
     asked = []
 
     def make_matvec(rows, columns):
         asked.append((rows, columns))
-        return lambda: matvec_s
+        return lambda calls: matvec_s
 
     roof = roof_kernels.measured(
-        "jax", "cpu:0", "float32", lambda n, reps: 1.0, lambda n: lambda: triad_s, make_matvec, (512,), 1
+        "jax", "cpu:0", "float32", lambda n, reps: 1.0, lambda n: lambda calls: triad_s, make_matvec, (512,), 1
     )
     assert asked == [(roof_kernels.TRIAD_ELEMENTS // roof_kernels.MATVEC_COLUMNS, roof_kernels.MATVEC_COLUMNS)]
     triad = 12 * roof_kernels.TRIAD_ELEMENTS / triad_s
@@ -182,6 +182,30 @@ def test_the_bandwidth_roof_is_the_better_of_the_triad_and_the_matvec_and_says_w
     slower = dataclasses.replace(roof, bytes_per_s=roof.bytes_per_s / 2, bandwidth_kernel="another")
     assert slower.best_of(roof).bandwidth_kernel == roof.bandwidth_kernel
     assert roof.best_of(slower).bytes_per_s == roof.bytes_per_s
+
+
+@pytest.mark.parametrize(
+    ("overhead_s", "kernel_s", "calls"), [(120e-6, 110e-6, 22), (120e-6, 15e-3, 1)], ids=["gpu", "cpu"]
+)
+def test_a_short_bandwidth_kernel_is_timed_back_to_back_so_its_launch_and_wait_do_not_count(
+    overhead_s, kernel_s, calls, monkeypatch
+):
+    """One H200 triad of 3 x 128 MiB takes about 0.11 ms, and JAX's launch and wait about as long
+    again (its triad read 1,642 GiB/s, PyTorch's 3,489): timed one call at a time, the roof is
+    half the device's. A run of back-to-back calls pays the launch and wait once, and a CPU's
+    15 ms call is still timed alone. On a clock that advances by what each run costs."""
+    now = [0.0]
+    made = []
+
+    def run(count):
+        made.append(count)
+        now[0] += overhead_s + count * kernel_s
+
+    monkeypatch.setattr(roof_kernels.time, "perf_counter", lambda: now[0])
+    per_call = roof_kernels.per_call_seconds(run, 3)
+    assert made[-1] == calls
+    assert per_call == pytest.approx(kernel_s, rel=0.06)
+    assert (overhead_s + kernel_s) / kernel_s > 1.9 or calls == 1  # what one call alone would have read
 
 
 USER_MODEL = """

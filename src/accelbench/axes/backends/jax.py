@@ -143,17 +143,17 @@ def roof(placement: Neutral, dtype: str, sizes: tuple[int, ...], repeats: int) -
         b = jax.device_put(jax.random.normal(keys[1], (n, n)).astype(stored), device)
         return best_seconds(lambda: multiply(a, b).block_until_ready(), reps)
 
-    def make_triad(elements: int) -> Callable[[], object]:
+    def make_triad(elements: int) -> Callable[[int], object]:
         b = jax.device_put(jnp.ones((elements,), jnp.float32), device)
         c = jax.device_put(jnp.full((elements,), 2.0, jnp.float32), device)
         triad = jax.jit(lambda b, c: b + 3.0 * c)
-        return lambda: triad(b, c).block_until_ready()
+        return roof_kernels.back_to_back(lambda: triad(b, c), lambda out: out.block_until_ready())
 
-    def make_matvec(rows: int, columns: int) -> Callable[[], object]:
+    def make_matvec(rows: int, columns: int) -> Callable[[int], object]:
         matrix = jax.device_put(jnp.ones((rows, columns), jnp.float32), device)
         vector = jax.device_put(jnp.ones((columns,), jnp.float32), device)
         product = jax.jit(functools.partial(jnp.matmul, precision=jax.lax.Precision.HIGHEST))
-        return lambda: product(matrix, vector).block_until_ready()
+        return roof_kernels.back_to_back(lambda: product(matrix, vector), lambda out: out.block_until_ready())
 
     return roof_kernels.measured("jax", placement.device, dtype, timed, make_triad, make_matvec, sizes, repeats)
 

@@ -13,8 +13,10 @@ moved, on arrays far larger than any last-level cache.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
+from typing import Any
 
 from accelbench.measured import MATVEC, TRIAD, Roof
 
@@ -71,6 +73,35 @@ def best_seconds(run: Callable[[], object], repeats: int = REPEATS) -> float:
     return best
 
 
+# A bandwidth kernel's call on a GPU is short (an H200 triads 3 x 128 MiB in about 0.1 ms),
+# and one call waited for alone is as much launch and wait as kernel: on one H200, JAX's triad
+# read 1,642 GiB/s where PyTorch's, with less of both, read 3,489 (docs/measurements.md). So
+# calls go back to back until a timing spans this long, and only the last is waited for; a
+# CPU's call (10 ms and more here) is timed alone, as before.
+MIN_TIMED_SECONDS = 0.005
+
+
+def per_call_seconds(run: Callable[[int], object], repeats: int = REPEATS) -> float:
+    """The fastest seconds per call of `run(calls)`, which makes `calls` calls back to back and
+    waits for the last: one call first (compiling, warming, and timing it), then as many per
+    timing as fill MIN_TIMED_SECONDS."""
+    one = best_seconds(lambda: run(1), 1)
+    calls = max(1, math.ceil(MIN_TIMED_SECONDS / max(one, 1e-9)))
+    return best_seconds(lambda: run(calls), repeats) / calls
+
+
+def back_to_back(kernel: Callable[[], Any], wait: Callable[[Any], object]) -> Callable[[int], object]:
+    """run(calls) for per_call_seconds: `calls` calls of `kernel` (each queued on the device in
+    order, where it has a queue), then `wait` on the last one's result."""
+
+    def run(calls: int) -> object:
+        for _ in range(calls - 1):
+            kernel()
+        return wait(kernel())
+
+    return run
+
+
 def matmul_rate(timed: Callable[[int, int], float], sizes: tuple[int, ...], repeats: int) -> tuple[float, int]:
     """(the best FLOP/s, the size it came at) over the sizes, given timed(n, repeats) -> the
     best seconds of an n x n multiply; a size past 2048 takes at most 3 repeats."""
@@ -100,22 +131,23 @@ def measured(
     device: str,
     dtype: str,
     timed: Callable[[int, int], float],
-    make_triad: Callable[[int], Callable[[], object]],
-    make_matvec: Callable[[int, int], Callable[[], object]],
+    make_triad: Callable[[int], Callable[[int], object]],
+    make_matvec: Callable[[int, int], Callable[[int], object]],
     sizes: tuple[int, ...],
     repeats: int,
     triad_elements: int = TRIAD_ELEMENTS,
 ) -> Roof:
     """A device's roofs from a backend's kernels: timed(n, repeats) -> the best seconds of an
-    n x n multiply in `dtype`; make_triad(elements) -> one triad call over float32 arrays
-    already on the device; make_matvec(rows, columns) -> one product of a float32 matrix on the
-    device with a vector. Each call waits for the device. The bandwidth roof is the better
-    of the last two, named."""
+    n x n multiply in `dtype`, each waited for; make_triad(elements) -> run(calls): that many
+    triads over float32 arrays already on the device, back to back, the last waited for;
+    make_matvec(rows, columns) -> run(calls): as many products of a float32 matrix on the device
+    with a vector (per_call_seconds times them). The bandwidth roof is the better of the two,
+    named."""
     started = time.perf_counter()
     rate, size = matmul_rate(timed, sizes, repeats)
-    triad = triad_bytes_per_s(best_seconds(make_triad(triad_elements), repeats), triad_elements)
+    triad = triad_bytes_per_s(per_call_seconds(make_triad(triad_elements), repeats), triad_elements)
     rows = max(1, triad_elements // MATVEC_COLUMNS)
-    matvec = matvec_bytes_per_s(best_seconds(make_matvec(rows, MATVEC_COLUMNS), repeats), rows * MATVEC_COLUMNS)
+    matvec = matvec_bytes_per_s(per_call_seconds(make_matvec(rows, MATVEC_COLUMNS), repeats), rows * MATVEC_COLUMNS)
     return Roof(
         device=device,
         dtype=dtype,

@@ -79,15 +79,15 @@ def roof(placement: Neutral, dtype: str, sizes: tuple[int, ...], repeats: int) -
         b = torch.randn((n, n), generator=generator, device=device).to(stored)
         return best_seconds(lambda: (torch.matmul(a, b), wait()), reps)
 
-    def make_triad(elements: int) -> Callable[[], object]:
+    def make_triad(elements: int) -> Callable[[int], object]:
         a = torch.empty((elements,), device=device)
         b, c = torch.ones((elements,), device=device), torch.full((elements,), 2.0, device=device)
-        return lambda: (torch.add(b, c, alpha=3.0, out=a), wait())
+        return roof_kernels.back_to_back(lambda: torch.add(b, c, alpha=3.0, out=a), lambda _: wait())
 
-    def make_matvec(rows: int, columns: int) -> Callable[[], object]:
+    def make_matvec(rows: int, columns: int) -> Callable[[int], object]:
         matrix, vector = torch.ones((rows, columns), device=device), torch.ones((columns,), device=device)
         out = torch.empty((rows,), device=device)
-        return lambda: (torch.mv(matrix, vector, out=out), wait())
+        return roof_kernels.back_to_back(lambda: torch.mv(matrix, vector, out=out), lambda _: wait())
 
     allowed = torch.backends.cuda.matmul.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = dtype == roof_kernels.TF32  # IEEE float32 otherwise
