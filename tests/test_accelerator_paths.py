@@ -342,8 +342,10 @@ def test_the_gpu_check_runs_the_suite_per_installed_backend_and_prints_each_deci
     import re
 
     from accelbench import cli, gpu_check
+    from accelbench.run.roofs import ROOFS_DIR
 
     monkeypatch.setattr(gpu_check, "installed", lambda: [backends.PROCESS_BACKEND])
+    monkeypatch.delenv(ROOFS_DIR, raising=False)  # the test session's shared roofs (conftest.py)
 
     benchmarks = Path(__file__).resolve().parents[1] / "benchmarks"
     # -k matches the file's name too (test_training.py): its other tests are named out
@@ -365,6 +367,7 @@ def test_the_gpu_check_runs_the_suite_per_installed_backend_and_prints_each_deci
         rf"^{backend}: a cpu cell runs on the cpu +test_train\[cpu-bs32-mlp\]: on .*samples/s", printed, re.M
     )
     assert re.search(rf"^{backend}: roof of \S+ in float32 +[\d.]+ [GT]FLOP/s", printed, re.M)
+    assert list((tmp_path / "roofs").glob("*.json")), "the roofs it measured are kept for the next check"
 
 
 def slow_host(tmp_path: Path, later_tests: str) -> Path:

@@ -30,6 +30,7 @@ from accelbench.kinds.throughput.result import Latency
 from accelbench.measured import PrecisionUsed, Throughput, Timed, Utilization
 from accelbench.results.report.runs import ReportError, Run, load_run
 from accelbench.results.summary import CellRecord
+from accelbench.run.roofs import ROOFS_DIR
 from accelbench.units import flops
 
 # The whole check's time, shared by the installed backends' runs (the issue's 10 minutes, less a
@@ -62,11 +63,13 @@ def run_backend(
     command = [sys.executable, "-m", "pytest", str(benchmarks), "--devices", "cpu,gpu", "-p", "no:cacheprovider"]
     command += [f"--benchmark-json={saved}", f"--durations={DURATIONS}", *extra]
     command += [f"--stop-after={max(1.0, timeout_s - SAVE_S - STOP_S):.0f}"]
+    # The roofs each run measured are kept in OUT (its runs pass -p no:cacheprovider, which keeps
+    # nothing): a check run again is spared them. On one H200 a JAX run's start and its two GPU
+    # roofs took about 60 s of its 250 s (docs/measurements.md).
+    environment = {ROOFS_DIR: str(out / "roofs"), **os.environ, "KERAS_BACKEND": backend}
     started = time.perf_counter()
     with log.open("w") as written:
-        run = subprocess.Popen(
-            command, env={**os.environ, "KERAS_BACKEND": backend}, stdout=written, stderr=subprocess.STDOUT
-        )
+        run = subprocess.Popen(command, env=environment, stdout=written, stderr=subprocess.STDOUT)
         try:
             code = run.wait(timeout=max(1.0, timeout_s - SAVE_S))
             code = DEADLINE if code == INTERRUPTED else code
