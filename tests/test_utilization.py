@@ -205,7 +205,6 @@ def test_a_short_bandwidth_kernel_is_timed_back_to_back_so_its_launch_and_wait_d
     per_call = roof_kernels.per_call_seconds(run, 3)
     assert made[-1] == calls
     assert per_call == pytest.approx(kernel_s, rel=0.06)
-    assert (overhead_s + kernel_s) / kernel_s > 1.9 or calls == 1  # what one call alone would have read
 
 
 USER_MODEL = """
