@@ -160,6 +160,21 @@ def test_the_peak_search_brackets_then_bisects_to_the_stated_precision(start):
     assert len(tried) == len(search.runs) <= 20
 
 
+@pytest.mark.parametrize("start", [2_500.0, 3_500.0])
+def test_a_first_step_of_one_precision_closes_the_bracket_in_two_runs_from_a_start_near_the_peak(start):
+    tried = []
+    search = find_peak(fake_server(3_000.0, tried), start, precision=0.3, most_runs=8, first_step=1.3)
+    assert len(tried) == 2 and search.peak is not None and search.precision <= 0.3 + 1e-9
+    assert search.peak.target_qps <= 3_000.0 < search.peak.target_qps * 1.3 + 1e-6
+
+
+@pytest.mark.parametrize("start", [100.0, 30_000.0])
+def test_a_first_step_of_one_precision_still_finds_a_peak_far_from_the_start(start):
+    tried = []
+    search = find_peak(fake_server(3_000.0, tried), start, precision=0.05, most_runs=20, first_step=1.05)
+    assert search.peak is not None and 3_000.0 / search.peak.target_qps - 1 <= 0.05 + 1e-9
+
+
 def test_no_rate_meeting_the_bound_is_a_finding_with_the_lowest_rate_tried():
     tried = []
     search = find_peak(fake_server(1.0, tried), 1000.0, precision=0.05, most_runs=20)

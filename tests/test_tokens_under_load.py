@@ -213,6 +213,86 @@ def test_a_model_that_raises_mid_generation_ends_loadgen_in_one_line_and_leaves_
 def test_a_plan_crosses_to_a_worker_and_back(tmp_path):
     plan = plan_of(tmp_path, serve.TokenBatching("static", 4, 2.0), capacity=serve.Capacity(0.01, 0.02, 30.0))
     assert serve.TokenPlan.from_json(plan.as_json()) == plan
+    bounded = dataclasses.replace(plan, bounds=(serve.Bound("token_tpot_ms", "<=", 2.5),))
+    assert serve.TokenPlan.from_json(bounded.as_json()) == bounded
+    assert serve.TokenPlan.from_json(dataclasses.replace(plan, bounds=()).as_json()).bounds == ()
+
+
+def summary_of(tokens_per_s: float, valid: bool = True, error: str | None = None) -> loadgen.LoadgenResult:
+    return loadgen.LoadgenResult("Offline", valid, (), {}, None, None, (), "", error=error, tokens_per_s=tokens_per_s)
+
+
+def test_the_attempts_end_at_the_first_valid_run_that_is_enough_else_the_best_is_kept():
+    """loadgen.best_run: an INVALID run or one not enough asks for the next; the best VALID one
+    by its rank is kept where none was enough; a raising system under test stops at once."""
+
+    def attempts(*results, enough=loadgen.never):
+        ran = []
+
+        def run(folder):
+            ran.append(folder.name)
+            return results[len(ran) - 1]
+
+        kept = loadgen.best_run(len(results), Path("logs"), lambda r: -r.tokens_per_s, run, enough)
+        return ran, kept.tokens_per_s
+
+    over_100 = lambda result: result.tokens_per_s > 100  # noqa: E731
+    assert attempts(summary_of(150), summary_of(90), enough=over_100) == (["run-1"], 150)
+    assert attempts(summary_of(90), summary_of(120), summary_of(200), enough=over_100) == (["run-1", "run-2"], 120)
+    assert attempts(summary_of(300, valid=False), summary_of(90), enough=over_100) == (["run-1", "run-2"], 90)
+    assert attempts(summary_of(90), summary_of(120)) == (["run-1", "run-2"], 120)
+    assert attempts(summary_of(90, error="boom"), summary_of(120), enough=over_100)[0] == ["run-1"]
+    assert attempts(summary_of(90)) == (["logs"], 90)  # one attempt: no run-N folder
+
+
+def test_a_gated_result_serves_until_a_run_holds_its_bounds(tiny, tmp_path):
+    """Offline with two attempts, really served: bounds it holds (or none: nothing gated) end it
+    after one run, a bound no run can hold runs both, and no bounds given (recording baselines,
+    an A/B side) runs both."""
+    generation = TINY.generation
+    measured = plan_of(tmp_path, serve.TokenBatching("continuous", 4), durations=Durations(200, 16))
+    capacity = serve.measure_capacity(
+        tiny, generation, Here(), measured, measured.requests.drawn(generation.vocabulary)
+    )
+    runs = {}
+    for name, bounds in {
+        "held": (serve.Bound(serve.TOKEN_OFFLINE, ">=", 1.0),),
+        "ungated": (),
+        "unheld": (serve.Bound(serve.TOKEN_OFFLINE, ">=", 1e12),),
+        "all": None,
+    }.items():
+        plan = dataclasses.replace(measured, log_dir=str(tmp_path / name), capacity=capacity, attempts=2, bounds=bounds)
+        served = serve.serve(tiny, generation, Here(), "Offline", plan)
+        assert served.result.valid, served.result.why_invalid
+        runs[name] = sorted(path.name for path in (tmp_path / name).iterdir())
+    assert runs == {"held": ["run-1"], "ungated": ["run-1"], "unheld": ["run-1", "run-2"], "all": ["run-1", "run-2"]}
+
+
+def test_a_serving_cell_s_bounds_are_its_gates_against_this_machine_s_baselines():
+    """What the parent gives the plan: each gated number's baseline moved by its gate's rule
+    (a latency's rise, a rate's drop); a number with no baseline here gives none."""
+    from types import SimpleNamespace
+
+    from accelbench.judge.rules import RelativeDrop, RelativeRise
+    from accelbench.kinds.tokens import gates
+    from accelbench.kinds.tokens.bench import TokenServingBench
+
+    stored = {gates.TOKEN_TTFT: 4.0, gates.TOKEN_OFFLINE: 2000.0}
+    rules = {
+        gates.TOKEN_TTFT: RelativeRise(0.5),
+        gates.TOKEN_TPOT: RelativeRise(0.5),
+        gates.TOKEN_OFFLINE: RelativeDrop(0.25),
+    }
+    gate = lambda metric: SimpleNamespace(  # noqa: E731
+        scope=("machine",),
+        store=SimpleNamespace(get=lambda scope, key, name: stored.get(name) if key == "cell" else None),
+        rule_for=lambda key: rules[metric],
+    )
+    cell = lambda scenario: SimpleNamespace(  # noqa: E731
+        cell=SimpleNamespace(scenario=scenario), baseline_key="cell", gates={m: gate(m) for m in rules}
+    )
+    assert TokenServingBench.bounds(cell("Server")) == (serve.Bound(gates.TOKEN_TTFT, "<=", 6.0),)
+    assert TokenServingBench.bounds(cell("Offline")) == (serve.Bound(gates.TOKEN_OFFLINE, ">=", 1500.0),)
 
 
 def test_the_continuous_batch_decodes_each_sequence_as_it_would_alone(tiny):

@@ -302,3 +302,28 @@ def run_test(sut: Any, library: SampleLibrary, settings: Any, log_dir: Path) -> 
     log.log_output.copy_summary_to_stdout = False
     log.enable_trace = False  # the trace is megabytes a run; the summary and detail logs say what is reported
     lg.StartTestWithLogSettings(sut, library.handle, settings, log)
+
+
+def never(result: LoadgenResult) -> bool:
+    return False
+
+
+def best_run(
+    attempts: int,
+    root: Path,
+    rank: Callable[[LoadgenResult], float],
+    run: Callable[[Path], LoadgenResult],
+    enough: Callable[[LoadgenResult], bool] = never,
+) -> LoadgenResult:
+    """Up to `attempts` LoadGen runs (each its own log folder), the best VALID one by `rank`, or
+    the last where none is VALID; stops at a raising system under test, and at the first VALID
+    run that is `enough` (a rate of a peak search is VALID if any run of it is; a gated result
+    holds its gates if any run of it does)."""
+    results: list[LoadgenResult] = []
+    for attempt in range(attempts):
+        result = run(root / f"run-{attempt + 1}" if attempts > 1 else root)
+        results.append(result)
+        if result.error or (result.valid and enough(result)):
+            break
+    valid = [result for result in results if result.valid and not result.error]
+    return min(valid, key=rank) if valid else results[-1]

@@ -265,24 +265,9 @@ RANKS: dict[str, Callable[[LoadgenResult], float]] = {
 }
 
 
-def best_of(
-    attempts: int,
-    root: Path,
-    rank: Callable[[LoadgenResult], float],
-    run: Callable[[Path], LoadgenResult],
-    until_valid: bool = False,
-) -> LoadgenResult:
-    """Up to `attempts` LoadGen runs (each its own log folder), the best VALID one by `rank`, or
-    the last where none is VALID; stops at a raising system under test, and with until_valid at
-    the first VALID run (a rate of the peak search is VALID if any run of it is)."""
-    results: list[LoadgenResult] = []
-    for attempt in range(attempts):
-        result = run(root / f"run-{attempt + 1}" if attempts > 1 else root)
-        results.append(result)
-        if result.error or (until_valid and result.valid):
-            break
-    valid = [result for result in results if result.valid and not result.error]
-    return min(valid, key=rank) if valid else results[-1]
+def until_valid(result: LoadgenResult) -> bool:
+    """A rate of the peak search is VALID if any run of it is: its first VALID run is enough."""
+    return True
 
 
 def run_scenario(
@@ -396,7 +381,7 @@ def serve(
     if scenario != "Server":
         expected = plan.expected or measure_expected(step, inputs, default.max_batch_size)
         say(f"LoadGen {scenario}")
-        result = best_of(
+        result = loadgen.best_run(
             plan.attempts,
             root,
             RANKS[scenario],
@@ -410,12 +395,12 @@ def serve(
 
         def run_at(qps: float, batching: Batching = batching, measured: Expected = measured, slug: str = slug):
             say(f"LoadGen Server at {qps:,.0f} QPS ({batching.label})")
-            return best_of(
+            return loadgen.best_run(
                 plan.attempts,
                 root / slug / f"qps-{qps:.0f}",
                 RANKS["Server"],
                 lambda where: run_scenario(step, inputs, "Server", batching, measured, plan, where, qps),
-                until_valid=True,
+                until_valid,
             )
 
         search = find_peak(run_at, measured.batch_samples_per_s / 2, plan.qps_precision, plan.max_search_runs)
@@ -428,7 +413,7 @@ def serve(
     fixed = None
     if fixed_qps:
         say(f"LoadGen Server at the fixed {fixed_qps:,.0f} QPS")
-        fixed = best_of(
+        fixed = loadgen.best_run(
             plan.attempts,
             root / "fixed" / f"qps-{fixed_qps:.0f}",
             RANKS["Server"],

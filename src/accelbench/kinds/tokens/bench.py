@@ -74,18 +74,13 @@ PREPARE_IN_WORKER = "accelbench.kinds.tokens.work:prepare_in_worker"
 ROUND_IN_WORKER = "accelbench.kinds.tokens.work:round_in_worker"
 RUNS_OVER_TTFT = 5  # a LoadGen run lasts at least this many TTFT limits
 # Under --update-baselines a cell is served this many times and each baseline is the median of
-# their numbers: a later run serves it once, and its number is the best of its attempts, so the
-# baseline is that same statistic's typical value. The best of three, as the serving cells keep,
+# their numbers: a later run serves it once, and its verdict is the one the best of its attempts
+# would get, so the baseline is that same statistic's typical value. The best of three, as the serving cells keep,
 # sat at the fast edge of what a later run reads: a search's peak errs both ways (the bracket's
 # width below it; above it, a run too short for its queue to pass the limit reads VALID), and over
 # 20 unchanged runs the best of three put two peak rates 35% below it and Offline's tokens/s at a
 # median of 0.85 of it (docs/measurements.md).
 BASELINE_REPEATS = 3
-# The percentile of TTFT and TPOT gated at the fixed rate: the median. Over 15 unchanged quick
-# runs the held p90 of TTFT ranged 0.94-1.85x its baseline in runs free of a slow stretch (its
-# 6th-slowest request of about 64), the p50 0.93-1.24x; a 2x slower decode step doubles the
-# median TPOT as surely as its tail (docs/measurements.md).
-GATED = "50.00"
 # How a model whose Generation has no insert (its cache takes no request between decode steps:
 # KerasHub's) is served, whatever the preset's batchings.
 ONE_AT_A_TIME = serve.TokenBatching("static", 1)
@@ -345,7 +340,19 @@ class TokenServingBench(Bench):
             log_dir=str(Path(run.output_root or ".benchmarks", "loadgen", run.stamp, folder)),
             fixed_rate=fixed,
             attempts=1 if RULES[rules] else settings.attempts,  # MLPerf's runs: 600 s each
+            bounds=None if self.verdicts.update else self.bounds(),
         )
+
+    def bounds(self) -> tuple[serve.Bound, ...]:
+        """Each gated number's bound where this machine has its baseline: what the gate holds it to."""
+        found = []
+        for metric in (TOKEN_TTFT, TOKEN_TPOT) if self.cell.scenario == "Server" else (TOKEN_OFFLINE,):
+            gate = self.gates[metric]
+            baseline = gate.store.get(gate.scope, self.baseline_key, metric)
+            if baseline is not None:
+                rule = gate.rule_for(self.baseline_key)
+                found.append(serve.Bound(metric, rule.relation, rule.bound(baseline)))
+        return tuple(found)
 
     def setup(self, node: pytest.Item) -> None:
         self.spec = MODELS[self.cell.model]
@@ -373,7 +380,7 @@ class TokenServingBench(Bench):
         if self.verdicts.update and plan.fixed_rate is not None:
             gate = self.gates[TOKEN_TTFT]
             gate.store.stage(gate.scope, self.baseline_key, FIXED_RATE, plan.fixed_rate)
-        self.against_b(dataclasses.replace(plan, capacity=served.capacity))
+        self.against_b(dataclasses.replace(plan, capacity=served.capacity, bounds=None))
 
     def served(self, plan: serve.TokenPlan) -> serve.TokenServed:
         """The cell served here, or in its backend's worker (the same serve.serve)."""
@@ -413,14 +420,14 @@ class TokenServingBench(Bench):
 
 
 def token_headline(name: str, served: serve.TokenServed, plan: serve.TokenPlan) -> Headline:
-    """Server: the peak rate, and TTFT and TPOT medians (GATED) at the fixed rate;
+    """Server: the peak rate, and TTFT and TPOT medians (serve.GATED) at the fixed rate;
     Offline: its output tokens/s."""
     numbers, invalid = {}, {}
     held = serve.held_percentile(plan)
     if served.scenario != "Server":
         result = served.result
         if result.valid and result.tokens_per_s:
-            numbers[TOKEN_OFFLINE] = result.tokens_per_s
+            numbers.update(serve.gated_numbers(served.scenario, result))
         else:
             why = "; ".join(result.why_invalid) or "no tokens/s in its summary"
             invalid[TOKEN_OFFLINE] = f"{name}: LoadGen found the Offline run INVALID: {why} (logs: {result.log_dir})"
@@ -438,9 +445,8 @@ def token_headline(name: str, served: serve.TokenServed, plan: serve.TokenPlan) 
     else:
         numbers[TOKEN_RATE] = first.peak.target_qps
     fixed = served.fixed
-    if fixed is not None and fixed.first_token_ms.get(GATED) is not None:
-        numbers[TOKEN_TTFT] = fixed.first_token_ms[GATED]
-        numbers[TOKEN_TPOT] = fixed.output_token_ms[GATED]
+    if fixed is not None:
+        numbers.update(serve.gated_numbers(served.scenario, fixed))
     return Headline(numbers, invalid)
 
 

@@ -35,7 +35,7 @@ class TokenSettings:
     min_query_count: int = 64
     rate_precision: float = 0.3
     max_search_runs: int = 4
-    attempts: int = 2  # LoadGen runs at the fixed rate, the best taken (serve.py's TokenPlan)
+    attempts: int = 2  # LoadGen runs at most per gated result, until one holds its gates (serve.py's TokenPlan)
 
 
 QUICK_TOKENS = TokenSettings(("gpt_tiny",), (16, 64), (1, 8), decode_steps=8, rounds=8, contexts=(16, 96))
