@@ -36,6 +36,28 @@ def test_a_planted_cache_fault_is_caught_by_the_same_comparison(tiny, monkeypatc
     assert greedy(tiny, prompt, 10, cached=True) != honest
 
 
+def test_a_decode_step_and_an_insert_consume_the_cache_they_update_on_jax(tiny):
+    """compiled(..., donate=): JAX writes a decode step's and an insert's cache into the buffers
+    of the one they were given, which it deletes (a step that copied the cache to update one
+    position of it deleted nothing); a take, which makes a cache of another size, keeps its
+    source. What the steps compute is held by the greedy comparison above, which threads the
+    cache as the harness does."""
+    import keras
+
+    if keras.backend.backend() != "jax":
+        pytest.skip("donation is JAX's: TensorFlow and PyTorch ignore it")
+    generation = TINY.generation
+    _, cache = generation.prefill(tiny, np.zeros((2, 4), "int32"))
+    taken = generation.take(tiny, cache, [1, 0])
+    assert not any(tensor.is_deleted() for pair in cache for tensor in pair)
+    _, decoded = generation.decode(tiny, np.zeros((2, 1), "int32"), cache, 4)
+    assert all(tensor.is_deleted() for pair in cache for tensor in pair)
+    _, one = generation.prefill(tiny, np.zeros((1, 4), "int32"))
+    inserted = generation.insert(tiny, decoded, one, 1)
+    assert all(tensor.is_deleted() for pair in decoded for tensor in pair)
+    assert not any(tensor.is_deleted() for pairs in (inserted, one, taken) for pair in pairs for tensor in pair)
+
+
 def test_a_users_step_compiled_through_the_public_api_returns_its_eager_outputs_and_compiles_once(heavy_imports):
     """accelbench.compiled: a model's own step compiled on the process backend returns what it
     returns eagerly, and calls that differ only in an int argument share one compile (its Python
@@ -58,6 +80,26 @@ def test_a_users_step_compiled_through_the_public_api_returns_its_eager_outputs_
     eager = keras.ops.convert_to_numpy(model(x))
     np.testing.assert_allclose(got, [eager * position for position in (1, 2, 3)], rtol=1e-6)
     assert len(bodies) == (3 if backends.PROCESS_BACKEND == "torch" else 1)
+
+
+def test_a_users_step_compiled_with_a_donated_cache_returns_its_outputs_and_on_jax_consumes_it(heavy_imports):
+    """accelbench.compiled(..., donate=(0,)): a step that returns its first argument updated
+    gives what it gives eagerly on every backend; on JAX the argument given is deleted."""
+    import keras
+
+    import accelbench
+    from accelbench.axes import backends
+
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(4)])
+    x = np.ones((2, 4), "float32")
+    step = accelbench.compiled(
+        lambda cache, position: cache + model(x) * keras.ops.cast(position, "float32"), model, (0,)
+    )
+    cache = keras.ops.zeros((2, 4))
+    updated = step(cache, 2)
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(updated), 2 * keras.ops.convert_to_numpy(model(x)), rtol=1e-6)
+    if backends.PROCESS_BACKEND == "jax":
+        assert cache.is_deleted() and not updated.is_deleted()
 
 
 def test_the_counts_agree_with_the_built_model(tiny):

@@ -433,8 +433,9 @@ tiny = MODELS["gpt_tiny"]
 
 
 def decode(model, tokens, cache, index):
-    for _ in range(int(os.environ.get("PLANT_SLOW_DECODE", "1")) - 1):
-        ops.convert_to_numpy(tiny.generation.decode(model, tokens, cache, index)[0])
+    for _ in range(int(os.environ.get("PLANT_SLOW_DECODE", "1")) - 1):  # each consumes the cache before
+        logits, cache = tiny.generation.decode(model, tokens, cache, index)
+        ops.convert_to_numpy(logits)
     return tiny.generation.decode(model, tokens, cache, index)
 
 

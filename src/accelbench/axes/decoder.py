@@ -193,7 +193,8 @@ def decoder_class() -> type:
 
         def decode(self, tokens, cache: list, index):
             """One new token per sequence (tokens: batch x 1) at position `index`, or at each
-            sequence's own (`index` a vector of batch ints): a compiled step."""
+            sequence's own (`index` a vector of batch ints): a compiled step, which consumes
+            `cache` (its buffers donated on JAX): use the one it returns."""
             index = index if isinstance(index, int) else np.asarray(index, dtype="int32")
             self.within_context(1, index)
             return self.compiled_steps()[1](tokens, cache, index)
@@ -211,17 +212,20 @@ def decoder_class() -> type:
                 from accelbench.axes.backends import compiled
 
                 eager_prefill = lambda tokens: self.run_positions(tokens, self.empty_cache(ops.shape(tokens)[0]), 0)  # noqa: E731
+                # decode and insert consume the cache they update (donated on JAX); take makes
+                # one of another size, and its source stays the loop's until it is replaced.
                 self.__dict__["_accelbench_steps"] = (
                     compiled(eager_prefill, self),
-                    compiled(self.run_positions, self),
-                    compiled(self.inserted, self),
+                    compiled(self.run_positions, self, donate=(1,)),
+                    compiled(self.inserted, self, donate=(0,)),
                     compiled(self.taken, self),
                 )
             return self.__dict__["_accelbench_steps"]
 
         def insert(self, cache: list, one: list, slot: int) -> list:
             """`cache` with sequence `slot` replaced by `one`'s single sequence (a prompt's prefill):
-            a request taking a finished one's place in a batch; a compiled step, as take is."""
+            a request taking a finished one's place in a batch; a compiled step, as take is, which
+            consumes `cache` as decode does."""
             return self.compiled_steps()[2](cache, one, slot)
 
         def take(self, cache: list, rows) -> list:

@@ -33,7 +33,9 @@ class Generation:
 
     # (model, tokens: batch x length ints) -> (logits: batch x length x vocabulary, cache)
     prefill: Callable[[Any, Any], tuple[Any, Any]]
-    # (model, tokens: batch x 1, cache, position of the new tokens) -> (logits, cache)
+    # (model, tokens: batch x 1, cache, position of the new tokens) -> (logits, cache). It may
+    # consume the cache it is given (compiled's donate): the harness passes each step the cache
+    # the step before returned, never one it passed before; insert's likewise.
     decode: Callable[[Any, Any, Any, int], tuple[Any, Any]]
     vocabulary: int
     context: int  # the longest sequence (prompt and generated tokens) its cache holds

@@ -104,8 +104,9 @@ class Backend:
     # cells' prefill and decode. TensorFlow's tf.function (KerasHub's cached call also needs it:
     # it writes with slice_update, an XLA op with no eager CPU kernel); JAX's jax.jit with the
     # model's weights passed in (eagerly, each op is a dispatch: 42 ms a token on an H100 for a
-    # model that took 12.5 on its host's CPU). Others run it as it is, eagerly.
-    traced: Callable[[Callable[..., Any], Any], Callable[..., Any]] = lambda function, model: function
+    # model that took 12.5 on its host's CPU). Others run it as it is, eagerly. Its third
+    # argument: the positions of the function's arguments it consumes (compiled's `donate`).
+    traced: Callable[..., Callable[..., Any]] = lambda function, model, donate=(): function
     gpu_install: str = ""  # how to get this backend's GPU build, for --devices gpu without one
     # The harness-overhead cells' reference (work/training.HandLoop): (model, the trainer's input,
     # placement, batch size) -> a loop of `steps` hand-written training steps -> the last loss.
@@ -227,14 +228,20 @@ def current() -> str:
     return keras.backend.backend()
 
 
-def compiled(function: Callable[..., Any], model: Any) -> Callable[..., Any]:
+def compiled(function: Callable[..., Any], model: Any, donate: tuple[int, ...] = ()) -> Callable[..., Any]:
     """`function`, one of a model's steps, compiled as this process's Keras backend compiles one
     (Backend.traced): TensorFlow's tf.function, JAX's jax.jit with the model's weights passed in
     (as Keras' stateless_call passes them); PyTorch calls it eagerly. Its int arguments are
     passed as int32 tensors, so calls that differ only in them (a decode step's position) share
     one compile; each new shape compiles once. The zoo decoder's and KerasHub's steps are made
-    so, and a user's (the public accelbench.compiled)."""
-    return BACKENDS[current()].traced(function, model)
+    so, and a user's (the public accelbench.compiled).
+
+    `donate`: the positions of the arguments the step consumes, a cache it returns updated. JAX
+    writes its outputs into their buffers (jax.jit's donate_argnums) instead of copying the
+    whole cache to update a position of it, and deletes them: the caller uses the step's
+    returned cache from then on, never the one it passed. TensorFlow and PyTorch have no such
+    thing and ignore it."""
+    return BACKENDS[current()].traced(function, model, donate)
 
 
 def neutral_placements(backend: str, accelerators: dict[str, list[str]]) -> dict[str, Placement]:

@@ -433,9 +433,10 @@ def served_predict(model: Any, placement: TensorflowPlacement) -> Callable[[Any]
     return predict
 
 
-def traced(function: Callable[..., Any], model: Any) -> Callable[..., Any]:
+def traced(function: Callable[..., Any], model: Any, donate: tuple[int, ...] = ()) -> Callable[..., Any]:
     """`function` as one tf.function, its int arguments passed as int32 tensors (Backend.traced);
-    it reads the model's variables as a graph does."""
+    it reads the model's variables as a graph does. A tf.function takes no donation (`donate`
+    is ignored): a tensor it returns is its own."""
     import tensorflow as tf
 
     graph = tf.function(function)

@@ -558,12 +558,16 @@ def measure_capacity(
         )
         if slots == 1 or generation.insert is None:
             _, cache = generation.prefill(model, requests[0].prompt)
-            start, tokens = requests[0].prompt.shape[1], np.zeros((1, 1), "int32")
-            step = lambda: next_tokens(generation.decode(model, tokens, cache, start)[0])
+            position, tokens = requests[0].prompt.shape[1], np.zeros((1, 1), "int32")
         else:
             _, cache = generation.prefill(model, np.zeros((slots, 1), "int32"))
-            positions, tokens = np.full(slots, max(plan.requests.prompt_lengths)), np.zeros((slots, 1), "int32")
-            step = lambda: next_tokens(generation.decode(model, tokens, cache, positions)[0])
+            position, tokens = np.full(slots, max(plan.requests.prompt_lengths)), np.zeros((slots, 1), "int32")
+        held = [cache]  # each step's cache the next one's: a step may consume its own (decode's)
+
+        def step() -> None:
+            logits, held[0] = generation.decode(model, tokens, held[0], position)
+            next_tokens(logits)
+
         step()
         step_s = min(seconds(step) for _ in range(8))
     return Capacity(prefill, step_s, 1.0 / (prefill + plan.requests.mean_output * step_s / slots))
@@ -582,8 +586,9 @@ def warm_rows(model: Any, generation: Generation, placement: Any, plan: TokenPla
             caches = {rows: generation.take(model, full, list(range(rows))) for rows in row_counts(slots)}
             for rows, cache in caches.items():
                 positions = np.full(rows, prompt.shape[1])
-                next_tokens(generation.decode(model, np.zeros((rows, 1), "int32"), cache, positions)[0])
-                generation.insert(model, cache, one, 0)
+                logits, cache = generation.decode(model, np.zeros((rows, 1), "int32"), cache, positions)
+                next_tokens(logits)
+                cache = generation.insert(model, cache, one, 0)  # each consumes the cache it is given
                 for other in caches:  # every take the loop makes: from each row count to each
                     generation.take(model, cache, [0] * other)
 

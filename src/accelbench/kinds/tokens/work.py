@@ -134,11 +134,16 @@ class Decode:
         return cls(model, generation, placement, first, cache, prompt.shape[1], steps)
 
     def run(self) -> np.ndarray:
+        """A round's steps, each from the token before. The cache a round returns is the next
+        round's: a decode step may consume the one it is given (donated on JAX), and the next
+        round writes the same positions again before it attends them (the causal mask hides
+        those after the step's), so every round does the same work."""
         tokens, cache = self.first, self.cache
         with self.placement.scope(), no_gradients():
             for step in range(self.steps):
                 logits, cache = self.generation.decode(self.model, tokens, cache, self.start + step)
                 tokens = next_tokens(logits)
+            self.cache = cache
             return tokens
 
 
