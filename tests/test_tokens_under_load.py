@@ -226,14 +226,14 @@ def test_the_attempts_end_at_the_first_valid_run_that_is_enough_else_the_best_is
     """loadgen.best_run: an INVALID run or one not enough asks for the next; the best VALID one
     by its rank is kept where none was enough; a raising system under test stops at once."""
 
-    def attempts(*results, enough=loadgen.never):
+    def attempts(*results, **enough):
         ran = []
 
         def run(folder):
             ran.append(folder.name)
             return results[len(ran) - 1]
 
-        kept = loadgen.best_run(len(results), Path("logs"), lambda r: -r.tokens_per_s, run, enough)
+        kept = loadgen.best_run(len(results), Path("logs"), lambda r: -r.tokens_per_s, run, **enough)
         return ran, kept.tokens_per_s
 
     over_100 = lambda result: result.tokens_per_s > 100  # noqa: E731

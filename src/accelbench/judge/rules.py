@@ -32,8 +32,12 @@ class AbsoluteDrop:
         return f"{value:.4f}"
 
     def holds(self, measured: float, reference: float) -> bool:
-        bound = self.bound(reference)
-        return measured >= bound if self.relation == ">=" else measured <= bound
+        return within(measured, self.bound(reference), self.relation)
+
+
+def within(measured: float, bound: float, relation: str) -> bool:
+    """measured on the right side of a rule's bound: ">=" a floor, "<=" a ceiling."""
+    return measured >= bound if relation == ">=" else measured <= bound
 
 
 @dataclass(frozen=True)

@@ -304,7 +304,7 @@ def run_test(sut: Any, library: SampleLibrary, settings: Any, log_dir: Path) -> 
     lg.StartTestWithLogSettings(sut, library.handle, settings, log)
 
 
-def never(result: LoadgenResult) -> bool:
+def _never(result: LoadgenResult) -> bool:
     return False
 
 
@@ -313,7 +313,7 @@ def best_run(
     root: Path,
     rank: Callable[[LoadgenResult], float],
     run: Callable[[Path], LoadgenResult],
-    enough: Callable[[LoadgenResult], bool] = never,
+    enough: Callable[[LoadgenResult], bool] = _never,
 ) -> LoadgenResult:
     """Up to `attempts` LoadGen runs (each its own log folder), the best VALID one by `rank`, or
     the last where none is VALID; stops at a raising system under test, and at the first VALID

@@ -68,7 +68,7 @@ def find_peak(
             high = result
             if low is not None:
                 break
-            if qps <= lowest * (1 + WIDTH_ROUNDING):
+            if qps <= lowest:
                 return PeakSearch(tuple(runs), None, float("inf"))
             qps = max(qps / step, lowest)
         step = 2.0

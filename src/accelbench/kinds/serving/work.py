@@ -265,11 +265,6 @@ RANKS: dict[str, Callable[[LoadgenResult], float]] = {
 }
 
 
-def until_valid(result: LoadgenResult) -> bool:
-    """A rate of the peak search is VALID if any run of it is: its first VALID run is enough."""
-    return True
-
-
 def run_scenario(
     step: PredictStep,
     inputs: Any,
@@ -400,7 +395,7 @@ def serve(
                 root / slug / f"qps-{qps:.0f}",
                 RANKS["Server"],
                 lambda where: run_scenario(step, inputs, "Server", batching, measured, plan, where, qps),
-                until_valid,
+                lambda result: True,  # a rate of the search is VALID if any run of it is: the first VALID ends it
             )
 
         search = find_peak(run_at, measured.batch_samples_per_s / 2, plan.qps_precision, plan.max_search_runs)

@@ -75,8 +75,8 @@ ROUND_IN_WORKER = "accelbench.kinds.tokens.work:round_in_worker"
 RUNS_OVER_TTFT = 5  # a LoadGen run lasts at least this many TTFT limits
 # Under --update-baselines a cell is served this many times and each baseline is the median of
 # their numbers: a later run serves it once, and its verdict is the one the best of its attempts
-# would get, so the baseline is that same statistic's typical value. The best of three, as the serving cells keep,
-# sat at the fast edge of what a later run reads: a search's peak errs both ways (the bracket's
+# would get, so the baseline is that same statistic's typical value. The best of three, as the
+# serving cells keep, sat at the fast edge of what a later run reads: a search's peak errs both ways (the bracket's
 # width below it; above it, a run too short for its queue to pass the limit reads VALID), and over
 # 20 unchanged runs the best of three put two peak rates 35% below it and Offline's tokens/s at a
 # median of 0.85 of it (docs/measurements.md).

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from accelbench.axes.models import Generation
+from accelbench.judge.rules import within
 from accelbench.kinds.tokens.gates import TOKEN_OFFLINE, TOKEN_TPOT, TOKEN_TTFT
 from accelbench.kinds.tokens.work import next_tokens, no_gradients
 from accelbench.registry import Registry
@@ -411,9 +412,7 @@ class Bound:
 
     def holds(self, numbers: dict[str, float]) -> bool:
         measured = numbers.get(self.metric)
-        if measured is None:
-            return False
-        return measured >= self.value if self.relation == ">=" else measured <= self.value
+        return measured is not None and within(measured, self.value, self.relation)
 
 
 def gated_numbers(scenario: str, result: LoadgenResult) -> dict[str, float]:
@@ -562,10 +561,10 @@ def measure_capacity(
         else:
             _, cache = generation.prefill(model, np.zeros((slots, 1), "int32"))
             position, tokens = np.full(slots, max(plan.requests.prompt_lengths)), np.zeros((slots, 1), "int32")
-        held = [cache]  # each step's cache the next one's: a step may consume its own (decode's)
 
         def step() -> None:
-            logits, held[0] = generation.decode(model, tokens, held[0], position)
+            nonlocal cache  # each step's cache the next one's: a step may consume the one it is given
+            logits, cache = generation.decode(model, tokens, cache, position)
             next_tokens(logits)
 
         step()
