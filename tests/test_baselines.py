@@ -150,7 +150,12 @@ def test_two_datasets_gates_share_each_file_and_write_both_in_one_go(tmp_path):
     stores = {}
     tolerances = dict.fromkeys(("accuracy", "error", "speedup", "memory", "serving", "serving_latency"), 0.1)
     gates = {
-        name: Gates.load(tmp_path, Scope("hw", "sw", SimpleNamespace(name=name, key=f"{name}-n10")), tolerances, stores)
+        name: Gates.load(
+            tmp_path,
+            Scope("hw", "sw", SimpleNamespace(name=name, key=f"{name}-n10"), "quick preset, preset rules", {}),
+            tolerances,
+            stores,
+        )
         for name in ("digits", "tokens_128")
     }
     assert gates["digits"]["accuracy"].store is gates["tokens_128"]["accuracy"].store
@@ -164,3 +169,44 @@ def test_two_datasets_gates_share_each_file_and_write_both_in_one_go(tmp_path):
     accuracy = json.loads((tmp_path / "accuracy.json").read_text())
     assert set(accuracy) == {"digits-n10", "tokens_128-n10"}
     assert set(json.loads((tmp_path / "memory.json").read_text())["hw"]["sw"]) == {"digits", "tokens_128"}
+
+
+def test_served_numbers_are_kept_apart_by_what_they_were_served_under(tmp_path):
+    """A peak rate searched under the full preset's runs, MLPerf's rules or other limits is not the
+    quick preset's number: the token and serving gates key their baselines by those, so a run
+    under other settings finds none of this machine's and says so (ungated), instead of holding
+    its numbers to another setting's. The token cells' are not keyed by the run's dataset: their
+    prompts are their own."""
+    from types import SimpleNamespace
+
+    from accelbench.judge.gates import Gates, Scope
+    from accelbench.kinds.serving.gates import BOUND, SERVING_RATE
+    from accelbench.kinds.tokens.gates import LIMITS_OPTION, TOKEN_OFFLINE, TOKEN_RATE, limits_given
+    from accelbench.work.loadgen import SERVING_RULES
+
+    tolerances = dict.fromkeys(("accuracy", "error", "memory"), 0.1)
+
+    def scope(metric, preset="quick", dataset="digits", rules="preset", **given):
+        options = {LIMITS_OPTION.flag: None, BOUND.flag: None, SERVING_RULES.flag: rules}
+        options.update({f"--{flag.replace('_', '-')}": value for flag, value in given.items()})
+        under = f"{preset} preset, {rules} rules"  # as the session says it (run/session.py)
+        where = Scope("hw", "sw", SimpleNamespace(name=dataset, key=f"{dataset}-n10"), under, options)
+        return Gates.load(tmp_path, where, tolerances, {})[metric].scope
+
+    assert scope(TOKEN_RATE) == ("hw", "sw", "quick preset, preset rules")
+    assert scope(TOKEN_OFFLINE, dataset="mnist") == scope(TOKEN_RATE)
+    assert scope(TOKEN_RATE, preset="full") == ("hw", "sw", "full preset, preset rules")
+    assert scope(TOKEN_RATE, rules="mlperf") == ("hw", "sw", "quick preset, mlperf rules")
+    assert scope(TOKEN_OFFLINE, token_limits=limits_given("llama2-70b")) == scope(TOKEN_OFFLINE)
+    assert scope(TOKEN_RATE, token_limits=limits_given("llama2-70b")) == (
+        "hw",
+        "sw",
+        "quick preset, preset rules, --token-limits TTFT 2000 ms, TPOT 200 ms",
+    )
+    assert scope(SERVING_RATE) == ("hw", "sw", "digits, quick preset, preset rules")
+    assert scope(SERVING_RATE, latency_bound=5.0) == (
+        "hw",
+        "sw",
+        "digits, quick preset, preset rules, --latency-bound 5.0",
+    )
+    assert len({scope(SERVING_RATE), scope(SERVING_RATE, dataset="mnist"), scope(SERVING_RATE, preset="full")}) == 3

@@ -5,7 +5,7 @@ from accelbench.judge import fingerprint
 from accelbench.judge.baselines import BaselineFile
 from accelbench.judge.fingerprint import Fingerprint, make, nearest, onednn_isa
 from accelbench.judge.gates import Gate
-from accelbench.judge.rules import RelativeGrowth
+from accelbench.judge.rules import RelativeDrop, RelativeGrowth
 from accelbench.judge.verdicts import RECORD_HERE, Verdicts
 from accelbench.results import verdict_block
 
@@ -127,3 +127,26 @@ def test_gpus_are_named_the_drivers_way_with_the_driver_and_cuda_versions_among_
     assert fingerprint.accelerators({"tpu": "4 x TPU v4"}) == ["4 x TPU v4"]
     assert fingerprint.driver_versions() == {}
     fingerprint.nvidia_gpus.cache_clear(), fingerprint.nvidia_cuda.cache_clear()
+
+
+def test_an_ungated_served_number_names_the_settings_this_machine_has_baselines_for(tmp_path):
+    """This machine's token baselines recorded under the quick preset, a run under the full one:
+    ungated, naming the settings it has them for (not a verdict against the quick preset's)."""
+    software = make(tensorflow="2.21", keras="3.15")
+    quick = {"test_token_serving[cpu-m-offline]": {"token_offline_tokens_per_s": 3000.0}}
+    store = BaselineFile(
+        tmp_path / "tokens.json",
+        depth=3,
+        data={AMD.key: {software.key: {"quick preset, preset rules": quick}}},
+    )
+    scope = (AMD.key, software.key, "full preset, preset rules")
+    gate = Gate("token_offline_tokens_per_s", store, scope, RelativeDrop(0.25), fingerprints=2)
+    verdicts = Verdicts(
+        update=False, require_baselines=False, memray_tracking=False, timing_threshold=0.4, fingerprint=AMD.key
+    )
+    verdict = verdicts.against_baseline("test_token_serving[cpu-m-offline]", gate, 100.0)
+    assert verdict.outcome == "ungated"
+    assert verdict.message == (
+        "no token_offline_tokens_per_s baselines for this machine's fingerprint and full preset, preset rules in "
+        "tokens.json; this machine's are for quick preset, preset rules"
+    )

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from accelbench.axes.models import MODELS, ModelOptions
+from accelbench.kinds.tokens import gates as limits
 from accelbench.kinds.tokens import serve, work
 from accelbench.work import loadgen
 from accelbench.work.loadgen import Durations
@@ -72,7 +73,7 @@ def tiny(heavy_imports):
 def plan_of(tmp_path: Path, *batchings: serve.TokenBatching, **changes) -> serve.TokenPlan:
     plan = serve.TokenPlan(
         Durations(500, 64),
-        serve.Limits(250.0, 100.0),
+        limits.Limits(250.0, 100.0),
         serve.Requests((8, 16), (4, 8)),
         batchings,
         rate_precision=0.5,
@@ -96,13 +97,13 @@ def test_a_token_summary_is_read_as_loadgen_writes_it(tmp_path):
 
 
 def test_limits_by_name_or_two_numbers_and_bad_ones_in_one_line():
-    assert serve.limits_given("llama2-70b-interactive") == serve.Limits(450.0, 40.0)
-    assert serve.limits_given(" 300,50 ") == serve.Limits(300.0, 50.0)
+    assert limits.limits_given("llama2-70b-interactive") == limits.Limits(450.0, 40.0)
+    assert limits.limits_given(" 300,50 ") == limits.Limits(300.0, 50.0)
     with pytest.raises(KeyError, match="unknown token limits 'llama9'; choose from: llama3.1-8b"):
-        serve.limits_given("llama9")
+        limits.limits_given("llama9")
     for bad in ("300,fast", "0,50", "300,-1"):
         with pytest.raises(ValueError):
-            serve.limits_given(bad)
+            limits.limits_given(bad)
 
 
 def test_continuous_batching_admits_between_steps_and_static_only_into_an_idle_batch(tiny, tmp_path):
@@ -405,15 +406,15 @@ def test_the_loop_decodes_the_rows_its_sequences_need_and_each_makes_its_own_tok
 def test_goodput_counts_the_requests_that_met_both_limits():
     """Four requests over two seconds: one late to its first token, one slow per token, two
     within both limits: 2 / 2 s."""
-    limits = serve.Limits(ttft_ms=100.0, tpot_ms=10.0)
+    held = limits.Limits(ttft_ms=100.0, tpot_ms=10.0)
     timings = [
         serve.Timing(0.0, 0.05, 0.10, 6),  # TTFT 50 ms, TPOT 10 ms: met
         serve.Timing(0.5, 0.70, 0.75, 6),  # TTFT 200 ms: missed
         serve.Timing(1.0, 1.05, 1.30, 6),  # TPOT 50 ms: missed
         serve.Timing(1.5, 1.55, 2.00, 1),  # one token: no TPOT, met
     ]
-    assert serve.goodput(timings, limits) == pytest.approx(2 / 2.0)
-    assert serve.goodput([], limits) is None
+    assert serve.goodput(timings, held) == pytest.approx(2 / 2.0)
+    assert serve.goodput([], held) is None
 
 
 PLANTED_DECODE = '''

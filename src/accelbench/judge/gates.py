@@ -3,7 +3,7 @@ depend on (the machine's fingerprint, the library versions, the data). GATES lis
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from accelbench.judge.rules import (
     RelativeRise,
     SpreadGrowth,
 )
+from accelbench.option import Option
 from accelbench.registry import Registry
 
 
@@ -67,6 +68,15 @@ class Gate:
             f"no {self.metric} baselines for this machine's fingerprint and {'/'.join(rest)} in {self.store.path.name}"
         )
         if found is None:
+            # This machine's own, under other settings (another preset's served numbers): what
+            # it would be held to, had the run those settings.
+            here = [
+                "/".join(path[self.fingerprints :])
+                for path in self.store.scope_paths()
+                if path[: self.fingerprints] == self.scope[: self.fingerprints]
+            ]
+            if here:
+                return f"{text}; this machine's are for {' and '.join(here)}"
             return f"{text} (none recorded for {'/'.join(rest)})"
         _, differences = found
         return f"{text}; nearest recorded machine differs in {'; '.join(differences)}"
@@ -75,11 +85,26 @@ class Gate:
 @dataclass(frozen=True)
 class Scope:
     """What a run's baselines are keyed by: this machine's hardware and software fingerprint keys,
-    and the data."""
+    the data, and what the run serves under (the gates of numbers measured under LoadGen key by
+    it, and by their own kind's options: `served`)."""
 
     hardware: str
     software: str
     dataset: Any  # axes.data.Dataset: its name, and its key (name and size)
+    # The preset (its requests or batch sizes, its LoadGen runs' durations and search) and
+    # LoadGen's rules (--serving-rules): "quick preset, preset rules".
+    served_under: str
+    options: Mapping[str, Any]  # the run's kind options, by flag (RunConfig.kind_options)
+
+
+def served(scope: Scope, *options: Option) -> str:
+    """A served number's key beside the machine: what the run serves under, and each of `options`
+    the run gave a value (a latency bound, token limits). A baseline recorded under others is
+    another number: a peak rate searched in the full preset's 10 s runs, or under tighter
+    limits, held to the quick preset's would fail or pass by the settings alone, so it is kept
+    apart, and this run's number is ungated until recorded."""
+    given = [f"{option.flag} {option.of(scope.options)}" for option in options if option.of(scope.options) is not None]
+    return ", ".join([scope.served_under, *given])
 
 
 @dataclass(frozen=True)

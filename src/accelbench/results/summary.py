@@ -229,7 +229,7 @@ def text_lines(table: Table) -> list[str]:
     return [table.title, line(table.header), *(line(row) for row in table.rows)]
 
 
-LEGEND = "beside a number: its verdict (ok, FAIL, new: no baseline yet, ungated: none for this machine)"
+LEGEND = "beside a number: its verdict (ok, FAIL, new: no baseline yet, ungated: none for this machine and settings)"
 
 
 # --- the A/B table -------------------------------------------------------------------------------

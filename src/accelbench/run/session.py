@@ -30,6 +30,7 @@ from accelbench.run.built import BuiltWork
 from accelbench.run.config import RunConfig
 from accelbench.run.roofs import Roofs
 from accelbench.run.sizing import Sizing
+from accelbench.work.loadgen import SERVING_RULES
 
 
 class Session:
@@ -100,7 +101,13 @@ class Session:
         once for every dataset of the run, and written once)."""
         name = self.run.dataset_of(model)
         if name not in self._gates:
-            scope = Scope(self.inventory.fingerprint().key, fingerprint.software().key, self.data(model))
+            scope = Scope(
+                self.inventory.fingerprint().key,
+                fingerprint.software().key,
+                self.data(model),
+                f"{self.run.preset.name} preset, {SERVING_RULES.of(self.run.kind_options)} rules",
+                self.run.kind_options,
+            )
             self._gates[name] = Gates.load(self.run.baselines, scope, self._tolerances(), self._baseline_files)
         return self._gates[name]
 

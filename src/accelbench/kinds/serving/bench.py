@@ -29,6 +29,7 @@ from accelbench.grid.cells import (
     tagged_id,
 )
 from accelbench.kinds.serving.gates import (
+    BOUND,
     FIXED_QPS,
     LATENCY_TOLERANCE,
     RATE_TOLERANCE,
@@ -46,7 +47,6 @@ from accelbench.kinds.serving.work import (
     samples_of,
     serve,
 )
-from accelbench.option import Option, positive_number
 from accelbench.processes.workers import WorkerFailed
 from accelbench.results.summary import Section
 from accelbench.run import presets
@@ -314,14 +314,6 @@ def serving_cells(grid: Grid) -> list:
 
 
 # Its options, beside the plugin's (--help lists them; each has its ini key, accelbench_<flag>).
-BOUND = Option(
-    "--latency-bound",
-    positive_number,
-    "MS",
-    "Server's latency bound in milliseconds for every served model: the peak QPS is the highest whose "
-    "99th-percentile latency stays under it. Default: each model's own (ModelSpec.latency_bound_ms, 10 ms).",
-    None,
-)
 OPTIONS = (BOUND, SERVING_RULES, RATE_TOLERANCE, LATENCY_TOLERANCE)
 
 # Where this module's tables come in the summary, among the built-in kinds' (benches/catalog.py).

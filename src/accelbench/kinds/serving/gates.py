@@ -2,15 +2,26 @@
 latency bound, Offline's samples/s) may not drop; a latency (SingleStream's p90, MultiStream's
 p99, Server's p99 at the fixed QPS the baseline was recorded at, stored beside it as
 FIXED_QPS) may not rise. Both depend on the hardware and on the libraries (a TensorFlow
-release moves the per-call overhead a served batch pays), like memory."""
+release moves the per-call overhead a served batch pays), like memory, on the data (the model's
+inputs) and on what the cells are served under (the preset's batchings and durations, LoadGen's
+rules, --latency-bound)."""
 
 from __future__ import annotations
 
-from accelbench.judge.gates import GATES, GateSpec
+from accelbench.judge.gates import GATES, GateSpec, served
 from accelbench.judge.rules import RelativeDrop, RelativeRise
 from accelbench.option import Option, fraction, positive_number
 
 SERVING_RATE, SERVING_LATENCY, FIXED_QPS = "serving_rate", "serving_latency_ms", "serving_fixed_qps"
+# The bound Server's peak is searched under: its gates keep a peak found under another apart.
+BOUND = Option(
+    "--latency-bound",
+    positive_number,
+    "MS",
+    "Server's latency bound in milliseconds for every served model: the peak QPS is the highest whose "
+    "99th-percentile latency stays under it. Default: each model's own (ModelSpec.latency_bound_ms, 10 ms).",
+    None,
+)
 # Their tolerances are options of the kind's, which the run hands the gates by flag.
 RATE_TOLERANCE = Option(
     "--serving-tolerance",
@@ -37,7 +48,7 @@ for _metric, _rule in (
         GateSpec(
             _metric,
             "serving.json",
-            lambda s: (s.hardware, s.software, s.dataset.name),
+            lambda s: (s.hardware, s.software, f"{s.dataset.name}, {served(s, BOUND)}"),
             _rule,
             timed=True,
             fingerprints=2,

@@ -37,6 +37,7 @@ from accelbench.kinds.tokens import serve, work
 from accelbench.kinds.tokens.gates import (
     FIXED_RATE,
     LATENCY_TOLERANCE,
+    LIMITS_OPTION,
     OFFLINE_TOLERANCE,
     RATE_TOLERANCE,
     TOKEN_METRICS,
@@ -44,26 +45,15 @@ from accelbench.kinds.tokens.gates import (
     TOKEN_RATE,
     TOKEN_TPOT,
     TOKEN_TTFT,
+    Limits,
 )
 from accelbench.kinds.tokens.result import TokenLoad, Tokens
 from accelbench.kinds.tokens.settings import TokenSettings
 from accelbench.measured import Roof
-from accelbench.option import Option
 from accelbench.processes.workers import WorkerFailed
 from accelbench.results.summary import Section
 from accelbench.user_modules import call_user
 from accelbench.work.loadgen import RULES, SERVING_RULES, Durations
-
-# Its options, beside the plugin's (--help lists them).
-LIMITS_OPTION = Option(
-    "--token-limits",
-    serve.limits_given,
-    "NAME|TTFT,TPOT",
-    "The TTFT and TPOT limits (milliseconds) a generative model's peak request rate must keep, for every "
-    f"generative model of the run: one of MLPerf's ({', '.join(serve.LIMITS.names())}) or two numbers. Default: "
-    "each model's own (Generation.ttft_ms, tpot_ms).",
-    None,
-)
 
 PREFILL, DECODE = "prefill", "decode"  # its phases
 PREFILL_FIXTURE, DECODE_FIXTURE, LOAD_FIXTURE = "token_prefill", "token_decode", "token_serving"  # its fixtures
@@ -317,7 +307,7 @@ class TokenServingBench(Bench):
     def plan(self) -> serve.TokenPlan:
         settings, run = self.settings, self.session.run
         generation = MODELS[self.cell.model].generation
-        limits = LIMITS_OPTION.of(run.kind_options) or serve.Limits(generation.ttft_ms, generation.tpot_ms)
+        limits = LIMITS_OPTION.of(run.kind_options) or Limits(generation.ttft_ms, generation.tpot_ms)
         rules = SERVING_RULES.of(run.kind_options)
         fixed = None
         if self.cell.scenario == "Server" and not self.verdicts.update:

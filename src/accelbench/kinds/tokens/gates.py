@@ -1,18 +1,71 @@
 """The token-serving cells' gates: Server's peak request rate under the model's TTFT and TPOT
 limits and Offline's output tokens/s may not drop; TTFT and TPOT (their medians) at the
 fixed rate the baseline was recorded at, stored beside it as FIXED_RATE, may not rise. Keyed by
-hardware and libraries, as the serving cells' are."""
+hardware and libraries, as the serving cells' are, and by what the cells are served under (the
+preset's requests, batchings and durations, LoadGen's rules, --token-limits); not by the run's
+dataset: the token cells draw prompts of their own."""
 
 from __future__ import annotations
 
-from accelbench.judge.gates import GATES, GateSpec
+from dataclasses import dataclass
+
+from accelbench.judge.gates import GATES, GateSpec, served
 from accelbench.judge.rules import RelativeDrop, RelativeRise
 from accelbench.option import Option, fraction, positive_number
+from accelbench.registry import Registry
 
 TOKEN_RATE, TOKEN_TTFT, TOKEN_TPOT = "token_peak_rate", "token_ttft_ms", "token_tpot_ms"
 TOKEN_OFFLINE = "token_offline_tokens_per_s"  # Offline's output tokens/s
 FIXED_RATE = "token_fixed_rate"
 TOKEN_METRICS = (TOKEN_RATE, TOKEN_TTFT, TOKEN_TPOT, TOKEN_OFFLINE)  # the serving cell's gated numbers
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The 99th percentiles (the preset's runs: 90th) of time to first token and time per
+    output token a rate must keep, milliseconds."""
+
+    ttft_ms: float
+    tpot_ms: float
+
+    def __str__(self) -> str:
+        return f"TTFT {self.ttft_ms:g} ms, TPOT {self.tpot_ms:g} ms"
+
+
+# MLPerf Inference's LLM limits (TTFT, TPOT at p99), by name: --token-limits names one for the run.
+LIMITS: Registry[Limits] = Registry("token limits")
+LIMITS.register("llama3.1-8b", Limits(2000.0, 100.0))  # Server
+LIMITS.register("llama3.1-8b-interactive", Limits(500.0, 30.0))
+LIMITS.register("llama2-70b", Limits(2000.0, 200.0))  # Server
+LIMITS.register("llama2-70b-interactive", Limits(450.0, 40.0))
+
+
+def limits_given(text: str) -> Limits:
+    """--token-limits: a LIMITS name, or "TTFT,TPOT" in milliseconds."""
+    text = text.strip()
+    if "," not in text:
+        return LIMITS[text]
+    try:
+        ttft, tpot = (float(part) for part in text.split(","))
+    except ValueError:
+        raise ValueError(f"{text!r} is neither a name ({', '.join(LIMITS.names())}) nor TTFT,TPOT in ms") from None
+    if not (0 < ttft < float("inf") and 0 < tpot < float("inf")):
+        raise ValueError(f"{text!r}: both limits must be positive milliseconds")
+    return Limits(ttft, tpot)
+
+
+# The kind's option (--help lists it): a peak searched under other limits is another number.
+LIMITS_OPTION = Option(
+    "--token-limits",
+    limits_given,
+    "NAME|TTFT,TPOT",
+    "The TTFT and TPOT limits (milliseconds) a generative model's peak request rate must keep, for every "
+    f"generative model of the run: one of MLPerf's ({', '.join(LIMITS.names())}) or two numbers. Default: "
+    "each model's own (Generation.ttft_ms, tpot_ms).",
+    None,
+)
+
+
 RATE_TOLERANCE = Option(
     "--token-rate-tolerance",
     fraction,
@@ -47,18 +100,20 @@ LATENCY_TOLERANCE = Option(
     "Relative rise allowed above a baseline for a generative model's TTFT and TPOT at the fixed request rate.",
     "0.55",
 )
-for _metric, _rule in (
-    (TOKEN_RATE, lambda tolerances: RelativeDrop(RATE_TOLERANCE.of(tolerances))),
-    (TOKEN_OFFLINE, lambda tolerances: RelativeDrop(OFFLINE_TOLERANCE.of(tolerances))),
-    (TOKEN_TTFT, lambda tolerances: RelativeRise(LATENCY_TOLERANCE.of(tolerances))),
-    (TOKEN_TPOT, lambda tolerances: RelativeRise(LATENCY_TOLERANCE.of(tolerances))),
+# Server's numbers depend on the limits its peak is searched under (and its fixed rate is half
+# that peak's); Offline's, all requests at once, do not.
+for _metric, _rule, _options in (
+    (TOKEN_RATE, lambda tolerances: RelativeDrop(RATE_TOLERANCE.of(tolerances)), (LIMITS_OPTION,)),
+    (TOKEN_OFFLINE, lambda tolerances: RelativeDrop(OFFLINE_TOLERANCE.of(tolerances)), ()),
+    (TOKEN_TTFT, lambda tolerances: RelativeRise(LATENCY_TOLERANCE.of(tolerances)), (LIMITS_OPTION,)),
+    (TOKEN_TPOT, lambda tolerances: RelativeRise(LATENCY_TOLERANCE.of(tolerances)), (LIMITS_OPTION,)),
 ):
     GATES.register(
         _metric,
         GateSpec(
             _metric,
             "tokens.json",
-            lambda s: (s.hardware, s.software, s.dataset.name),
+            lambda s, options=_options: (s.hardware, s.software, served(s, *options)),
             _rule,
             timed=True,
             fingerprints=2,

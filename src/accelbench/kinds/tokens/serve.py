@@ -30,7 +30,7 @@ import numpy as np
 
 from accelbench.axes.models import Generation
 from accelbench.judge.rules import within
-from accelbench.kinds.tokens.gates import TOKEN_OFFLINE, TOKEN_TPOT, TOKEN_TTFT
+from accelbench.kinds.tokens.gates import TOKEN_OFFLINE, TOKEN_TPOT, TOKEN_TTFT, Limits
 from accelbench.kinds.tokens.work import next_tokens, no_gradients
 from accelbench.registry import Registry
 from accelbench.work import loadgen
@@ -370,37 +370,6 @@ def row_counts(slots: int) -> list[int]:
 
 
 # --- LoadGen runs ---------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Limits:
-    """The 99th percentiles (the preset's runs: 90th) of time to first token and time per
-    output token a rate must keep, milliseconds."""
-
-    ttft_ms: float
-    tpot_ms: float
-
-
-# MLPerf Inference's LLM limits (TTFT, TPOT at p99), by name: --token-limits names one for the run.
-LIMITS: Registry[Limits] = Registry("token limits")
-LIMITS.register("llama3.1-8b", Limits(2000.0, 100.0))  # Server
-LIMITS.register("llama3.1-8b-interactive", Limits(500.0, 30.0))
-LIMITS.register("llama2-70b", Limits(2000.0, 200.0))  # Server
-LIMITS.register("llama2-70b-interactive", Limits(450.0, 40.0))
-
-
-def limits_given(text: str) -> Limits:
-    """--token-limits: a LIMITS name, or "TTFT,TPOT" in milliseconds."""
-    text = text.strip()
-    if "," not in text:
-        return LIMITS[text]
-    try:
-        ttft, tpot = (float(part) for part in text.split(","))
-    except ValueError:
-        raise ValueError(f"{text!r} is neither a name ({', '.join(LIMITS.names())}) nor TTFT,TPOT in ms") from None
-    if not (0 < ttft < float("inf") and 0 < tpot < float("inf")):
-        raise ValueError(f"{text!r}: both limits must be positive milliseconds")
-    return Limits(ttft, tpot)
-
-
 @dataclass(frozen=True)
 class Bound:
     """A gated number's bound: its baseline on this machine moved by the gate's tolerance, as the
