@@ -546,3 +546,31 @@ def test_an_ab_run_s_cells_served_under_load_show_both_sides_numbers_in_the_page
     cells = re.findall(r"<td>([^<]*)</td>", out.read_text())
     assert any(tuple(cells[i : i + len(row)]) == row for i in range(len(cells))), "no served A/B row in the page"
     assert "| " + " | ".join(row) + " |" in md.read_text()
+
+
+@pytest.mark.parametrize(
+    ("span", "labelled"),
+    [((1086.0, 3582.0), {"2k", "3k"}), ((1.0, 1000.0), {"2", "5", "20", "50", "200", "500"})],
+)
+def test_a_log_axis_labels_its_minor_ticks_by_what_it_spans(span, labelled):
+    """Within a decade every minor tick is labelled (a TTFT axis from 1.1k to 3.6k ms read only
+    "2k"); over decades only 2 and 5 times a power of ten are, beside each power's own label."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from accelbench.results.report.plots import style_axes
+
+    figure, ax = plt.subplots()
+    ax.plot([1, 2], span, label="a line")
+    style_axes(ax, "", "x", "ms", ylog=True)
+    ax.set_ylim(*span)
+    figure.canvas.draw()
+    low, high = span
+    shown = {label.get_text() for label in ax.yaxis.get_minorticklabels() if label.get_text()}
+    ticks = [tick for tick in ax.yaxis.get_minorticklocs() if low <= tick <= high]
+    assert labelled <= shown
+    if high / low >= 10:
+        assert len(shown) < len(ticks)  # not 3 4 6 7 8 9 as well
+    plt.close(figure)
