@@ -167,22 +167,27 @@ def test_an_accelerator_step_on_jax_is_counted_by_the_compiler_and_on_the_others
     a backend whose peak resets reads it. Each result says which; a CPU cell has no device peak."""
     import dataclasses
 
-    from accelbench.axes.backends.backend import COUNTED_BY_COMPILER, READ_FROM_ALLOCATOR, CompiledStep
+    from accelbench.axes.backends.backend import COUNTED_BY_COMPILER, READ_FROM_ALLOCATOR, CompiledStep, StepCount
 
     counted, ran = [], []
     step = CompiledStep("the model", "train", ("x", "y"))
     monkeypatch.setitem(
         BACKENDS._entries,
         "jax",
-        dataclasses.replace(BACKENDS["jax"], step_bytes=lambda model, kind, inputs: counted.append(kind) or 1234),
+        dataclasses.replace(
+            BACKENDS["jax"], step_bytes=lambda model, kind, inputs: counted.append(kind) or StepCount(1234, 32)
+        ),
     )
     read = lambda placement, work: work() or 99  # noqa: E731
     monkeypatch.setitem(BACKENDS._entries, "torch", dataclasses.replace(BACKENDS["torch"], device_peak=read))
     gpu, cpu = Neutral("gpu:0", "a GPU", "jax"), Neutral("cpu", "a CPU", "jax")
-    assert backends.counted_step_bytes("jax", gpu, step) == 1234
+    assert backends.counted_step_bytes("jax", gpu, step) == StepCount(1234, 32)
     assert backends.counted_step_bytes("torch", gpu, step) is None  # its allocator is read instead
     assert backends.counted_step_bytes("jax", cpu, step) is None  # host memory is memray's
-    assert backends.device_peak_bytes("jax", gpu, lambda: ran.append(1), 1234) == (1234, COUNTED_BY_COMPILER)
+    assert backends.device_peak_bytes("jax", gpu, lambda: ran.append(1), StepCount(1234, 32)) == (
+        1234,
+        COUNTED_BY_COMPILER,
+    )
     assert backends.device_peak_bytes("torch", gpu, lambda: ran.append(1)) == (99, READ_FROM_ALLOCATOR)
     assert backends.device_peak_bytes("jax", cpu, lambda: ran.append(1)) == (None, "")
     assert counted == ["train"] and len(ran) == 3  # the steps ran every time
@@ -209,8 +214,9 @@ for name, widths in (("mlp", (400, 400, 500)), ("planted", (400, 400, 500, 4096)
         x, y = np.random.rand(batch, 784).astype("float32"), np.random.randint(0, 10, batch)
         model.train_on_batch(x, y)
         model.predict_on_batch(x)
-        found[f"{name} {batch}"] = (count(model, "train", (x, y)), estimate.step(batch),
-                                    count(model, "inference", (x,)), estimate.inference(batch))
+        found[f"{name} {batch}"] = (count(model, "train", (x, y)).bytes, estimate.step(batch),
+                                    count(model, "inference", (x,)).bytes, estimate.inference(batch))
+        assert count(model, "train", (x, y)).workspace_bytes == 0  # a CPU's step calls no cuBLAS
 print(json.dumps(found))
 """
 
@@ -512,3 +518,60 @@ def test_torch_says_a_model_on_the_cpu_was_drawn_from_the_cpus_stream():
 
     assert not drawn_on_device(Model("cpu"))
     assert drawn_on_device(Model("meta"))  # any device other than the CPU draws from its own stream
+
+
+# A compiled GPU step's HLO, as XLA prints it (the shapes of its tests' modules): a cuBLAS-Lt
+# matmul with a bias epilogue and Hopper's 32 MiB workspace, a legacy gemm whose workspace XLA
+# capped at its operands' bytes, a cuDNN convolution with a scratch of u8, and a Triton fusion
+# (a custom call with no scratch).
+GPU_STEP_HLO = """
+ENTRY %main {
+  %p0 = f32[256,784]{1,0} parameter(0)
+  %cublas-lt-matmul.1 = (f32[256,400]{1,0}, s8[33554432]{0}) custom-call(%p0, %p1, %p2),
+    custom_call_target="__cublas$lt$matmul", backend_config={"gemm_backend_config":{"epilogue":"BIAS"}}
+  %custom-call.3 = (f32[400,10]{1,0}, s8[1273856]{0}) custom-call(%a, %b), custom_call_target="__cublas$gemm"
+  %cudnn-conv.2 = (f32[32,26,26,32]{3,2,1,0}, u8[4325376]{0}) custom-call(f32[32,28,28,1]{3,2,1,0} %x, %w),
+    window={size=3x3}, custom_call_target="__cudnn$convForward"
+  %triton.1 = (f32[256,10]{1,0}) custom-call(f32[256,400]{1,0} %a), custom_call_target="__triton"
+  ROOT %tuple = (f32[256,400]{1,0}) tuple(%get-tuple-element.1)
+}
+"""
+
+
+def test_the_largest_library_workspace_is_read_from_a_compiled_steps_hlo():
+    """XLA gives each cuBLAS and cuDNN call a scratch buffer as its last output: the largest is
+    the step's library workspace (32 MiB: a cuBLAS-Lt matmul on Hopper), not their sum (the
+    buffer assignment may share them), and 0 where no call has one."""
+    from accelbench.axes.backends.jax import library_workspace
+
+    assert library_workspace(GPU_STEP_HLO) == 33554432
+    without_lt = GPU_STEP_HLO.replace("s8[33554432]", "s8[0]")
+    assert library_workspace(without_lt) == 4325376  # the convolution's scratch, above the gemm's
+    only_triton = "\n".join(line for line in GPU_STEP_HLO.splitlines() if "]{0}) custom-call" not in line)
+    assert "__triton" in only_triton and library_workspace(only_triton) == 0
+    assert library_workspace("") == 0
+
+
+def test_the_gpu_check_names_the_library_workspace_inside_a_device_peak():
+    """A counted device peak 8.44x the estimate (the H200's MLP at batch 256) reads with the
+    workspace it holds, so the ratio is not taken for the model's own memory."""
+    import dataclasses
+
+    from accelbench import gpu_check
+    from accelbench.axes.backends.backend import COUNTED_BY_COMPILER
+    from accelbench.kinds.memory.result import StepMemory
+    from accelbench.results.summary import CellRecord
+
+    memory = StepMemory(
+        device_peak_memory_bytes=int(35.8 * 2**20),
+        device_peak_over_estimate=8.44,
+        device_peak_from=COUNTED_BY_COMPILER,
+        device_workspace_bytes=2**25,
+    )
+    cell = CellRecord("test_train_memory[gpu-bs256-mlp]", "train_memory", "gpu", "mlp", "bs256", memory.entries())
+    assert gpu_check._peak(cell) == (
+        "test_train_memory[gpu-bs256-mlp] 35.8 MiB by XLA's count (8.44x the estimate), "
+        "of it a 32.0 MiB library workspace"
+    )
+    none = dataclasses.replace(memory, device_workspace_bytes=0)
+    assert gpu_check._peak(dataclasses.replace(cell, info=none.entries())).endswith("(8.44x the estimate)")

@@ -144,8 +144,11 @@ def _peak(cell: CellRecord) -> str:
     memory = StepMemory.of(cell.info)
     ratio = memory.device_peak_over_estimate
     counted = " by XLA's count" if memory.device_peak_from == COUNTED_BY_COMPILER else ""
-    return f"{cell.name} {memory.device_peak_memory_bytes / 2**20:.1f} MiB{counted}" + (
-        f" ({ratio:.2f}x the estimate)" if ratio else ""
+    workspace = memory.device_workspace_bytes
+    return (
+        f"{cell.name} {memory.device_peak_memory_bytes / 2**20:.1f} MiB{counted}"
+        + (f" ({ratio:.2f}x the estimate)" if ratio else "")
+        + (f", of it a {workspace / 2**20:.1f} MiB library workspace" if workspace else "")
     )
 
 

@@ -71,8 +71,8 @@ class Backend:
     device_peak: Callable[[Any, Callable[[], object]], int | None] | None = None
     # Where its allocator's peak cannot be reset (JAX's: a process's high-water mark also holds
     # its compiles'), the compiler's own count instead: (Keras model, "train" or "inference",
-    # the step's inputs) -> the bytes one compiled step allocates on the device (CompiledStep).
-    step_bytes: Callable[[Any, str, tuple[Any, ...]], int | None] | None = None
+    # the step's inputs) -> what one compiled step allocates on the device (CompiledStep).
+    step_bytes: Callable[[Any, str, tuple[Any, ...]], StepCount | None] | None = None
     # Waits until the work it dispatched has finished and let go of its buffers (a leak watch's
     # end: JAX's CPU client frees an execution's temporaries on its own threads, after the
     # result is ready).
@@ -270,13 +270,24 @@ class CompiledStep:
     inputs: tuple[Any, ...]
 
 
+@dataclass(frozen=True)
+class StepCount:
+    """The compiler's count of what one step allocates on the device (Backend.step_bytes), and
+    of it the largest scratch buffer it gives a library's kernel: a cuBLAS or cuDNN call's
+    workspace, which XLA sizes by the GPU, not by the call (32 MiB for a cuBLAS-Lt matmul on
+    Hopper and later, NVIDIA's recommendation), so it is not in the analytic estimate. 0: none."""
+
+    bytes: int
+    workspace_bytes: int = 0
+
+
 # How a device peak was found, by whether the backend counts it (Backend.step_bytes) or reads
 # its allocator (Backend.device_peak): what each memory cell records beside the number.
 COUNTED_BY_COMPILER = "the compiled step's memory analysis (its temporaries, outputs and inputs)"
 READ_FROM_ALLOCATOR = "the allocator's peak over the steps, reset before them, above what was resident"
 
 
-def counted_step_bytes(backend: str, placement: Any, step: CompiledStep | None) -> int | None:
+def counted_step_bytes(backend: str, placement: Any, step: CompiledStep | None) -> StepCount | None:
     """The compiler's count of one step on an accelerator, where the backend counts instead of
     reading its allocator (Backend.step_bytes: JAX, whose peak cannot be reset and whose mark
     also holds the process's compiles: on an H100 176 MiB for an MLP step counted at 1.8 MiB);
@@ -288,7 +299,7 @@ def counted_step_bytes(backend: str, placement: Any, step: CompiledStep | None) 
 
 
 def device_peak_bytes(
-    backend: str, placement: Any, work: Callable[[], object], counted: int | None = None
+    backend: str, placement: Any, work: Callable[[], object], counted: StepCount | None = None
 ) -> tuple[int | None, str]:
     """(bytes, how found): what one step of `work` takes on an accelerator beyond what was
     resident before it. `counted` (counted_step_bytes) where the backend counts; else the
@@ -297,7 +308,7 @@ def device_peak_bytes(
     work runs either way."""
     if counted is not None:
         work()
-        return counted, COUNTED_BY_COMPILER
+        return counted.bytes, COUNTED_BY_COMPILER
     peak = BACKENDS[backend].device_peak
     if not is_accelerator(type_of(placement.name)) or peak is None:
         work()

@@ -6,13 +6,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from accelbench.axes.backends import roof_kernels
-from accelbench.axes.backends.backend import BACKENDS, Backend, Neutral, neutral_placements
+from accelbench.axes.backends.backend import BACKENDS, Backend, Neutral, StepCount, neutral_placements
 from accelbench.axes.backends.roof_kernels import best_seconds
 from accelbench.measured import Roof
 
@@ -61,14 +62,15 @@ def _device(placement: Neutral) -> Any:
     return _platform_devices(kind)[int(number or 0)]
 
 
-def step_bytes(model: Any, kind: str, inputs: tuple[Any, ...]) -> int | None:
+def step_bytes(model: Any, kind: str, inputs: tuple[Any, ...]) -> StepCount | None:
     """What one compiled step of the model allocates on its device beyond its resident state,
     by XLA's own count (the executable's memory_analysis()): its temporaries (activations,
     gradients, the kernels' workspaces), its outputs less those written over donated state (the
-    new weights of a training step), and its inputs copied in. The step is Keras' own
-    (train_step, predict_step), jitted as Keras' JAX trainer jits it. JAX's allocator cannot
-    reset its peak, and a process's mark also holds its compiles': on an H100 the MLP's mark
-    read 176 MiB where its training step counts 1.8 MiB here. None where XLA gives no count."""
+    new weights of a training step), and its inputs copied in; and of it, the largest library
+    workspace among its kernels (library_workspace). The step is Keras' own (train_step,
+    predict_step), jitted as Keras' JAX trainer jits it. JAX's allocator cannot reset its peak,
+    and a process's mark also holds its compiles': on an H100 the MLP's mark read 176 MiB where
+    its training step counts 1.8 MiB here. None where XLA gives no count."""
     import jax
 
     def values(variables: Any) -> list[Any]:
@@ -80,11 +82,30 @@ def step_bytes(model: Any, kind: str, inputs: tuple[Any, ...]) -> int | None:
         lowered = jax.jit(model.train_step, donate_argnums=0).lower(state, (*inputs, None))  # (x, y, sample_weight)
     else:
         lowered = jax.jit(model.predict_step).lower(weights, inputs)
-    counted = lowered.compile().memory_analysis()
+    compiled = lowered.compile()
+    counted = compiled.memory_analysis()
     if counted is None:
         return None
     copied_in = sum(int(getattr(array, "nbytes", 0)) for array in inputs)
-    return int(counted.temp_size_in_bytes + counted.output_size_in_bytes - counted.alias_size_in_bytes + copied_in)
+    held = counted.temp_size_in_bytes + counted.output_size_in_bytes - counted.alias_size_in_bytes + copied_in
+    return StepCount(int(held), library_workspace(compiled.as_text() or ""))
+
+
+# A custom call's outputs, "(f32[256,400]{1,0}, s8[33554432]{0}) custom-call(": a library call
+# (cuBLAS, cuBLAS-Lt, cuDNN) returns its scratch buffer as its last output, bytes of s8 or u8.
+_CUSTOM_CALL_OUTPUTS = re.compile(r"=\s*\(([^()]*)\)\s*custom-call\(")
+_SCRATCH = re.compile(r"[su]8\[(\d+)\](?:\{[^{}]*\})?\s*$")
+
+
+def library_workspace(hlo: str) -> int:
+    """The largest scratch buffer among the custom calls of a compiled module's HLO text: XLA's
+    GPU compiler gives a cuBLAS-Lt matmul 32 MiB on Hopper (GemmConfig::kHopperWorkspace) and a
+    legacy cuBLAS gemm at most its operands' bytes. The largest, not their sum: the buffer
+    assignment lets one call's scratch reuse another's. 0 where no call has one (a CPU's step)."""
+    sizes = [
+        int(found.group(1)) for outputs in _CUSTOM_CALL_OUTPUTS.findall(hlo) if (found := _SCRATCH.search(outputs))
+    ]
+    return max(sizes, default=0)
 
 
 def traced(function: Callable[..., Any], model: Any, donate: tuple[int, ...] = ()) -> Callable[..., Any]:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from accelbench.axes import backends
-from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND
+from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND, StepCount
 from accelbench.axes.models import MODELS
 from accelbench.benches.base import Bench, Benchmark
 from accelbench.benches.context import precision_used
@@ -72,7 +72,7 @@ class StepMemoryBench(Bench):
     estimated: int | None = 0  # None: the estimate does not know the model (cap_basis says why)
     cap_basis: str = ""
     steps_measured: int = 1  # the peak is the high-water mark over this many steps
-    counted: int | None = None  # the compiler's count of the step's device bytes, where it counts (JAX)
+    counted: StepCount | None = None  # the compiler's count of the step's device bytes, where it counts (JAX)
 
     work_name = "train"  # a work.builders.STEPS entry: the step measured
 
@@ -145,6 +145,7 @@ class StepMemoryBench(Bench):
                 host_memory_cap_from=self.cap_basis,
                 device_peak_over_estimate=over(device_peak, self.estimated),
                 device_peak_from=found_by or None,
+                device_workspace_bytes=self.counted.workspace_bytes if self.counted else None,
             )
         )
         if device_peak is not None:
@@ -193,6 +194,7 @@ class StepMemoryBench(Bench):
                 memory_measured_in=where,
                 device_peak_over_estimate=over(found.device_peak_bytes, self.estimated),
                 device_peak_from=found.device_peak_from or None,
+                device_workspace_bytes=found.device_workspace_bytes,
             )
         )
         self.record(precision_used(self.cell))

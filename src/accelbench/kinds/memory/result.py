@@ -26,6 +26,9 @@ class StepMemory(Part):
     device_peak_memory_bytes_detectable_growth: float | None = None
     device_peak_over_estimate: float | None = None  # the device peak over the analytic estimate
     device_peak_from: str | None = None  # the allocator's reset peak, or the compiler's count (JAX)
+    # Of a counted device peak, the largest library kernel's workspace (backends.StepCount): XLA
+    # gives a cuBLAS-Lt matmul 32 MiB on Hopper whatever its size, which no estimate holds.
+    device_workspace_bytes: int | None = None
 
 
 @dataclass(frozen=True)

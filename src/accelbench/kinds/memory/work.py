@@ -21,6 +21,7 @@ class StepMemoryReply:
     estimate_unknown: str
     device: str
     device_peak_from: str = ""  # how the device peak was found (backends.device_peak_bytes); "": none
+    device_workspace_bytes: int | None = None  # of a counted peak, its largest library workspace (StepCount)
 
 
 def step_memory_in_worker(site: Any, work_name: str, steps_measured: int, repeats: int = 1) -> StepMemoryReply:
@@ -45,6 +46,7 @@ def step_memory_in_worker(site: Any, work_name: str, steps_measured: int, repeat
         host_peak_repeats=repeated,
         device_peak_bytes=device_peak,
         device_peak_from=found_by,
+        device_workspace_bytes=counted.workspace_bytes if counted else None,
         estimated_bytes=step.estimated_bytes,
         estimate_unknown=step.why_unknown,
         device=site.placement.description,
