@@ -103,8 +103,8 @@ def served(scope: Scope, *options: Option) -> str:
     another number: a peak rate searched in the full preset's 10 s runs, or under tighter
     limits, held to the quick preset's would fail or pass by the settings alone, so it is kept
     apart, and this run's number is ungated until recorded."""
-    given = [f"{option.flag} {option.of(scope.options)}" for option in options if option.of(scope.options) is not None]
-    return ", ".join([scope.served_under, *given])
+    values = {option.flag: option.of(scope.options) for option in options}
+    return ", ".join([scope.served_under, *(f"{flag} {value}" for flag, value in values.items() if value is not None)])
 
 
 @dataclass(frozen=True)
