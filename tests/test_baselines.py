@@ -180,7 +180,7 @@ def test_served_numbers_are_kept_apart_by_what_they_were_served_under(tmp_path):
     from types import SimpleNamespace
 
     from accelbench.judge.gates import Gates, Scope
-    from accelbench.kinds.serving.gates import BOUND, SERVING_RATE
+    from accelbench.kinds.serving.gates import BOUND, SERVER_LATENCY, SERVER_RATE, SERVING_LATENCY, SERVING_RATE
     from accelbench.kinds.tokens.gates import LIMITS_OPTION, TOKEN_OFFLINE, TOKEN_RATE, limits_given
     from accelbench.work.loadgen import SERVING_RULES
 
@@ -204,9 +204,11 @@ def test_served_numbers_are_kept_apart_by_what_they_were_served_under(tmp_path):
         "quick preset, preset rules, --token-limits TTFT 2000 ms, TPOT 200 ms",
     )
     assert scope(SERVING_RATE) == ("hw", "sw", "digits, quick preset, preset rules")
-    assert scope(SERVING_RATE, latency_bound=5.0) == (
-        "hw",
-        "sw",
-        "digits, quick preset, preset rules, --latency-bound 5.0",
-    )
+    # Only Server's numbers depend on the bound: a run under another keeps the others judged.
+    for metric in (SERVER_RATE, SERVER_LATENCY):
+        assert scope(metric) == scope(SERVING_RATE)
+        bound = "digits, quick preset, preset rules, --latency-bound 5.0"
+        assert scope(metric, latency_bound=5.0) == ("hw", "sw", bound)
+    for metric in (SERVING_RATE, SERVING_LATENCY):
+        assert scope(metric, latency_bound=5.0) == scope(SERVING_RATE)
     assert len({scope(SERVING_RATE), scope(SERVING_RATE, dataset="mnist"), scope(SERVING_RATE, preset="full")}) == 3

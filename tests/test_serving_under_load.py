@@ -374,8 +374,8 @@ def test_an_ab_run_serves_both_sides_and_fails_a_b_with_a_thrice_slower_predict_
         assert f"regression in test_serving[cpu-served-{scenario}]: measured" in text
     assert "environment A, served A B B A" in text
     assert "no cell was judged B against A" not in text  # the A/B section lists the served numbers
-    for scenario in ("singlestream", "server"):
-        assert re.search(rf"test_serving\[cpu-served-{scenario}\] +serving_latency_ms .* FAIL", text)
+    for scenario, metric in (("singlestream", "serving_latency_ms"), ("server", "server_latency_ms")):
+        assert re.search(rf"test_serving\[cpu-served-{scenario}\] +{metric} .* FAIL", text)
 
 
 @pytest.mark.slow(15)
@@ -390,8 +390,9 @@ def test_a_bound_no_rate_meets_is_an_invalid_verdict_naming_the_lowest_rate_and_
     result.assert_outcomes(passed=1)  # a finding, not a crash; it fails under --serving-rules mlperf
     result.stdout.fnmatch_lines(
         [
-            "INVALID  test_serving[[]cpu-mlp-server[]] serving_rate: test_serving[[]cpu-mlp-server[]]: no rate tried "
-            "kept p99 under the 0.001 ms bound: the lowest, * QPS, had p99 * ms (*); set a bound with --latency-bound*"
+            "INVALID  test_serving[[]cpu-mlp-server[]] server_peak_qps: test_serving[[]cpu-mlp-server[]]: no rate "
+            "tried kept p99 under the 0.001 ms bound: the lowest, * QPS, had p99 * ms (*); set a bound with "
+            "--latency-bound*"
         ]
     )
 

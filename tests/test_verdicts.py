@@ -293,8 +293,8 @@ def test_the_ab_section_shows_cells_served_under_load_with_both_sides_numbers():
 
     verdicts = Verdicts(update=False, require_baselines=False, memray_tracking=False, timing_threshold=0.4)
     gates = {
-        "serving_rate": SimpleNamespace(rule=RelativeDrop(0.35)),
-        "serving_latency_ms": SimpleNamespace(rule=RelativeRise(0.6)),
+        "server_peak_qps": SimpleNamespace(rule=RelativeDrop(0.35)),
+        "server_latency_ms": SimpleNamespace(rule=RelativeRise(0.6)),
     }
     b_side = SimpleNamespace(describe=lambda: "B (X=1)")
     session = SimpleNamespace(ab_run=SimpleNamespace(setup=SimpleNamespace(b=b_side)))
@@ -303,24 +303,24 @@ def test_the_ab_section_shows_cells_served_under_load_with_both_sides_numbers():
         ("test_serving[cpu-cnn-server]", [(900.0, 20.0), (880.0, 21.0), (890.0, 22.0), (910.0, 19.0)]),
     ):
         bench = SimpleNamespace(name=cell, session=session, gates=gates, verdicts=verdicts)
-        heads = iter(Headline({"serving_rate": rate, "serving_latency_ms": p99}, {}) for rate, p99 in turns)
-        judge_ab(bench, lambda side, turn: next(heads), "serving_rate")
+        heads = iter(Headline({"server_peak_qps": rate, "server_latency_ms": p99}, {}) for rate, p99 in turns)
+        judge_ab(bench, lambda side, turn: next(heads), "server_peak_qps")
 
     def broken(side, turn):
         raise WorkerFailed("worker B died")
 
     bench = SimpleNamespace(name="test_serving[cpu-big-server]", session=session, gates=gates, verdicts=verdicts)
-    judge_ab(bench, broken, "serving_rate")
+    judge_ab(bench, broken, "server_peak_qps")
     lines = summary.ab_lines("B (X=1)", {}, [v.as_json() for v in verdicts.all()])
     assert "no cell was judged B against A" not in lines
     rows = [line.split() for line in lines[lines.index(summary.AB_LOAD_TITLE) + 2 :]]
-    assert rows[0][:3] == ["test_serving[cpu-big-server]", "serving_rate", "-"]
+    assert rows[0][:3] == ["test_serving[cpu-big-server]", "server_peak_qps", "-"]
     assert rows[0][5:7] == ["FAIL:", "test_serving[cpu-big-server]:"]
     assert rows[1:] == [
-        ["test_serving[cpu-mlp-server]", "serving_rate", "12,000", "6,600", "0.550", "FAIL"],
-        ["test_serving[cpu-mlp-server]", "serving_latency_ms", "7", "14", "2.000", "FAIL"],
-        ["test_serving[cpu-cnn-server]", "serving_rate", "910", "890", "0.978", "ok"],
-        ["test_serving[cpu-cnn-server]", "serving_latency_ms", "19", "21", "1.105", "ok"],
+        ["test_serving[cpu-mlp-server]", "server_peak_qps", "12,000", "6,600", "0.550", "FAIL"],
+        ["test_serving[cpu-mlp-server]", "server_latency_ms", "7", "14", "2.000", "FAIL"],
+        ["test_serving[cpu-cnn-server]", "server_peak_qps", "910", "890", "0.978", "ok"],
+        ["test_serving[cpu-cnn-server]", "server_latency_ms", "19", "21", "1.105", "ok"],
     ]
 
 

@@ -33,6 +33,8 @@ from accelbench.kinds.serving.gates import (
     FIXED_QPS,
     LATENCY_TOLERANCE,
     RATE_TOLERANCE,
+    SERVER_LATENCY,
+    SERVER_RATE,
     SERVING_LATENCY,
     SERVING_RATE,
 )
@@ -99,7 +101,7 @@ class ServingBench(Bench):
         rules = SERVING_RULES.of(run.kind_options)
         fixed = None
         if self.cell.scenario == "Server":
-            gate = self.gates[SERVING_LATENCY]
+            gate = self.gates[SERVER_LATENCY]
             fixed = gate.store.get(gate.scope, self.baseline_key, FIXED_QPS) if not self.verdicts.update else None
         folder = re.sub(r"[^A-Za-z0-9_.-]+", "-", self.name).strip("-")
         return ServingPlan(
@@ -132,7 +134,7 @@ class ServingBench(Bench):
                 plan = dataclasses.replace(plan, fixed_qps=served.fixed.target_qps)
         judge_best(self, heads, fails=RULES[SERVING_RULES.of(self.session.run.kind_options)])
         if self.verdicts.update and plan.fixed_qps is not None:
-            gate = self.gates[SERVING_LATENCY]
+            gate = self.gates[SERVER_LATENCY]
             gate.store.stage(gate.scope, self.baseline_key, FIXED_QPS, plan.fixed_qps)
         self.against_b(dataclasses.replace(plan, expected=served.expected))
 
@@ -154,7 +156,7 @@ class ServingBench(Bench):
                 plan = dataclasses.replace(plan, fixed_qps=served.fixed.target_qps)
             return HEADLINES[self.cell.scenario](self.name, served, plan)
 
-        judge_ab(self, serve_side, SERVING_RATE)
+        judge_ab(self, serve_side, SERVER_RATE if self.cell.scenario == "Server" else SERVING_RATE)
 
     def served(self, plan: ServingPlan) -> Served:
         """The cell served here, or in its backend's worker (the same work.serve)."""
@@ -212,15 +214,15 @@ def server_headline(name: str, served: Served, plan: ServingPlan) -> Headline:
     first = served.swept[0]
     if first.peak is None:
         lowest = min(first.runs, key=lambda run: run.target_qps or 0.0)
-        invalid[SERVING_RATE] = (
+        invalid[SERVER_RATE] = (
             f"{name}: no rate tried kept p99 under the {plan.bound_ms:g} ms bound: the lowest, "
             f"{lowest.target_qps:,.0f} QPS, had p99 {lowest.at('99.00') or float('nan'):.2f} ms "
             f"({'; '.join(lowest.why_invalid)}); set a bound with --latency-bound MS or ModelSpec.latency_bound_ms"
         )
     else:
-        numbers[SERVING_RATE] = first.peak.target_qps
+        numbers[SERVER_RATE] = first.peak.target_qps
     if served.fixed is not None:
-        numbers[SERVING_LATENCY] = served.fixed.at("99.00")
+        numbers[SERVER_LATENCY] = served.fixed.at("99.00")
     return Headline(numbers, invalid)
 
 
@@ -324,7 +326,7 @@ KINDS: dict[str, Benchmark] = {
         serving_cells,
         ServingBench,
         "test_serving",
-        (SERVING_RATE, SERVING_LATENCY),
+        (SERVING_RATE, SERVING_LATENCY, SERVER_RATE, SERVER_LATENCY),
         timed=False,
         file="test_serving.py",
         file_doc="Serving under load: MLPerf LoadGen's scenarios, dynamic batching, the peak QPS under a "
@@ -338,14 +340,14 @@ KINDS: dict[str, Benchmark] = {
                 {FIXTURE: "{column}"},
                 Serving.keys.serving_latency_ms,
                 "milliseconds",
-                (SERVING_LATENCY,),
+                (SERVING_LATENCY, SERVER_LATENCY),
             ),
             Section(
                 "serving throughput (LoadGen): Server's peak QPS with p99 under the bound, Offline samples/s",
                 {FIXTURE: "{column}"},
                 Serving.keys.serving_rate,
                 "rate",
-                (SERVING_RATE,),
+                (SERVING_RATE, SERVER_RATE),
             ),
             Section(
                 "Server's best batching setting (highest peak QPS under the bound)",

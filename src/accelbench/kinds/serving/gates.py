@@ -1,10 +1,11 @@
 """Serving's gates: each scenario's headline under LoadGen. A rate (Server's peak QPS under the
 latency bound, Offline's samples/s) may not drop; a latency (SingleStream's p90, MultiStream's
 p99, Server's p99 at the fixed QPS the baseline was recorded at, stored beside it as
-FIXED_QPS) may not rise. Both depend on the hardware and on the libraries (a TensorFlow
+FIXED_QPS) may not rise. Each depends on the hardware and on the libraries (a TensorFlow
 release moves the per-call overhead a served batch pays), like memory, on the data (the model's
 inputs) and on what the cells are served under (the preset's batchings and durations, LoadGen's
-rules, --latency-bound)."""
+rules); Server's two, on --latency-bound as well: they have gates of their own, so that a run
+under another bound leaves the other scenarios judged."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from accelbench.judge.gates import GATES, GateSpec, served
 from accelbench.judge.rules import RelativeDrop, RelativeRise
 from accelbench.option import Option, fraction, positive_number
 
-SERVING_RATE, SERVING_LATENCY, FIXED_QPS = "serving_rate", "serving_latency_ms", "serving_fixed_qps"
+SERVING_RATE, SERVING_LATENCY = "serving_rate", "serving_latency_ms"  # Offline's; SingleStream's, MultiStream's
+SERVER_RATE, SERVER_LATENCY = "server_peak_qps", "server_latency_ms"  # Server's peak, and its p99 at FIXED_QPS
+FIXED_QPS = "serving_fixed_qps"
 # The bound Server's peak is searched under: its gates keep a peak found under another apart.
 BOUND = Option(
     "--latency-bound",
@@ -39,16 +42,19 @@ LATENCY_TOLERANCE = Option(
     "p99 at the fixed QPS).",
     "0.6",
 )
-for _metric, _rule in (
-    (SERVING_RATE, lambda tolerances: RelativeDrop(RATE_TOLERANCE.of(tolerances))),
-    (SERVING_LATENCY, lambda tolerances: RelativeRise(LATENCY_TOLERANCE.of(tolerances))),
+# Server's peak is searched under the bound, and its fixed QPS is a share of that peak.
+for _metric, _rule, _options in (
+    (SERVING_RATE, lambda tolerances: RelativeDrop(RATE_TOLERANCE.of(tolerances)), ()),
+    (SERVING_LATENCY, lambda tolerances: RelativeRise(LATENCY_TOLERANCE.of(tolerances)), ()),
+    (SERVER_RATE, lambda tolerances: RelativeDrop(RATE_TOLERANCE.of(tolerances)), (BOUND,)),
+    (SERVER_LATENCY, lambda tolerances: RelativeRise(LATENCY_TOLERANCE.of(tolerances)), (BOUND,)),
 ):
     GATES.register(
         _metric,
         GateSpec(
             _metric,
             "serving.json",
-            lambda s: (s.hardware, s.software, f"{s.dataset.name}, {served(s, BOUND)}"),
+            lambda s, options=_options: (s.hardware, s.software, f"{s.dataset.name}, {served(s, *options)}"),
             _rule,
             timed=True,
             fingerprints=2,
