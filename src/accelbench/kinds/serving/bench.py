@@ -156,7 +156,7 @@ class ServingBench(Bench):
                 plan = dataclasses.replace(plan, fixed_qps=served.fixed.target_qps)
             return HEADLINES[self.cell.scenario](self.name, served, plan)
 
-        judge_ab(self, serve_side, SERVER_RATE if self.cell.scenario == "Server" else SERVING_RATE)
+        judge_ab(self, serve_side, HEADLINE_METRICS[self.cell.scenario])
 
     def served(self, plan: ServingPlan) -> Served:
         """The cell served here, or in its backend's worker (the same work.serve)."""
@@ -231,6 +231,13 @@ HEADLINES = {
     "MultiStream": stream_headline,
     "Offline": offline_headline,
     "Server": server_headline,
+}
+# Each scenario's first gated number: the one an A/B run's failed worker fails.
+HEADLINE_METRICS = {
+    "SingleStream": SERVING_LATENCY,
+    "MultiStream": SERVING_LATENCY,
+    "Offline": SERVING_RATE,
+    "Server": SERVER_RATE,
 }
 
 

@@ -42,12 +42,22 @@ LATENCY_TOLERANCE = Option(
     "p99 at the fixed QPS).",
     "0.6",
 )
+
+
+def _drop(tolerances: dict[str, float]) -> RelativeDrop:
+    return RelativeDrop(RATE_TOLERANCE.of(tolerances))
+
+
+def _rise(tolerances: dict[str, float]) -> RelativeRise:
+    return RelativeRise(LATENCY_TOLERANCE.of(tolerances))
+
+
 # Server's peak is searched under the bound, and its fixed QPS is a share of that peak.
 for _metric, _rule, _options in (
-    (SERVING_RATE, lambda tolerances: RelativeDrop(RATE_TOLERANCE.of(tolerances)), ()),
-    (SERVING_LATENCY, lambda tolerances: RelativeRise(LATENCY_TOLERANCE.of(tolerances)), ()),
-    (SERVER_RATE, lambda tolerances: RelativeDrop(RATE_TOLERANCE.of(tolerances)), (BOUND,)),
-    (SERVER_LATENCY, lambda tolerances: RelativeRise(LATENCY_TOLERANCE.of(tolerances)), (BOUND,)),
+    (SERVING_RATE, _drop, ()),
+    (SERVING_LATENCY, _rise, ()),
+    (SERVER_RATE, _drop, (BOUND,)),
+    (SERVER_LATENCY, _rise, (BOUND,)),
 ):
     GATES.register(
         _metric,
