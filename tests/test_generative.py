@@ -118,6 +118,47 @@ def test_the_counts_agree_with_the_built_model(tiny):
     assert TINY.generation.flops_per_token(9) == counted + 2 * 2 * shape.layers * shape.width * 10
 
 
+def test_the_decoder_is_initialised_as_keras_defaults_are_and_by_its_seed(heavy_imports):
+    """drawn: Glorot-uniform kernels, embeddings uniform in +-0.05, biases zero and norms one; the
+    same seed the same weights, another seed others."""
+    import keras
+
+    from accelbench.axes.decoder import build_decoder
+
+    shape = DecoderShape(96, 32, 24, 1, 2, 40)
+    model = build_decoder(shape, 3)
+    weights = {w.path: keras.ops.convert_to_numpy(w) for w in model.weights}
+    assert len([w for w in weights.values() if w.ndim == 2]) == 6
+    for path, weight in weights.items():
+        if weight.ndim == 2:
+            limit = 0.05 if path.endswith("embeddings") else np.sqrt(6 / sum(weight.shape))
+            assert np.abs(weight).max() <= limit and abs(weight.std() - limit / np.sqrt(3)) < 0.1 * limit, path
+        else:
+            assert not weight.any() or (weight == 1).all(), path
+    again = [keras.ops.convert_to_numpy(w) for w in build_decoder(shape, 3).weights]
+    assert all(np.array_equal(a, b) for a, b in zip(weights.values(), again))
+    other = [keras.ops.convert_to_numpy(w) for w in build_decoder(shape, 4).weights]
+    assert not np.array_equal(next(iter(weights.values())), other[0])
+
+
+def test_building_the_decoder_on_jax_compiles_no_random_program(heavy_imports, caplog):
+    """Keras' random initializers compile a jax.random program per weight shape (0.13-0.21 s each
+    on a 2-core CPU): the decoder's weights are drawn on the host instead. A shape no other test
+    builds, so that no program is cached from before."""
+    import keras
+
+    from accelbench.axes.decoder import build_decoder
+
+    if keras.backend.backend() != "jax":
+        pytest.skip("compiled initializers are JAX's")
+    import jax
+    with caplog.at_level("WARNING"), jax.log_compiles():
+        build_decoder(DecoderShape(88, 24, 20, 1, 2, 36), 0)
+    compiled = [r.getMessage() for r in caplog.records if "Finished XLA compilation" in r.getMessage()]
+    assert compiled, "jax.log_compiles logged nothing: the check would see no program"
+    assert not [m for m in compiled if "_uniform" in m or "_normal" in m or "random" in m], compiled
+
+
 def test_past_the_context_is_one_clear_error(tiny):
     with pytest.raises(ValueError, match="positions up to 129 past the decoder's context of 128"):
         TINY.generation.prefill(tiny, np.zeros((1, 129), dtype="int32"))

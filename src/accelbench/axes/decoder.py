@@ -62,16 +62,41 @@ class DecoderShape:
 
 
 def build_decoder(shape: DecoderShape, seed: int) -> Any:
-    """The decoder, its weights drawn from `seed` (Keras' own initializers)."""
+    """The decoder, its matrices and embeddings drawn from `seed` (drawn)."""
     import keras
 
-    keras.utils.set_random_seed(seed)
     model = decoder_class()(shape)
     # Every weight built by a symbolic call (the backend traces the call's shapes, as
     # compute_output_spec does): the same weights as an eager call, without JAX compiling each
     # op of it apart (3.2 s against 0.06 for gpt_tiny on a 2-core CPU).
     model(keras.KerasTensor((1, 1), dtype="int32"))
+    drawn(model, seed)
     return model
+
+
+def drawn(model: Any, seed: int) -> None:
+    """The distributions of Keras' default initializers, Glorot-uniform kernels and embeddings
+    uniform in +-0.05, drawn by NumPy from `seed` into the weights the layers built as zeros
+    (biases stay zeros, the norms ones). Not GPT-2's N(0, 0.02): at that scale an untrained
+    decoder repeats its prompt's last token, and a cache written a position off gave the same
+    tokens as recomputing (tests/test_generative.py).
+
+    Not Keras' initializers themselves: on JAX each draws through a program compiled once per
+    weight shape (jax.random's), 0.13-0.21 s each on a 2-core CPU, 1.1 s of gpt_tiny's 1.5 s
+    build. Not a NumPy initializer either: a weight the symbolic call builds calls its
+    initializer at every read of the trace, and TensorFlow keeps each draw as a constant of the
+    traced graph (GPT-2 small's build took 9.9 s so; docs/measurements.md)."""
+    import numpy as np
+
+    generator = np.random.default_rng(seed)
+    for weight in model.weights:
+        if len(weight.shape) == 2:
+            fan_in, fan_out = weight.shape
+            limit = 0.05 if weight.path.endswith("embeddings") else math.sqrt(6.0 / (fan_in + fan_out))
+            values = generator.random(weight.shape, dtype=np.float32)  # [0, 1), in place: no copies
+            values *= np.float32(2 * limit)
+            values -= np.float32(limit)
+            weight.assign(values)
 
 
 @functools.cache
@@ -90,11 +115,12 @@ def decoder_class() -> type:
             super().__init__(**kwargs)
             self.shape_of = shape
             self.attention_norm = keras.layers.LayerNormalization(epsilon=1e-5)
-            self.query_key_value = keras.layers.Dense(3 * shape.width)
-            self.projection = keras.layers.Dense(shape.width)
+            # Built as zeros, drawn after (drawn): no random program per weight shape.
+            self.query_key_value = keras.layers.Dense(3 * shape.width, kernel_initializer="zeros")
+            self.projection = keras.layers.Dense(shape.width, kernel_initializer="zeros")
             self.mlp_norm = keras.layers.LayerNormalization(epsilon=1e-5)
-            self.up = keras.layers.Dense(shape.hidden, activation="gelu")
-            self.down = keras.layers.Dense(shape.width)
+            self.up = keras.layers.Dense(shape.hidden, activation="gelu", kernel_initializer="zeros")
+            self.down = keras.layers.Dense(shape.width, kernel_initializer="zeros")
 
         def call(self, x, keys, values, causal, pairs):
             """`causal`: (batch, 1, length, context), which cache positions each of `x`'s tokens
@@ -146,8 +172,8 @@ def decoder_class() -> type:
         def __init__(self, shape: DecoderShape, **kwargs):
             super().__init__(name="decoder", **kwargs)
             self.shape_of = shape
-            self.token_embedding = keras.layers.Embedding(shape.vocabulary, shape.width)
-            self.position_embedding = keras.layers.Embedding(shape.context, shape.width)
+            self.token_embedding = keras.layers.Embedding(shape.vocabulary, shape.width, embeddings_initializer="zeros")
+            self.position_embedding = keras.layers.Embedding(shape.context, shape.width, embeddings_initializer="zeros")
             self.blocks = [Block(shape, name=f"block_{i}") for i in range(shape.layers)]
             self.final_norm = keras.layers.LayerNormalization(epsilon=1e-5)
 
