@@ -152,6 +152,7 @@ def test_building_the_decoder_on_jax_compiles_no_random_program(heavy_imports, c
     if keras.backend.backend() != "jax":
         pytest.skip("compiled initializers are JAX's")
     import jax
+
     with caplog.at_level("WARNING"), jax.log_compiles():
         build_decoder(DecoderShape(88, 24, 20, 1, 2, 36), 0)
     compiled = [r.getMessage() for r in caplog.records if "Finished XLA compilation" in r.getMessage()]
