@@ -575,3 +575,24 @@ def test_the_gpu_check_names_the_library_workspace_inside_a_device_peak():
     )
     none = dataclasses.replace(memory, device_workspace_bytes=0)
     assert gpu_check._peak(dataclasses.replace(cell, info=none.entries())).endswith("(8.44x the estimate)")
+
+
+def test_the_gpu_check_says_where_singlestreams_p50_goes_beside_the_latency_cell():
+    """SingleStream read 1.52x the latency cell on the H200's PyTorch: the row splits its p50 by
+    the serving loop's own clock, so that what the served call adds is named, not guessed."""
+    from accelbench import gpu_check
+    from accelbench.kinds.serving.result import Serving
+
+    served = Serving(
+        scenario="SingleStream",
+        serving_p50_ms=2.223,
+        expected_latency_ms=1.5,
+        loop_wait_ms=0.3,
+        loop_predict_ms=1.7,
+        loop_ms=2.0,
+    )
+    assert gpu_check._served_parts(served) == (
+        "; of SingleStream's: the served step 1.700 ms (alone, before the run: 1.500), the hand-off 0.300, "
+        "LoadGen's own 0.223"
+    )
+    assert gpu_check._served_parts(Serving(scenario="SingleStream", serving_p50_ms=2.223)) == ""  # an older run's

@@ -112,6 +112,30 @@ def test_every_sample_is_completed_with_its_own_row_of_the_real_outputs(tmp_path
         assert np.array_equal(row, INPUTS[entry["qsl_idx"]] * 2.0)
 
 
+def test_the_loops_own_clock_splits_a_query_into_its_wait_and_its_predict_call_within_loadgens_latency(tmp_path):
+    """A predict step planted to take 2 ms, then a batching timeout of 3 ms planted too, which
+    a stream's lone query waits out (the next is issued only once it completes): the loop's
+    clock reads each part, and LoadGen's latency, stamped around the loop on the same monotonic
+    clock, holds the two together."""
+
+    def two_ms(batch):
+        time.sleep(0.002)
+        return batch * 2.0
+
+    step = PredictStep(two_ms, allowed_batch_sizes(8))
+    at_once, waited = (
+        run_scenario(step, INPUTS, "SingleStream", batching, expected(2e-3), plan(tmp_path), tmp_path / name)
+        for name, batching in (("at-once", Batching(1, 0.0)), ("waited", Batching(8, 3.0)))
+    )
+    parts = at_once.loop_ms
+    assert 2.0 <= parts["predict"] < 2.0 + 5.0
+    assert 0.0 <= parts["wait"] < 2.0  # a hand-off to the loop's thread, no timeout
+    assert parts["in_loop"] >= parts["predict"]
+    assert 3.0 <= waited.loop_ms["wait"] < 3.0 + 5.0
+    for result in (at_once, waited):
+        assert result.at("50.00") >= result.loop_ms["in_loop"]  # each query's LoadGen latency holds its loop time
+
+
 def test_a_system_under_test_that_raises_ends_loadgen_in_one_line_and_leaves_no_thread(tmp_path):
     calls = []
 
@@ -349,6 +373,8 @@ def test_offline_agrees_with_batch_throughput_and_singlestream_with_batch_1_late
     expected_offline = 32 / (32 / inference + server_call)
     assert OFFLINE_OVER_EXPECTED[0] <= offline.serving_rate / expected_offline <= OFFLINE_OVER_EXPECTED[1]
     assert SINGLE_OVER_LATENCY[0] <= single.serving_p50_ms / (call * 1e3) <= SINGLE_OVER_LATENCY[1]
+    # The loop's own clock of the same run: its median query within LoadGen's, the served step most of it.
+    assert single.loop_predict_ms <= single.loop_ms <= single.serving_p50_ms
 
 
 @pytest.mark.timing

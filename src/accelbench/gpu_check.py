@@ -153,9 +153,10 @@ def _peak(cell: CellRecord) -> str:
 
 
 def _latency_rows(run: Run) -> list[tuple[str, str]]:
-    """The latency cell's p50 beside LoadGen SingleStream's for the same model, device and backend."""
+    """The latency cell's p50 beside LoadGen SingleStream's for the same model, device and
+    backend, and what SingleStream's holds (_served_parts)."""
     single = {
-        (cell.device, cell.place.model_name, cell.place.backend): Serving.of(cell.info).serving_p50_ms
+        (cell.device, cell.place.model_name, cell.place.backend): Serving.of(cell.info)
         for cell in run.cells_of("serving_bench")
         if Serving.of(cell.info).scenario == "SingleStream"
     }
@@ -163,14 +164,29 @@ def _latency_rows(run: Run) -> list[tuple[str, str]]:
     for cell in run.cells_of("latency_bench"):
         latency = Latency.of(cell.info).latency_p50_ms
         served = single.get((cell.device, cell.place.model_name, cell.place.backend))
-        if latency is not None and served:
+        if latency is not None and served and served.serving_p50_ms:
+            p50 = served.serving_p50_ms
             found.append(
                 (
                     f"latency cell against LoadGen SingleStream ({cell.device}, {cell.place.model_name})",
-                    f"p50 {latency:.3f} ms against {served:.3f} ms ({latency / served:.2f}x)",
+                    f"p50 {latency:.3f} ms against {p50:.3f} ms ({latency / p50:.2f}x)" + _served_parts(served),
                 )
             )
     return found
+
+
+def _served_parts(served: Serving) -> str:
+    """Where SingleStream's p50 goes, by the serving loop's own clock (kinds/serving/work.py
+    LOOP_PARTS): the predict call in the loop's thread beside the same step timed alone before
+    the run, the hand-off to the loop, and LoadGen's own issue and completion (its p50 less the
+    loop's median query)."""
+    if served.loop_ms is None or served.loop_predict_ms is None:
+        return ""
+    alone = f" (alone, before the run: {served.expected_latency_ms:.3f})" if served.expected_latency_ms else ""
+    return (
+        f"; of SingleStream's: the served step {served.loop_predict_ms:.3f} ms{alone}, the hand-off "
+        f"{served.loop_wait_ms:.3f}, LoadGen's own {served.serving_p50_ms - served.loop_ms:.3f}"
+    )
 
 
 def table(all_rows: list[tuple[str, str]]) -> list[str]:

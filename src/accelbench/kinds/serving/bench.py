@@ -265,6 +265,7 @@ def _part(served: Served, plan: ServingPlan) -> Serving:
     elif headline is not None and headline.valid:
         reported = headline.reported_percentile or SCENARIOS[served.scenario].percentile
         latency, percentile = headline.at(reported), f"p{float(reported):g}"
+    loop = result.loop_ms if result else {}
     return Serving(
         scenario=served.scenario,
         offline_batch=plan.offline_batch if served.scenario == "Offline" else None,
@@ -283,6 +284,9 @@ def _part(served: Served, plan: ServingPlan) -> Serving:
         fixed_qps=served.fixed.target_qps if served.fixed else None,
         expected_latency_ms=served.expected.latency_s * 1e3,
         expected_batch_samples_per_s=served.expected.batch_samples_per_s,
+        loop_wait_ms=loop.get("wait"),
+        loop_predict_ms=loop.get("predict"),
+        loop_ms=loop.get("in_loop"),
         server_runs=runs or None,
         loadgen_logs=plan.log_dir,
     )

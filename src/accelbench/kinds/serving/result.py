@@ -29,5 +29,11 @@ class Serving(Part):
     fixed_qps: float | None = None  # Server: the rate its gated p99 is measured at
     expected_latency_ms: float | None = None  # what LoadGen's schedule was set from, measured just before
     expected_batch_samples_per_s: float | None = None
+    # The serving loop's own clock over the run its latency is from (work.py LOOP_PARTS), the
+    # median batch's: its wait on the queue, its predict call, and the two together, ms.
+    # LoadGen's latency holds the loop's, and LoadGen's own issue and completion.
+    loop_wait_ms: float | None = None
+    loop_predict_ms: float | None = None
+    loop_ms: float | None = None
     server_runs: list | None = None  # Server: every rate tried ({batching, qps, valid, p50/p90/p99 ms}), for the plot
     loadgen_logs: str | None = None  # the folder of this cell's LoadGen logs, a folder per run

@@ -31,6 +31,13 @@ PERFORMANCE_SAMPLES = 1024
 LATENCY_CALLS = 30  # batch-1 predictions timed for LoadGen's expected latency (the median)
 BATCH_CALLS = 5  # full batches timed for Offline's expected samples/s (the median)
 MULTI_STREAM_SAMPLES = 8  # MLPerf's samples per MultiStream query (LoadGen's default)
+# The parts of a batch's time in the serving loop, by its own clock (LoadgenResult.loop_ms):
+# "wait", from its first sample's issue to its predict call (the hand-off to the loop's thread,
+# and the batching timeout); "predict", its inputs gathered and the call (padding, the model,
+# its outputs fetched); "in_loop", the two together. LoadGen's latency of a query holds them,
+# and its own issue before and completion after (QuerySamplesComplete, where it stamps the
+# query done).
+LOOP_PARTS = ("wait", "predict", "in_loop")
 
 
 @dataclass(frozen=True)
@@ -168,13 +175,17 @@ class DynamicBatcher:
     worker thread takes up to max_batch_size of them (waiting at most timeout_ms after the
     first arrived), predicts them as one batch and completes each sample to LoadGen with its
     row of the real outputs. A predict step that raises stops predicting: every query issued
-    after is completed empty at once, so LoadGen's run ends, and the error is kept."""
+    after is completed empty at once, so LoadGen's run ends, and the error is kept. It keeps its
+    own clock of each batch (LOOP_PARTS): what LoadGen's latency holds besides the model."""
 
     predict: PredictStep
     inputs: Any
     batching: Batching
     error: str | None = None
     batch_sizes: list[int] = field(default_factory=list)  # the batches it predicted, for the report
+    # A row per batch predicted: its first sample issued, its predict call begun and ended
+    # (perf_counter seconds).
+    clock: list[tuple[float, float, float]] = field(default_factory=list)
     _queue: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)
     _thread: threading.Thread | None = None
 
@@ -199,7 +210,8 @@ class DynamicBatcher:
     def _issue(self, samples: list[Any]) -> None:
         """LoadGen's issue thread: a query's samples go on the queue together (MultiStream's 8
         arrive as one batch, Offline's thousands are cut into full batches by the worker)."""
-        self._queue.put([(sample.id, sample.index) for sample in samples])
+        issued = time.perf_counter()
+        self._queue.put([(sample.id, sample.index, issued) for sample in samples])
 
     def _serve(self) -> None:
         pending: deque = deque()
@@ -224,14 +236,16 @@ class DynamicBatcher:
             batch = [pending.popleft() for _ in range(min(largest, len(pending)))]
             self._complete(batch)
 
-    def _complete(self, batch: list[tuple[int, int]]) -> None:
+    def _complete(self, batch: list[tuple[int, int, float]]) -> None:
         import mlperf_loadgen as lg
         import numpy as np
 
-        ids = [query_id for query_id, _ in batch]
+        ids = [query_id for query_id, _, _ in batch]
         if self.error is None:
             try:
-                outputs = np.ascontiguousarray(self.predict(self.inputs[[index for _, index in batch]]))
+                started = time.perf_counter()
+                outputs = np.ascontiguousarray(self.predict(self.inputs[[index for _, index, _ in batch]]))
+                predicted = time.perf_counter()
                 self.batch_sizes.append(len(batch))
             except Exception as raised:  # a user's model may raise anything: one line, and LoadGen ends
                 self.error = f"{type(raised).__name__}: {raised}"
@@ -241,6 +255,14 @@ class DynamicBatcher:
         row = outputs.nbytes // max(len(outputs), 1)
         base = outputs.ctypes.data
         lg.QuerySamplesComplete([lg.QuerySampleResponse(q, base + i * row, row) for i, q in enumerate(ids)])
+        self.clock.append((min(issued for _, _, issued in batch), started, predicted))
+
+    def loop_ms(self) -> dict[str, float]:
+        """LOOP_PARTS, each the median over the batches predicted, milliseconds."""
+        if not self.clock:
+            return {}
+        parts = [(begun - issued, done - begun, done - issued) for issued, begun, done in self.clock]
+        return {name: statistics.median(column) * 1e3 for name, column in zip(LOOP_PARTS, zip(*parts))}
 
 
 def measure_expected(step: PredictStep, inputs: Any, largest: int) -> Expected:
@@ -279,7 +301,7 @@ def run_scenario(
     settings = loadgen.settings_for(loadgen.SCENARIOS[scenario], expected, plan.durations, plan.bound_ms / 1e3, qps)
     with loadgen.SampleLibrary(len(inputs), len(inputs)) as library, DynamicBatcher(step, inputs, batching) as sut:
         loadgen.run_test(sut.handle, library, settings, log_dir)
-    result = loadgen.read_summary(scenario, log_dir, qps)
+    result = dataclasses.replace(loadgen.read_summary(scenario, log_dir, qps), loop_ms=sut.loop_ms())
     if sut.error is not None:
         return dataclasses.replace(result, valid=False, error=sut.error)
     return result
