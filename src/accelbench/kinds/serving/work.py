@@ -255,7 +255,7 @@ class DynamicBatcher:
         row = outputs.nbytes // max(len(outputs), 1)
         base = outputs.ctypes.data
         lg.QuerySamplesComplete([lg.QuerySampleResponse(q, base + i * row, row) for i, q in enumerate(ids)])
-        self.clock.append((min(issued for _, _, issued in batch), started, predicted))
+        self.clock.append((batch[0][2], started, predicted))  # first in, first out: its first sample was issued first
 
     def loop_ms(self) -> dict[str, float]:
         """LOOP_PARTS, each the median over the batches predicted, milliseconds."""
