@@ -127,13 +127,13 @@ def test_the_loops_own_clock_splits_a_query_into_its_wait_and_its_predict_call_w
         run_scenario(step, INPUTS, "SingleStream", batching, expected(2e-3), plan(tmp_path), tmp_path / name)
         for name, batching in (("at-once", Batching(1, 0.0)), ("waited", Batching(8, 3.0)))
     )
-    parts = at_once.loop_ms
+    parts = at_once.loop_parts_ms
     assert 2.0 <= parts["predict"] < 2.0 + 5.0
     assert 0.0 <= parts["wait"] < 2.0  # a hand-off to the loop's thread, no timeout
     assert parts["in_loop"] >= parts["predict"]
-    assert 3.0 <= waited.loop_ms["wait"] < 3.0 + 5.0
+    assert 3.0 <= waited.loop_parts_ms["wait"] < 3.0 + 5.0
     for result in (at_once, waited):
-        assert result.at("50.00") >= result.loop_ms["in_loop"]  # each query's LoadGen latency holds its loop time
+        assert result.at("50.00") >= result.loop_parts_ms["in_loop"]  # each query's LoadGen latency holds its loop time
 
 
 def test_a_system_under_test_that_raises_ends_loadgen_in_one_line_and_leaves_no_thread(tmp_path):

@@ -180,7 +180,7 @@ def _served_parts(served: Serving) -> str:
     LOOP_PARTS): the predict call in the loop's thread beside the same step timed alone before
     the run, the hand-off to the loop, and LoadGen's own issue and completion (its p50 less the
     loop's median query)."""
-    if served.loop_ms is None or served.loop_predict_ms is None:
+    if served.loop_ms is None:
         return ""
     alone = f" (alone, before the run: {served.expected_latency_ms:.3f})" if served.expected_latency_ms else ""
     return (

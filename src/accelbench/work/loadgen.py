@@ -168,7 +168,7 @@ class LoadgenResult:
     tokens_per_s: float | None = None
     # The system under test's own clock over the same run, where it keeps one (the serving
     # loop's: kinds/serving/work.py LOOP_PARTS), part -> the median over its batches, ms.
-    loop_ms: dict[str, float] = field(default_factory=dict)
+    loop_parts_ms: dict[str, float] = field(default_factory=dict)
 
     def at(self, percentile: str) -> float | None:
         return self.latency_ms.get(percentile)

@@ -265,7 +265,7 @@ def _part(served: Served, plan: ServingPlan) -> Serving:
     elif headline is not None and headline.valid:
         reported = headline.reported_percentile or SCENARIOS[served.scenario].percentile
         latency, percentile = headline.at(reported), f"p{float(reported):g}"
-    loop = result.loop_ms if result else {}
+    loop = result.loop_parts_ms if result else {}
     return Serving(
         scenario=served.scenario,
         offline_batch=plan.offline_batch if served.scenario == "Offline" else None,

@@ -31,7 +31,7 @@ PERFORMANCE_SAMPLES = 1024
 LATENCY_CALLS = 30  # batch-1 predictions timed for LoadGen's expected latency (the median)
 BATCH_CALLS = 5  # full batches timed for Offline's expected samples/s (the median)
 MULTI_STREAM_SAMPLES = 8  # MLPerf's samples per MultiStream query (LoadGen's default)
-# The parts of a batch's time in the serving loop, by its own clock (LoadgenResult.loop_ms):
+# The parts of a batch's time in the serving loop, by its own clock (LoadgenResult.loop_parts_ms):
 # "wait", from its first sample's issue to its predict call (the hand-off to the loop's thread,
 # and the batching timeout); "predict", its inputs gathered and the call (padding, the model,
 # its outputs fetched); "in_loop", the two together. LoadGen's latency of a query holds them,
@@ -257,7 +257,7 @@ class DynamicBatcher:
         lg.QuerySamplesComplete([lg.QuerySampleResponse(q, base + i * row, row) for i, q in enumerate(ids)])
         self.clock.append((batch[0][2], started, predicted))  # first in, first out: its first sample was issued first
 
-    def loop_ms(self) -> dict[str, float]:
+    def parts_ms(self) -> dict[str, float]:
         """LOOP_PARTS, each the median over the batches predicted, milliseconds."""
         if not self.clock:
             return {}
@@ -301,7 +301,7 @@ def run_scenario(
     settings = loadgen.settings_for(loadgen.SCENARIOS[scenario], expected, plan.durations, plan.bound_ms / 1e3, qps)
     with loadgen.SampleLibrary(len(inputs), len(inputs)) as library, DynamicBatcher(step, inputs, batching) as sut:
         loadgen.run_test(sut.handle, library, settings, log_dir)
-    result = dataclasses.replace(loadgen.read_summary(scenario, log_dir, qps), loop_ms=sut.loop_ms())
+    result = dataclasses.replace(loadgen.read_summary(scenario, log_dir, qps), loop_parts_ms=sut.parts_ms())
     if sut.error is not None:
         return dataclasses.replace(result, valid=False, error=sut.error)
     return result
