@@ -56,7 +56,10 @@ def test_missing_file_is_empty(tmp_path):
         ('{"digits-n1347": {"test_x": {"accuracy": 0.9}', "corrupt baseline JSON"),
         ("[1, 2]", "expected a JSON object, found list"),
         ('{"digits-n1347": {"test_x": {"accuracy": "high"}}}', "accuracy must be a number"),
-        ('{"digits-n1347": {"test_x": 0.9}}', "expected a JSON object, found float"),
+        (
+            '{"digits-n1347": {"test_x": 0.9}}',
+            "its numbers lie 0 keys deep before each cell, where this accelbench keys them 1 deep",
+        ),
     ],
 )
 def test_corrupt_files_are_named(tmp_path, text, message):
@@ -65,6 +68,35 @@ def test_corrupt_files_are_named(tmp_path, text, message):
     with pytest.raises(BaselineError, match=message) as error:
         BaselineFile.load(path, depth=1)
     assert str(path) in str(error.value)
+
+
+def test_a_file_keyed_as_an_older_accelbench_keyed_it_is_one_line_saying_how_to_move_it(tmp_path):
+    """speedup.json from before speedups were keyed by the process backend: hardware, then data."""
+    path = tmp_path / "speedup.json"
+    path.write_text(
+        '{"arch=x86_64; cpus=2": {"digits": {"test_batch_speedup[cpu-bs256-over-bs32-mlp]": {"speedup": 3.0}}}}'
+    )
+    with pytest.raises(BaselineError) as error:
+        BaselineFile.load(path, depth=3)
+    assert str(error.value) == (
+        f"{path}: its numbers lie 2 keys deep before each cell, where this accelbench keys them 3 deep: a file "
+        "from an older accelbench (docs/baselines.md, 'Files from an older accelbench', says how to move it); "
+        "or delete it and record again with --update-baselines"
+    )
+    # Moved as the docs say (each machine's data under the backend that recorded it), it loads.
+    path.write_text(
+        '{"arch=x86_64; cpus=2": {"backend=tensorflow": {"digits": '
+        '{"test_batch_speedup[cpu-bs256-over-bs32-mlp]": {"speedup": 3.0}}}}}'
+    )
+    store = BaselineFile.load(path, depth=3)
+    assert (
+        store.get(
+            ("arch=x86_64; cpus=2", "backend=tensorflow", "digits"),
+            "test_batch_speedup[cpu-bs256-over-bs32-mlp]",
+            "speedup",
+        )
+        == 3.0
+    )
 
 
 def test_failed_write_keeps_the_old_file(tmp_path, monkeypatch):
@@ -100,12 +132,21 @@ def test_speedup_regression_is_relative():
 
 def test_committed_baselines_are_valid():
     from pathlib import Path
+    from types import SimpleNamespace
 
+    from accelbench import kinds
+    from accelbench.judge.gates import GATES, Scope
+
+    kinds.each("gates")
     root = Path(__file__).resolve().parents[1] / "benchmarks" / "baselines"
-    for name, depth in (("accuracy.json", 1), ("speedup.json", 2)):
+    scope = Scope("hw", "sw", "backend", SimpleNamespace(name="digits", key="digits-n1347"), "quick preset", {})
+    depths = {spec.file: len(spec.keys(scope)) for spec in GATES.values()}
+    committed = sorted(path.name for path in root.glob("*.json"))
+    assert committed == ["accuracy.json", "memory.json", "speedup.json"]
+    for name in committed:  # each as its gates key it: a file an older accelbench keyed fails to load
         text = (root / name).read_text()
         assert text == json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n"
-        BaselineFile.load(root / name, depth)
+        BaselineFile.load(root / name, depths[name])
 
 
 def test_several_files_are_written_all_or_nothing_with_an_ordinary_mode(tmp_path, monkeypatch):
@@ -152,7 +193,14 @@ def test_two_datasets_gates_share_each_file_and_write_both_in_one_go(tmp_path):
     gates = {
         name: Gates.load(
             tmp_path,
-            Scope("hw", "sw", SimpleNamespace(name=name, key=f"{name}-n10"), "quick preset, preset rules", {}),
+            Scope(
+                "hw",
+                "sw",
+                "backend=tensorflow",
+                SimpleNamespace(name=name, key=f"{name}-n10"),
+                "quick preset, preset rules",
+                {},
+            ),
             tolerances,
             stores,
         )
@@ -190,7 +238,9 @@ def test_served_numbers_are_kept_apart_by_what_they_were_served_under(tmp_path):
         options = {LIMITS_OPTION.flag: None, BOUND.flag: None, SERVING_RULES.flag: rules}
         options.update({f"--{flag.replace('_', '-')}": value for flag, value in given.items()})
         under = f"{preset} preset, {rules} rules"  # as the session says it (run/session.py)
-        where = Scope("hw", "sw", SimpleNamespace(name=dataset, key=f"{dataset}-n10"), under, options)
+        where = Scope(
+            "hw", "sw", "backend=tensorflow", SimpleNamespace(name=dataset, key=f"{dataset}-n10"), under, options
+        )
         return Gates.load(tmp_path, where, tolerances, {})[metric].scope
 
     assert scope(TOKEN_RATE) == ("hw", "sw", "quick preset, preset rules")
@@ -212,3 +262,29 @@ def test_served_numbers_are_kept_apart_by_what_they_were_served_under(tmp_path):
     for metric in (SERVING_RATE, SERVING_LATENCY):
         assert scope(metric, latency_bound=5.0) == scope(SERVING_RATE)
     assert len({scope(SERVING_RATE), scope(SERVING_RATE, dataset="mnist"), scope(SERVING_RATE, preset="full")}) == 3
+
+
+def test_the_documented_move_of_older_files_loads_them_keyed_by_the_backend(tmp_path):
+    """docs/baselines.md's script, run on files keyed as before the process backend: each then
+    loads at its gates' depth and finds its numbers under `backend=tensorflow`."""
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "baselines.md").read_text()
+    script = re.search(r"python - <<'PY'\n(.*?)\nPY\n", docs, re.S).group(1)
+    folder = tmp_path / "benchmarks" / "baselines"
+    folder.mkdir(parents=True)
+    cell = "test_batch_speedup[cpu-bs256-over-bs32-mlp]"
+    (folder / "speedup.json").write_text(json.dumps({"hw": {"digits": {cell: {"speedup": 3.0}}}}))
+    memory = {
+        "hw": {"tensorflow=2.21; keras=3.15": {"digits": {"test_train_memory[cpu-bs32-mlp]": {"peak_memory_bytes": 5}}}}
+    }
+    (folder / "memory.json").write_text(json.dumps(memory))
+    subprocess.run([sys.executable, "-c", script], cwd=tmp_path, check=True)
+    speedup = BaselineFile.load(folder / "speedup.json", depth=3)
+    assert speedup.get(("hw", "backend=tensorflow", "digits"), cell, "speedup") == 3.0
+    moved = BaselineFile.load(folder / "memory.json", depth=3)
+    software = "backend=tensorflow; tensorflow=2.21; keras=3.15"
+    assert moved.get(("hw", software, "digits"), "test_train_memory[cpu-bs32-mlp]", "peak_memory_bytes") == 5

@@ -1,10 +1,13 @@
 """Machine fingerprints: what they read, how they round-trip through a baseline key, and how the
 nearest recorded machine is found. No TensorFlow."""
 
+from types import SimpleNamespace
+
+from accelbench.axes import backends
 from accelbench.judge import fingerprint
 from accelbench.judge.baselines import BaselineFile
 from accelbench.judge.fingerprint import Fingerprint, make, nearest, onednn_isa
-from accelbench.judge.gates import Gate
+from accelbench.judge.gates import GATES, Gate, Scope
 from accelbench.judge.rules import RelativeDrop, RelativeGrowth
 from accelbench.judge.verdicts import RECORD_HERE, Verdicts
 from accelbench.results import verdict_block
@@ -65,8 +68,58 @@ def test_caches_are_read_from_the_kernels_cache_folders(tmp_path):
 
 
 def test_this_machine_has_a_full_fingerprint():
-    names = [name for name, _ in (fingerprint.hardware() + fingerprint.software()).fields]
-    assert names == ["arch", "cpu", "caches", "isa", "onednn", "cpus", "accelerators", "tensorflow", "keras"]
+    names = [name for name, _ in (fingerprint.hardware() + backends.software()).fields]
+    library = backends.BACKENDS[backends.PROCESS_BACKEND].module
+    assert names == ["arch", "cpu", "caches", "isa", "onednn", "cpus", "accelerators", "backend", library, "keras"]
+    assert backends.software().as_dict()["backend"] == backends.PROCESS_BACKEND
+
+
+def test_a_saved_runs_software_is_what_it_recorded_and_before_that_tensorflows():
+    recorded = {"accelbench_software": "backend=jax; jax=0.10; keras=3.15", "tensorflow": "2.21.0", "keras": "3.15.1"}
+    assert fingerprint.software_of(recorded).key == "backend=jax; jax=0.10; keras=3.15"
+    # Saved before the process backend was recorded: every run's was TensorFlow's.
+    before = {"tensorflow": "2.21.0", "keras": "3.15.1"}
+    assert fingerprint.software_of(before).key == "backend=tensorflow; tensorflow=2.21; keras=3.15"
+    # Saved with its backend but not its software key: another backend's versions were not recorded.
+    on_jax = {**before, "accelbench_process_backend": "jax"}
+    assert fingerprint.software_of(on_jax).key == "backend=jax; keras=unrecorded"
+
+
+def test_a_baseline_of_one_process_backend_leaves_anothers_numbers_ungated_naming_the_backend(tmp_path):
+    """The run that showed it: KERAS_BACKEND=torch in an environment with every backend was held
+    to TensorFlow's served baselines on the same machine (SingleStream p90 1.67 ms against 0.355,
+    a failure of nothing but the backend). Every gate keyed by the machine keys by the process
+    backend too: speedups by the backend alone, memory and served numbers by the software that holds it."""
+    from accelbench import kinds
+
+    kinds.each("gates")
+    dataset = SimpleNamespace(name="digits", key="digits-n1347")
+    tensorflow = Scope(
+        AMD.key,
+        "backend=tensorflow; tensorflow=2.21; keras=3.15",
+        "backend=tensorflow",
+        dataset,
+        "quick preset, preset rules",
+        {},
+    )
+    torch = Scope(
+        AMD.key, "backend=torch; torch=2.13; keras=3.15", "backend=torch", dataset, "quick preset, preset rules", {}
+    )
+    keyed = {spec.metric: spec for spec in GATES.values() if spec.fingerprints}
+    assert {"speedup", "peak_memory_bytes", "device_peak_memory_bytes"} <= set(keyed)
+    assert any(metric.startswith("serving") for metric in keyed) and any(metric.startswith("token") for metric in keyed)
+    for metric, spec in keyed.items():
+        recorded, asked = spec.keys(tensorflow), spec.keys(torch)
+        assert recorded[: spec.fingerprints] != asked[: spec.fingerprints], metric
+        store = BaselineFile(tmp_path / spec.file, depth=len(recorded))
+        store.stage(recorded, "c", metric, 2.0)
+        gate = Gate(metric, store, asked, RelativeDrop(0.25), fingerprints=spec.fingerprints)
+        judged = Verdicts(
+            update=False, require_baselines=False, memray_tracking=False, timing_threshold=0.4, fingerprint=AMD.key
+        )
+        verdict = judged.against_baseline("c", gate, 1.0)
+        assert verdict.outcome == "ungated", (metric, verdict)
+        assert "nearest recorded machine differs in backend: torch here, tensorflow there" in verdict.message, metric
 
 
 def test_the_nearest_recorded_machine_differs_in_the_fewest_fields():

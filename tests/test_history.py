@@ -27,6 +27,7 @@ def saved_run(
     tensorflow: str = "2.21.0",
     dirty: bool = False,
     peak: int | None = None,
+    backend: str | None = None,
 ) -> Path:
     """A run as pytest-benchmark saves it: its machine, commit, date, and each training cell's
     rounds (seconds per sample), written where --benchmark-autosave writes it."""
@@ -43,7 +44,12 @@ def saved_run(
         for model, seconds in cells.items()
     ]
     document = {
-        "machine_info": {"accelbench_fingerprint": machine, "tensorflow": tensorflow, "keras": "3.15.1"},
+        "machine_info": {
+            "accelbench_fingerprint": machine,
+            "tensorflow": tensorflow,
+            "keras": "3.15.1",
+            **({"accelbench_process_backend": backend, "jax": "0.10.2"} if backend else {}),
+        },
         "commit_info": {"id": commit or f"{number:040x}", "dirty": dirty},
         "datetime": f"2026-11-{1 + number // 24:02d}T{number % 24:02d}:00:00+00:00",
         "benchmarks": benchmarks,
@@ -120,6 +126,22 @@ def test_a_library_upgrade_that_slows_a_cell_is_a_change_that_names_the_upgrade(
     cli.main(["history", str(tmp_path)])
     (change,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("REGRESSION")]
     assert "libraries tensorflow 2.21.0 keras 3.15.1 -> tensorflow 2.22.0 keras 3.15.1" in change
+
+
+def test_runs_of_another_process_backend_are_series_of_their_own_not_a_change(tmp_path, capsys):
+    """A machine's main runs on TensorFlow and, in another job, on JAX: the same cell names, each
+    its own backend's cells. Interleaved in one storage, they are two series each without a
+    change; as one series, the JAX runs' 2x would read as changes back and forth."""
+    rng = np.random.default_rng(5)
+    for number in range(16):
+        on_jax = number % 2 == 1
+        saved_run(tmp_path, number, {"mlp": noisy(rng, 40e-6 if on_jax else 20e-6)}, backend="jax" if on_jax else None)
+    assert cli.main(["history", str(tmp_path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert not [line for line in out if line.startswith(("REGRESSION", "change"))], out
+    assert out[0] == "accelbench history: 16 saved run(s), 2 series on 1 machine(s) and 2 process backends"
+    assert "2 of 2 searched series: no change of level" in out
+    assert out[-2:] == [f"machine: {HERE_MACHINE}, process backend {name}" for name in ("jax", "tensorflow")]
 
 
 def test_the_push_that_confirms_a_regression_fails_and_the_next_does_not(tmp_path, capsys):

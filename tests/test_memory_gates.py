@@ -74,13 +74,18 @@ def test_a_halved_baseline_fails_where_the_spread_allows_and_unchanged_peaks_pas
 
 
 def test_saved_runs_of_this_machine_only_are_read_and_a_corrupt_one_is_named(tmp_path):
-    def saved(name, hardware, peak, tensorflow="2.21.0"):
+    def saved(name, hardware, peak, tensorflow="2.21.0", **recorded):
         path = tmp_path / "Linux-CPython-3.11-64bit" / name
         path.parent.mkdir(exist_ok=True)
         path.write_text(
             json.dumps(
                 {
-                    "machine_info": {"accelbench_fingerprint": hardware, "tensorflow": tensorflow, "keras": "3.15.1"},
+                    "machine_info": {
+                        "accelbench_fingerprint": hardware,
+                        "tensorflow": tensorflow,
+                        "keras": "3.15.1",
+                        **recorded,
+                    },
                     "benchmarks": [],
                     "accelbench": {"untimed_cells": [{"name": CELL, "extra_info": {"peak_memory_bytes": peak}}]},
                 }
@@ -92,6 +97,14 @@ def test_saved_runs_of_this_machine_only_are_read_and_a_corrupt_one_is_named(tmp
     saved("0003_c.json", "hw", 300, tensorflow="2.20.0")
     saved("0004_d.json", "hw", 400)
     (tmp_path / "Linux-CPython-3.11-64bit" / "0005_e.json").write_text("{not json")
-    found, unreadable = peak_history.peaks(peak_history.saved_files(tmp_path), "hw", "tensorflow=2.21; keras=3.15")
-    assert found == {(CELL, "peak_memory_bytes"): [100.0, 400.0]}
+    # The same machine and versions, its pytest process on JAX: its cells named without a
+    # backend are JAX's, and their peaks say nothing of TensorFlow's.
+    jax_software = "backend=jax; jax=0.10; keras=3.15"
+    saved("0006_f.json", "hw", 600, accelbench_process_backend="jax", accelbench_software=jax_software)
+    saved("0007_g.json", "hw", 700, accelbench_process_backend="tensorflow")
+    tensorflow_software = "backend=tensorflow; tensorflow=2.21; keras=3.15"
+    found, unreadable = peak_history.peaks(peak_history.saved_files(tmp_path), "hw", tensorflow_software)
+    assert found == {(CELL, "peak_memory_bytes"): [100.0, 400.0, 700.0]}
+    found, _ = peak_history.peaks(peak_history.saved_files(tmp_path), "hw", jax_software)
+    assert found == {(CELL, "peak_memory_bytes"): [600.0]}
     assert len(unreadable) == 1 and "0005_e.json not read for memory spreads: JSONDecodeError" in unreadable[0]

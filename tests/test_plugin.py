@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from accelbench.axes import backends
 from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND
 from accelbench.judge.fingerprint import Fingerprint
 from accelbench.run.presets import KIND_SETTINGS, PRESETS
@@ -1416,6 +1417,62 @@ def test_ab_ref_outside_a_repository_or_to_no_commit_is_one_line(suite):
         run(suite, "test_training.py::test_train", "--models", "mlp", "--ab-ref", "no-such-branch"),
         "--ab-ref: 'no-such-branch' names no commit in *",
     )
+
+
+@pytest.mark.slow(90)
+def test_baselines_recorded_on_one_process_backend_leave_anothers_numbers_ungated(suite, monkeypatch):
+    """The bug a run showed: in an environment with every backend, KERAS_BACKEND=torch was held
+    to the serving baselines TensorFlow's process recorded on the same machine, and failed by
+    the backend alone. Recorded on this process's backend, the memory and speedup numbers of a
+    run on another are ungated, each naming the backend; nothing of the first run's is judged."""
+    other = next(
+        (
+            name
+            for name in ("jax", "torch", "tensorflow")
+            if name != backends.PROCESS_BACKEND and backends.importable(name)
+        ),
+        None,
+    )
+    if other is None:
+        pytest.skip("one Keras backend installed: no other process backend to run")
+    args = (
+        "test_memory.py::test_train_memory",
+        "test_speedup.py::test_batch_speedup",
+        "--models",
+        "mlp",
+        "--batch-sizes",
+        "32,256",
+    )
+    baselines = suite.path / "baselines"
+    run(suite, *args, "--update-baselines").assert_outcomes(passed=3)
+    recorded = json.loads((baselines / "speedup.json").read_text())
+    assert [list(by_backend) for by_backend in recorded.values()] == [[f"backend={backends.PROCESS_BACKEND}"]]
+
+    monkeypatch.setenv("KERAS_BACKEND", other)
+    saved = suite.path / "other.json"
+    result = suite.runpytest_subprocess(
+        "-p",
+        "accelbench.plugin",
+        "-p",
+        "no:cacheprovider",
+        "--preset",
+        "smoke",
+        "--baselines",
+        str(baselines),
+        *args,
+        "--benchmark-json",
+        str(saved),
+    )
+    result.assert_outcomes(passed=3)
+    verdicts = json.loads(saved.read_text())["accelbench"]["verdicts"]
+    gated = [verdict for verdict in verdicts if verdict["metric"] in ("speedup", "peak_memory_bytes")]
+    assert {verdict["metric"] for verdict in gated} == {"speedup", "peak_memory_bytes"}, verdicts
+    for verdict in gated:
+        assert verdict["outcome"] == "ungated", verdict
+        assert (
+            f"nearest recorded machine differs in backend: {other} here, {backends.PROCESS_BACKEND} there"
+            in verdict["message"]
+        )
 
 
 @pytest.mark.slow(60)

@@ -19,6 +19,7 @@ def verdicts(**overrides):
         memray_tracking=False,
         timing_threshold=0.3,
         fingerprint="arch=x86_64; cpus=2",
+        process_backend="tensorflow",
     )
     return Verdicts(**{**settings, **overrides})
 
@@ -115,12 +116,16 @@ def test_loss_parity_is_judged_in_significant_digits_and_a_planted_difference_fa
     assert dict(planted.statistic) == {"reference_loss": 0.08123, "candidate_loss": 0.0841}
 
 
-def saved_run(cells, fingerprint="arch=x86_64; cpus=2", tracked=False):
+def saved_run(cells, fingerprint="arch=x86_64; cpus=2", tracked=False, backend=None):
     return SavedRun.from_json(
         {
             "datetime": "2026-11-22T12:00:00",
             "commit_info": {"id": "0123456789abcdef"},
-            "machine_info": {"accelbench_fingerprint": fingerprint, "accelbench_memray_tracking": tracked},
+            "machine_info": {
+                "accelbench_fingerprint": fingerprint,
+                "accelbench_memray_tracking": tracked,
+                **({"accelbench_process_backend": backend} if backend else {}),
+            },
             "benchmarks": [{"name": name, "extra_info": info} for name, info in cells.items()],
         }
     )
@@ -151,6 +156,13 @@ ROUNDS = [1.0, 1.02, 1.01, 1.03, 1.0, 1.5, 1.01, 1.02, 1.04, 1.6]
             "ungated",
             "is from another machine (it has no fingerprint (saved by an older accelbench))",
         ),
+        (
+            saved_run({"t[a]": {"seconds_per_sample": ROUNDS}}, backend="jax"),
+            ROUNDS,
+            "ungated",
+            "ran on the jax backend, this run on tensorflow: cells named without a backend are each run's own",
+        ),
+        (saved_run({"t[a]": {"seconds_per_sample": ROUNDS}}, backend="tensorflow"), ROUNDS, "pass", ""),
         (saved_run({"t[a]": {"seconds_per_sample": ROUNDS}}, tracked=True), ROUNDS, "skipped", "--memray"),
         (saved_run({"t[b]": {"seconds_per_sample": ROUNDS}}), ROUNDS, "new", "has no t[a]"),
         (saved_run({"t[a]": {"steps_per_round": 10}}), ROUNDS, "ungated", "saved by an older accelbench"),
@@ -170,6 +182,10 @@ def test_saved_steps_come_from_the_same_hardware_only():
     assert judged.saved_steps("train", "cpu-bs32-mlp") == 94
     assert judged.saved_steps("inference", "cpu-bs32-mlp") is None
     assert verdicts(saved_runs=[run], fingerprint="arch=x86_64; cpus=4").saved_steps("train", "cpu-bs32-mlp") is None
+    on_jax = saved_run(
+        {"test_train[cpu-bs32-mlp]": {"work": "train", "cell": "cpu-bs32-mlp", "steps_per_round": 94}}, backend="jax"
+    )
+    assert verdicts(saved_runs=[on_jax]).saved_steps("train", "cpu-bs32-mlp") is None
 
 
 def test_the_terminal_block_lists_failures_then_ungated_then_counts(tmp_path):

@@ -40,6 +40,13 @@ class BaselineFile:
                 f"{path}: corrupt baseline JSON ({error}); fix it, or delete it and "
                 "record again with --update-baselines"
             ) from None
+        found = _scope_depth(data)
+        if found is not None and found != depth:
+            raise BaselineError(
+                f"{path}: its numbers lie {found} keys deep before each cell, where this accelbench keys them "
+                f"{depth} deep: a file from an older accelbench (docs/baselines.md, 'Files from an older "
+                "accelbench', says how to move it); or delete it and record again with --update-baselines"
+            )
         _validate(data, depth + 1, str(path))
         return cls(path, depth, data)
 
@@ -136,6 +143,20 @@ def save_all(files: list[BaselineFile]) -> None:
         for _, leftover in [*staged, *kept]:
             if os.path.exists(leftover):
                 os.unlink(leftover)
+
+
+def _scope_depth(data: Any) -> int | None:
+    """The scope keys before each cell in a file, read down its first path (a cell's metrics are
+    the first object whose values are numbers); None where it holds no number to read it by."""
+    depth = 0
+    node = data
+    while isinstance(node, dict) and node:
+        child = next(iter(node.values()))
+        if isinstance(child, numbers.Real) and not isinstance(child, bool):
+            return depth - 1  # node is a cell's metrics; the level above it is the cells'
+        node = child
+        depth += 1
+    return None
 
 
 def _validate(node: Any, depth: int, where: str) -> None:

@@ -25,6 +25,7 @@ import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 SEPARATOR = "; "
 UNKNOWN = "unknown"
@@ -275,20 +276,44 @@ def versions(packages: Sequence[str] = LIBRARIES) -> dict[str, str]:
 
 
 FINGERPRINT_KEY = "accelbench_fingerprint"  # machine_info: the hardware fingerprint of the run
-SOFTWARE = ("tensorflow", "keras")  # the libraries whose releases change allocation patterns
+# machine_info: the Keras backend the run's pytest process ran, whose cells carry no backend in
+# their names; absent from runs saved before any other could be (TensorFlow's, then).
+PROCESS_BACKEND_KEY = "accelbench_process_backend"
+SOFTWARE_KEY = "accelbench_software"  # machine_info: the run's software fingerprint (software())
+BEFORE_PROCESS_BACKENDS = "tensorflow"
 
 
-def software(packages: Sequence[str] = SOFTWARE) -> Fingerprint:
-    """The libraries whose releases change allocation patterns, to their minor version."""
-    return make(**{package: minor_version(package) for package in packages})
+def process_backend_of(recorded: Mapping[str, Any]) -> str:
+    """The process backend a saved run's machine_info names."""
+    return str(recorded.get(PROCESS_BACKEND_KEY) or BEFORE_PROCESS_BACKENDS)
 
 
-def software_of(recorded: Mapping[str, str], packages: Sequence[str] = SOFTWARE) -> Fingerprint:
-    """software() as a saved run's machine_info recorded it (full versions, from versions())."""
-    return make(
+def backend(name: str) -> Fingerprint:
+    """The process backend: the Keras backend of every cell named without one. A speedup, a
+    memory peak or a served latency of one backend says nothing of another's, so each is its
+    own baseline."""
+    return make(backend=name)
+
+
+def software(process_backend: str, library: str) -> Fingerprint:
+    """The process backend, and the libraries whose releases change allocation patterns and
+    served latencies (its framework, `library`, and Keras) to their minor version."""
+    return backend(process_backend) + make(**{package: minor_version(package) for package in (library, "keras")})
+
+
+def software_of(recorded: Mapping[str, Any]) -> Fingerprint:
+    """software() as a saved run recorded it; for a run saved before it was recorded, from its
+    versions (versions(): tensorflow's and keras's, which were all a TensorFlow run's key then,
+    and all such a run recorded; another backend's run of then matches no software of now)."""
+    if recorded.get(SOFTWARE_KEY):
+        return Fingerprint.parse(str(recorded[SOFTWARE_KEY]))
+    name = process_backend_of(recorded)
+    if name != BEFORE_PROCESS_BACKENDS:
+        return backend(name) + make(keras="unrecorded")
+    return backend(name) + make(
         **{
-            package: ".".join(recorded[package].split(".")[:2]) if package in recorded else "absent"
-            for package in packages
+            package: ".".join(str(recorded[package]).split(".")[:2]) if package in recorded else "absent"
+            for package in (name, "keras")
         }
     )
 

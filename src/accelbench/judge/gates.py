@@ -84,12 +84,14 @@ class Gate:
 
 @dataclass(frozen=True)
 class Scope:
-    """What a run's baselines are keyed by: this machine's hardware and software fingerprint keys,
-    the data, and what the run serves under (the gates of numbers measured under LoadGen key by
-    it, and by their own kind's options: `served`)."""
+    """What a run's baselines are keyed by: this machine's hardware and software fingerprint keys
+    (the software's holds the process backend, and `backend` is that alone), the data, and what
+    the run serves under (the gates of numbers measured under LoadGen key by it, and by their own
+    kind's options: `served`)."""
 
     hardware: str
     software: str
+    backend: str  # fingerprint.backend()'s key: the process backend, whose cells name none
     dataset: Any  # axes.data.Dataset: its name, and its key (name and size)
     # The preset (its requests or batch sizes, its LoadGen runs' durations and search) and
     # LoadGen's rules (--serving-rules): "quick preset, preset rules".
@@ -124,7 +126,8 @@ class GateSpec:
 
 # Every gate against stored baselines, by metric: a new gate is a GATES.register here, and the
 # bench that measures its number hands it over (self.verdicts.against_baseline(..., self.gates[metric], ...)).
-# Speedups depend on the hardware; allocation patterns on the library versions as well. Accuracy
+# Speedups depend on the hardware and the process backend; allocation patterns on the library
+# versions as well (software(), which holds the backend). Accuracy
 # from a fixed seed holds across machines within its tolerance, so it is keyed by the data alone.
 GATES: Registry[GateSpec] = Registry("gate")
 GATES.register(
@@ -195,6 +198,6 @@ def write_staged(stores: dict[str, BaselineFile]) -> list[str]:
 
 
 def _fingerprint(keys: tuple[str, ...]) -> fingerprint.Fingerprint:
-    """The fingerprint of a scope's leading keys (hardware, then software for memory)."""
+    """The fingerprint of a scope's leading keys (hardware, then software or the backend)."""
     parsed = [fingerprint.Fingerprint.parse(key) for key in keys]
     return sum(parsed[1:], parsed[0])

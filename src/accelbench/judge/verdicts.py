@@ -131,6 +131,7 @@ class Verdicts:
     memray_tracking: bool
     timing_threshold: float
     fingerprint: str = ""  # this machine's hardware fingerprint key: saved runs compare only with their own
+    process_backend: str = ""  # the pytest process's Keras backend: a saved run's cells named alike are its
     saved_runs: list[SavedRun] = field(default_factory=list)
     by_cell: dict[str, list[Verdict]] = field(default_factory=dict)
     machine_missing: bool = False  # some number was ungated for want of this machine's baselines
@@ -155,7 +156,7 @@ class Verdicts:
         """Steps per round the compared run timed this work with, so both runs time the same
         work and pytest-benchmark's own comparison of round times means something."""
         saved = self.saved_runs[-1] if self.saved_runs else None
-        if saved is None or saved.machine_info.get(FINGERPRINT_KEY) != self.fingerprint:
+        if saved is None or self._other_setup(saved) is not None:
             return None
         for bench in saved.cells.values():
             info = bench.get("extra_info", {})
@@ -345,16 +346,31 @@ class Verdicts:
     def _not_comparable(self, saved: SavedRun, cell: str) -> tuple[str, str] | None:
         if self.memray_tracking or saved.machine_info.get("accelbench_memray_tracking"):
             return SKIPPED, "a run tracked by --memray: " + MEMRAY_REASON
-        if saved.machine_info.get(FINGERPRINT_KEY) != self.fingerprint:
-            differences = saved.machine_differences(self.fingerprint)
-            return UNGATED, (
-                f"saved run {saved.name} is from another machine ({'; '.join(differences)}): "
-                "timings compare only on the same hardware"
-            )
+        other = self._other_setup(saved)
+        if other is not None:
+            return UNGATED, other
         if cell not in saved.cells:
             return NEW, f"saved run {saved.name} has no {cell}"
         if Timed.of(saved.cells[cell].get("extra_info", {})).seconds_per_sample is None:
             return UNGATED, f"saved run {saved.name} has no per-sample rounds for {cell} (saved by an older accelbench)"
+        return None
+
+    def _other_setup(self, saved: SavedRun) -> str | None:
+        """Why a saved run's cells are not this run's cells of the same names: another machine,
+        or another process backend (whose cells carry no backend in their names); None where
+        they are."""
+        if saved.machine_info.get(FINGERPRINT_KEY) != self.fingerprint:
+            differences = saved.machine_differences(self.fingerprint)
+            return (
+                f"saved run {saved.name} is from another machine ({'; '.join(differences)}): "
+                "timings compare only on the same hardware"
+            )
+        theirs = fingerprint.process_backend_of(saved.machine_info)
+        if self.process_backend and theirs != self.process_backend:
+            return (
+                f"saved run {saved.name} ran on the {theirs} backend, this run on {self.process_backend}: "
+                "cells named without a backend are each run's own backend's, and compare only with their own"
+            )
         return None
 
     def failed(self, cell: str, metric: str, message: str) -> Verdict:

@@ -177,7 +177,7 @@ def _read_peak_history(config: pytest.Config, state: Session) -> None:
     if storage is None:  # not a folder (pytest-benchmark's elasticsearch storage): no spreads
         return
     found, unreadable = peak_history.peaks(
-        peak_history.saved_files(Path(storage)), state.inventory.fingerprint().key, fingerprint.software().key
+        peak_history.saved_files(Path(storage)), state.inventory.fingerprint().key, backends.software().key
     )
     state.verdicts.peak_history.update(found)
     state.notes.extend(unreadable)
@@ -505,8 +505,12 @@ def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: di
     pytest-benchmark asks at start-up when comparing and at the end when saving; both must
     see the same devices, so this starts TensorFlow if the run has not yet.
     """
-    machine_info.update(fingerprint.versions() | fingerprint.driver_versions())
-    machine_info["accelbench_process_backend"] = backends.PROCESS_BACKEND
+    process = backends.BACKENDS[backends.PROCESS_BACKEND]
+    machine_info.update(
+        fingerprint.versions((*fingerprint.LIBRARIES, *process.packages)) | fingerprint.driver_versions()
+    )
+    machine_info[fingerprint.PROCESS_BACKEND_KEY] = backends.PROCESS_BACKEND
+    machine_info[fingerprint.SOFTWARE_KEY] = backends.software().key  # what its memory and served numbers key by
     inventory = session_of(config).inventory
     machine_info["accelbench_devices"] = {
         name: placement.description for name, placement in inventory.placements.items()
@@ -515,4 +519,4 @@ def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: di
     machine_info[FINGERPRINT_KEY] = inventory.fingerprint().key  # --benchmark-compare judges only its own
     # Timings under memray are slower: a run tracked by --memray must not pass for an untracked one.
     machine_info["accelbench_memray_tracking"] = session_of(config).run.memray_tracking
-    machine_info["accelbench_host_allocator"] = backends.BACKENDS[backends.PROCESS_BACKEND].host_allocator()
+    machine_info["accelbench_host_allocator"] = process.host_allocator()

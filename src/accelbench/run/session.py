@@ -55,6 +55,7 @@ class Session:
             require_baselines=run.require_baselines,
             memray_tracking=run.memray_tracking,
             timing_threshold=run.timing_threshold,
+            process_backend=PROCESS_BACKEND,
             ab_strict=bool(run.ab_setup and run.ab_setup.strict),
         )
         self.process_results: dict[Any, Any] = {}  # a distributed.Job -> its Result, for cells that share a job
@@ -103,7 +104,8 @@ class Session:
         if name not in self._gates:
             scope = Scope(
                 self.inventory.fingerprint().key,
-                fingerprint.software().key,
+                backends.software().key,
+                fingerprint.backend(PROCESS_BACKEND).key,
                 self.data(model),
                 f"{self.run.preset.name} preset, {SERVING_RULES.of(self.run.kind_options)} rules",
                 self.run.kind_options,

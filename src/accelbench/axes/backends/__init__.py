@@ -26,6 +26,7 @@ from accelbench.axes.backends.backend import (
     inventory,
     measure_roof,
     peak_above_start,
+    software,
     use_process_backend,
 )
 
@@ -48,5 +49,6 @@ __all__ = [
     "inventory",
     "measure_roof",
     "peak_above_start",
+    "software",
     "use_process_backend",
 ]

@@ -26,6 +26,8 @@ from typing import Any, ClassVar
 
 from accelbench.axes.devices import AUTO, Inventory, Placement, is_accelerator, type_of
 from accelbench.environments import Environment
+from accelbench.judge import fingerprint
+from accelbench.judge.fingerprint import Fingerprint
 from accelbench.measured import Roof
 from accelbench.registry import Registry
 
@@ -144,6 +146,11 @@ FLOAT32_IEEE = "IEEE float32 (TF32 off)"
 BACKENDS: Registry[Backend] = Registry("backend")
 
 PROCESS_BACKEND = choose_process_backend()  # the pytest process's own Keras backend ("" where none is)
+
+
+def software() -> Fingerprint:
+    """This process's software fingerprint: the process backend, its framework's and Keras's versions."""
+    return fingerprint.software(PROCESS_BACKEND, BACKENDS[PROCESS_BACKEND].module)
 
 
 def use_process_backend() -> str:

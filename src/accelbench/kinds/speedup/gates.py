@@ -18,10 +18,10 @@ for _metric in ("speedup", "speedup_inputs_on_device"):
         GateSpec(
             _metric,
             "speedup.json",
-            lambda s: (s.hardware, s.dataset.name),
+            lambda s: (s.hardware, s.backend, s.dataset.name),
             lambda tolerances: RelativeDrop(SPEEDUP_TOLERANCE.of(tolerances)),
             timed=True,
             significance=True,
-            fingerprints=1,
+            fingerprints=2,
         ),
     )

@@ -17,6 +17,18 @@ def _machines(findings: Sequence[Finding]) -> list[str]:
     return sorted({finding.series.machine for finding in findings})
 
 
+def _setups(findings: Sequence[Finding]) -> list[str]:
+    """Each machine with each process backend its runs had: what the series are of."""
+    pairs = sorted({(finding.series.machine, finding.series.backend) for finding in findings})
+    return [f"{machine}, process backend {backend}" for machine, backend in pairs]
+
+
+def _on(findings: Sequence[Finding]) -> str:
+    backends = {finding.series.backend for finding in findings}
+    machines = f"{len(_machines(findings))} machine(s)"
+    return machines if len(backends) < 2 else f"{machines} and {len(backends)} process backends"
+
+
 def _points(history: History) -> str:
     """How the saved runs became points, where a point is not one run."""
     return f" as {history.point_count} point(s), one per commit and machine" if history.unit == "commit" else ""
@@ -25,8 +37,7 @@ def _points(history: History) -> str:
 def lines(history: History, findings: Sequence[Finding]) -> list[str]:
     """The terminal's account: every change, then the series too short to search, in one line each."""
     out = [
-        f"accelbench history: {history.runs} saved run(s){_points(history)}, {len(findings)} series on "
-        f"{len(_machines(findings))} machine(s)"
+        f"accelbench history: {history.runs} saved run(s){_points(history)}, {len(findings)} series on {_on(findings)}"
     ]
     out += [f"unreadable  {problem}" for problem in history.unreadable]
     changed = [(finding, change) for finding in findings for change in finding.changes]
@@ -41,8 +52,8 @@ def lines(history: History, findings: Sequence[Finding]) -> list[str]:
         )
     searched = len(findings) - len(short)
     out.append(f"{searched - len({id(f) for f, _ in changed})} of {searched} searched series: no change of level")
-    for machine in _machines(findings):
-        out.append(f"machine: {machine}")
+    for setup in _setups(findings):
+        out.append(f"machine: {setup}")
     return out
 
 
@@ -89,7 +100,7 @@ def html_page(history: History, findings: Sequence[Finding], plots: Sequence[Plo
         )
         for finding in findings
     ]
-    machines = html.escape(", ".join(_machines(findings)))
+    machines = html.escape("; ".join(_setups(findings)))
     body = (
         f"<p>{history.runs} saved runs{_points(history)}; machines: {machines}</p>"
         + "".join(f"<p class='fail'>{html.escape(problem)}</p>" for problem in history.unreadable)

@@ -2,7 +2,9 @@
 
 pytest-benchmark keeps every run of `pytest benchmarks` (--benchmark-autosave, on in the ini)
 under its storage folder, each a JSON file with the machine, the commit and the date. A series
-never mixes machines: its key holds the run's hardware fingerprint. Library versions are not in
+never mixes machines: its key holds the run's hardware fingerprint, and its process backend (a
+cell named without a backend is that backend's: a JAX run's `test_train[cpu-bs256-mlp]` is
+another series than a TensorFlow run's). Library versions are not in
 the key, so an upgrade that slows a cell shows as a change in its series; each point keeps
 them, and the history names the versions where they changed.
 
@@ -22,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from accelbench.judge import changepoints
+from accelbench.axes.backends import BACKENDS
+from accelbench.judge import changepoints, fingerprint
 from accelbench.judge import storage as saved
 from accelbench.measured import Timed
 from accelbench.registry import Registry
@@ -93,9 +96,10 @@ class Point:
 
     @property
     def software(self) -> str:
-        return " ".join(
-            f"{name} {self.run.machine[name]}" for name in ("tensorflow", "keras") if self.run.machine.get(name)
-        )
+        """The versions of its process backend's libraries (its framework and Keras) the run recorded."""
+        backend = BACKENDS.get(self.run.process_backend)
+        names = backend.packages if backend is not None else (fingerprint.BEFORE_PROCESS_BACKENDS, "keras")
+        return " ".join(f"{name} {self.run.machine[name]}" for name in names if self.run.machine.get(name))
 
 
 @dataclass
@@ -103,6 +107,7 @@ class Series:
     cell: str
     number: Number
     machine: str  # the runs' hardware fingerprint
+    backend: str  # their process backend: the Keras backend of the cells named without one
     points: list[Point] = field(default_factory=list)
     unit: str = "run"  # what a point is: a saved "run", or a "commit"'s runs
 
@@ -148,7 +153,7 @@ def _commit_groups(runs: Sequence[Run]) -> list[list[Run]]:
     for position, run in enumerate(runs):
         commit = run.commit.get("id")
         known = commit and commit != "unversioned" and not run.commit.get("dirty")  # "unversioned": not in git
-        key = (run.fingerprint, commit) if known else position
+        key = (run.fingerprint, run.process_backend, commit) if known else position
         groups.setdefault(key, []).append(run)
     return list(groups.values())
 
@@ -180,7 +185,9 @@ def read(storages: Sequence[Path], by_commit: bool = False) -> History:
                         values.setdefault((cell.name, number.name), []).append(value)
         first = group[0]
         for (cell, name), measured in values.items():
-            key = (first.fingerprint, cell, name)
-            series = by_key.setdefault(key, Series(cell, NUMBERS[name], first.fingerprint, unit=unit))
+            key = (first.fingerprint, first.process_backend, cell, name)
+            series = by_key.setdefault(
+                key, Series(cell, NUMBERS[name], first.fingerprint, first.process_backend, unit=unit)
+            )
             series.points.append(Point(series.number.per_commit(measured), first, len(measured)))
     return History(list(by_key.values()), len(runs), unreadable, unit, len(groups))

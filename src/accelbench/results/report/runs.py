@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from accelbench.judge import storage
-from accelbench.judge.fingerprint import FINGERPRINT_KEY
+from accelbench.judge.fingerprint import FINGERPRINT_KEY, process_backend_of
 from accelbench.measured import CELL_KEY, ROOFS_KEY, SCHEMA_VERSION, Roof
 from accelbench.results.summary import CellRecord, Section
 
@@ -83,6 +83,11 @@ class Run:
         """The machine as baselines key it (cpu, caches, ISA, accelerators); a run saved before
         fingerprints has only its machine class."""
         return str(self.machine.get(FINGERPRINT_KEY) or self.machine.get("accelbench_machine_class", "unknown machine"))
+
+    @property
+    def process_backend(self) -> str:
+        """The Keras backend of its cells named without one."""
+        return process_backend_of(self.machine)
 
     def cells_of(self, *benchmarks: str) -> list[CellRecord]:
         return [cell for cell in self.cells if cell.benchmark in benchmarks]
