@@ -139,7 +139,12 @@ def test_an_ungated_memory_number_names_the_nearest_machine_and_what_differs(tmp
     )
     gate = Gate("peak_memory_bytes", store, (AMD.key, software.key, "digits"), RelativeGrowth(0.25), fingerprints=2)
     verdicts = Verdicts(
-        update=False, require_baselines=False, memray_tracking=False, timing_threshold=0.4, fingerprint=AMD.key
+        update=False,
+        require_baselines=False,
+        memray_tracking=False,
+        timing_threshold=0.4,
+        fingerprint=AMD.key,
+        process_backend="jax",
     )
     verdict = verdicts.against_baseline("c", gate, 15_400_000)
     assert verdict.outcome == "ungated" and verdicts.failures("c") == []
@@ -150,7 +155,7 @@ def test_an_ungated_memory_number_names_the_nearest_machine_and_what_differs(tmp
     )
     assert "isa: avx2 here, avx512_core_vnni there" in verdict.message
     assert verdict_block.lines(verdicts)[-3:-1] == [
-        f"this machine: {AMD.key}",
+        f"this machine: {AMD.key}, process backend jax",
         RECORD_HERE,
     ]  # the block ends with the command
     assert RECORD_HERE.startswith("record this machine's baselines with: pytest benchmarks --update-baselines")

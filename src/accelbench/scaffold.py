@@ -122,7 +122,7 @@ def project_files() -> dict[str, str]:
     return {
         **{f"benchmarks/{name}": text for name, text in benchmark_files().items()},
         "benchmarks/baselines/README.md": "Baselines: `pytest benchmarks --update-baselines` records them here, "
-        "keyed by this machine's fingerprint. Review the diff and commit it.\n",
+        "keyed by this machine's fingerprint and the Keras backend the run's process ran. Review the diff and commit it.\n",
         "pytest.ini": INI,
         f"{MODELS_MODULE}.py": MODELS,
         ".github/workflows/accelbench.yml": WORKFLOW,

@@ -63,7 +63,7 @@ RECORD_HINT = "record with: pytest benchmarks --update-baselines"
 # fingerprint only (other machines' entries in the same files are left as they are).
 RECORD_HERE = (
     "record this machine's baselines with: pytest benchmarks --update-baselines "
-    "(adds or replaces this fingerprint's entries only; review git diff benchmarks/baselines)"
+    "(adds or replaces this fingerprint's and backend's entries only; review git diff benchmarks/baselines)"
 )
 MEMRAY_REASON = "--memray slows TensorFlow down unevenly: judge speed in a run without --memray"
 

@@ -39,7 +39,8 @@ def lines(verdicts: Verdicts) -> list[str]:
         )
         lines.append(f"{unjudged} gated number(s) had nothing to be judged against: {consequence}")
         if verdicts.machine_missing:
-            lines += [f"this machine: {verdicts.fingerprint}", RECORD_HERE]
+            backend = f", process backend {verdicts.process_backend}" if verdicts.process_backend else ""
+            lines += [f"this machine: {verdicts.fingerprint}{backend}", RECORD_HERE]
         else:
             lines.append(RECORD_HINT)
     reasons: dict[str, int] = {}

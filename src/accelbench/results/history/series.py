@@ -24,8 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from accelbench.axes.backends import BACKENDS
-from accelbench.judge import changepoints, fingerprint
+from accelbench.judge import changepoints
 from accelbench.judge import storage as saved
 from accelbench.measured import Timed
 from accelbench.registry import Registry
@@ -97,9 +96,7 @@ class Point:
     @property
     def software(self) -> str:
         """The versions of its process backend's libraries (its framework and Keras) the run recorded."""
-        backend = BACKENDS.get(self.run.process_backend)
-        names = backend.packages if backend is not None else (fingerprint.BEFORE_PROCESS_BACKENDS, "keras")
-        return " ".join(f"{name} {self.run.machine[name]}" for name in names if self.run.machine.get(name))
+        return self.run.versions(self.run.backend_libraries)
 
 
 @dataclass

@@ -12,8 +12,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from accelbench.axes.backends import BACKENDS
 from accelbench.judge import storage
-from accelbench.judge.fingerprint import FINGERPRINT_KEY, process_backend_of
+from accelbench.judge.fingerprint import BEFORE_PROCESS_BACKENDS, FINGERPRINT_KEY, process_backend_of
 from accelbench.measured import CELL_KEY, ROOFS_KEY, SCHEMA_VERSION, Roof
 from accelbench.results.summary import CellRecord, Section
 
@@ -47,12 +48,21 @@ class Run:
 
     @property
     def label(self) -> str:
-        """Library versions and date: what tells runs of one machine apart (the machine is
+        """Library versions, its process backend's first (`jax 0.10.2 jaxlib 0.10.2 keras 3.15.1 …`:
+        which backend it ran), and date: what tells runs of one machine apart (the machine is
         `fingerprint`)."""
-        versions = " ".join(
-            f"{name} {self.machine[name]}" for name in ("tensorflow", "keras", "scikit-learn") if self.machine.get(name)
-        )
+        versions = self.versions((*self.backend_libraries, "scikit-learn"))
         return f"{versions} · {self.datetime[:16].replace('T', ' ')}"
+
+    @property
+    def backend_libraries(self) -> tuple[str, ...]:
+        """The distributions of its process backend (its framework and Keras)."""
+        backend = BACKENDS.get(self.process_backend)
+        return backend.packages if backend is not None else (BEFORE_PROCESS_BACKENDS, "keras")
+
+    def versions(self, names: Sequence[str]) -> str:
+        """'tensorflow 2.21.0 keras 3.15.1': the versions of those it recorded."""
+        return " ".join(f"{name} {self.machine[name]}" for name in names if self.machine.get(name))
 
     @property
     def machine_label(self) -> str:
