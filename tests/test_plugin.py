@@ -28,12 +28,14 @@ def suite(pytester, heavy_imports):
     return pytester
 
 
-def run(pytester, *args, baselines=None):
-    """The suite under the smoke preset (every benchmark, briefly), unless args name another."""
+def run(pytester, *args, baselines=None, own_process=False):
+    """The suite under the smoke preset (every benchmark, briefly), unless args name another; in a
+    process of its own where it must start anew (another KERAS_BACKEND)."""
     baselines = baselines or pytester.path / "baselines"
     if "--update-baselines" not in args:  # a named directory must exist, unless the run records into it
         baselines.mkdir(parents=True, exist_ok=True)
-    return pytester.runpytest(
+    runner = pytester.runpytest_subprocess if own_process else pytester.runpytest
+    return runner(
         "-p", "accelbench.plugin", "-p", "no:cacheprovider", "--preset", "smoke", "--baselines", str(baselines), *args
     )
 
@@ -1450,19 +1452,7 @@ def test_baselines_recorded_on_one_process_backend_leave_anothers_numbers_ungate
 
     monkeypatch.setenv("KERAS_BACKEND", other)
     saved = suite.path / "other.json"
-    result = suite.runpytest_subprocess(
-        "-p",
-        "accelbench.plugin",
-        "-p",
-        "no:cacheprovider",
-        "--preset",
-        "smoke",
-        "--baselines",
-        str(baselines),
-        *args,
-        "--benchmark-json",
-        str(saved),
-    )
+    result = run(suite, *args, "--benchmark-json", str(saved), own_process=True)
     result.assert_outcomes(passed=3)
     verdicts = json.loads(saved.read_text())["accelbench"]["verdicts"]
     gated = [verdict for verdict in verdicts if verdict["metric"] in ("speedup", "peak_memory_bytes")]
