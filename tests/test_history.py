@@ -253,9 +253,12 @@ def test_the_trend_page_has_a_plot_for_the_changed_series_and_one_for_the_rest(t
 
 
 def test_a_runs_libraries_are_its_process_backends_so_a_jax_run_names_jax_not_tensorflow(tmp_path):
-    from accelbench.results.report.runs import load_run
+    from accelbench.results.report.runs import load_run, names
 
     on_jax = load_run(saved_run(tmp_path, 1, {"mlp": 20e-6}, backend="jax"))
     assert on_jax.process_backend == "jax" and on_jax.label.startswith("jax 0.10.2 keras 3.15.1 · ")
     before = load_run(saved_run(tmp_path, 2, {"mlp": 20e-6}))  # saved before the backend was recorded
     assert before.process_backend == "tensorflow" and before.label.startswith("tensorflow 2.21.0 keras 3.15.1 · ")
+    # Side by side in a report, each run's name says its backend: their cells of one name are each backend's.
+    assert [name.split()[-1] for name in names([on_jax, before])] == ["jax", "tensorflow"]
+    assert names([before]) == [before.commit_date]

@@ -133,9 +133,21 @@ def load_runs(paths: Sequence[str | Path]) -> list[Run]:
 
 def names(runs: Sequence[Run]) -> list[str]:
     """Each run's name as a reader tells runs apart: its commit and date, with the machine's
-    label where the runs are of more than one machine; a name two runs share gets (2), (3)."""
+    label where the runs are of more than one machine and the process backend where of more than
+    one backend (their cells of the same names are each backend's); a name two runs share gets
+    (2), (3)."""
     several_machines = len({run.fingerprint for run in runs}) > 1
-    plain = [f"{run.commit_date} {run.machine_label}" if several_machines else run.commit_date for run in runs]
+    several_backends = len({run.process_backend for run in runs}) > 1
+    plain = [
+        " ".join(
+            [
+                run.commit_date,
+                *([run.machine_label] if several_machines else []),
+                *([run.process_backend] if several_backends else []),
+            ]
+        )
+        for run in runs
+    ]
     seen: Counter[str] = Counter()
     named = []
     for name in plain:
