@@ -127,8 +127,8 @@ class GateSpec:
 # Every gate against stored baselines, by metric: a new gate is a GATES.register here, and the
 # bench that measures its number hands it over (self.verdicts.against_baseline(..., self.gates[metric], ...)).
 # Speedups depend on the hardware and the process backend; allocation patterns on the library
-# versions as well (software(), which holds the backend). Accuracy
-# from a fixed seed holds across machines within its tolerance, so it is keyed by the data alone.
+# versions as well (software(), which holds the backend). Accuracy from a fixed seed holds across
+# machines and backends within its tolerance, so it is keyed by the data alone.
 GATES: Registry[GateSpec] = Registry("gate")
 GATES.register(
     "accuracy",

@@ -144,8 +144,8 @@ def saved_files(storages: Sequence[Path]) -> tuple[list[Path], list[str]]:
 
 
 def _commit_groups(runs: Sequence[Run]) -> list[list[Run]]:
-    """The runs of each commit on each machine, in the order of each group's first run; a run
-    with uncommitted changes, or with no commit, is a group of its own."""
+    """The runs of each commit on each machine and process backend, in the order of each group's
+    first run; a run with uncommitted changes, or with no commit, is a group of its own."""
     groups: dict[object, list[Run]] = {}
     for position, run in enumerate(runs):
         commit = run.commit.get("id")
