@@ -138,15 +138,24 @@ def test_committed_baselines_are_valid():
     from accelbench.judge.gates import GATES, Scope
 
     kinds.each("gates")
-    root = Path(__file__).resolve().parents[1] / "benchmarks" / "baselines"
+    root = Path(__file__).resolve().parents[1]
     scope = Scope("hw", "sw", "backend", SimpleNamespace(name="digits", key="digits-n1347"), "quick preset", {})
     depths = {spec.file: len(spec.keys(scope)) for spec in GATES.values()}
-    committed = sorted(path.name for path in root.glob("*.json"))
-    assert committed == ["accuracy.json", "memory.json", "speedup.json"]
-    for name in committed:  # each as its gates key it: a file an older accelbench keyed fails to load
-        text = (root / name).read_text()
+    folders = [root / "benchmarks" / "baselines", *(root / "examples").glob("*/benchmarks/baselines")]
+    committed = sorted(path.relative_to(root) for folder in folders for path in folder.glob("*.json"))
+    assert [str(path) for path in committed] == [
+        "benchmarks/baselines/accuracy.json",
+        "benchmarks/baselines/memory.json",
+        "benchmarks/baselines/speedup.json",
+        "examples/tabular/benchmarks/baselines/accuracy.json",
+        "examples/tabular/benchmarks/baselines/mae.json",
+        "examples/tabular/benchmarks/baselines/memory.json",
+        "examples/tabular/benchmarks/baselines/speedup.json",
+    ]
+    for path in committed:  # each as its gates key it: a file an older accelbench keyed fails to load
+        text = (root / path).read_text()
         assert text == json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n"
-        BaselineFile.load(root / name, depths[name])
+        BaselineFile.load(root / path, depths[path.name])
 
 
 def test_several_files_are_written_all_or_nothing_with_an_ordinary_mode(tmp_path, monkeypatch):

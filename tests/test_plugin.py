@@ -494,7 +494,8 @@ def test_memray_run_does_not_judge_timings(suite):
     baselines = suite.mkdir("baselines")
     here = backends.inventory(backends.PROCESS_BACKEND).fingerprint().key  # as the plugin keys this machine
     far_above = {"test_batch_speedup[cpu-bs64-over-bs16-mlp]": {"speedup": 1000.0}}  # fails untracked: see above
-    (baselines / "speedup.json").write_text(json.dumps({here: {"digits": far_above}}))
+    keyed = {here: {f"backend={backends.PROCESS_BACKEND}": {"digits": far_above}}}
+    (baselines / "speedup.json").write_text(json.dumps(keyed))
     result = run(suite, *args, "--memray")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(
