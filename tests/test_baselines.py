@@ -139,7 +139,7 @@ def test_committed_baselines_are_valid():
 
     kinds.each("gates")
     root = Path(__file__).resolve().parents[1]
-    scope = Scope("hw", "sw", "backend", SimpleNamespace(name="digits", key="digits-n1347"), "quick preset", {})
+    scope = Scope("hw", "sw", SimpleNamespace(name="digits", key="digits-n1347"), "quick preset", {})
     depths = {spec.file: len(spec.keys(scope)) for spec in GATES.values()}
     folders = [root / "benchmarks" / "baselines", *(root / "examples").glob("*/benchmarks/baselines")]
     committed = sorted(path.relative_to(root) for folder in folders for path in folder.glob("*.json"))
@@ -205,7 +205,6 @@ def test_two_datasets_gates_share_each_file_and_write_both_in_one_go(tmp_path):
             Scope(
                 "hw",
                 "sw",
-                "backend=tensorflow",
                 SimpleNamespace(name=name, key=f"{name}-n10"),
                 "quick preset, preset rules",
                 {},
@@ -247,9 +246,7 @@ def test_served_numbers_are_kept_apart_by_what_they_were_served_under(tmp_path):
         options = {LIMITS_OPTION.flag: None, BOUND.flag: None, SERVING_RULES.flag: rules}
         options.update({f"--{flag.replace('_', '-')}": value for flag, value in given.items()})
         under = f"{preset} preset, {rules} rules"  # as the session says it (run/session.py)
-        where = Scope(
-            "hw", "sw", "backend=tensorflow", SimpleNamespace(name=dataset, key=f"{dataset}-n10"), under, options
-        )
+        where = Scope("hw", "sw", SimpleNamespace(name=dataset, key=f"{dataset}-n10"), under, options)
         return Gates.load(tmp_path, where, tolerances, {})[metric].scope
 
     assert scope(TOKEN_RATE) == ("hw", "sw", "quick preset, preset rules")

@@ -97,14 +97,12 @@ def test_a_baseline_of_one_process_backend_leaves_anothers_numbers_ungated_namin
     tensorflow = Scope(
         AMD.key,
         "backend=tensorflow; tensorflow=2.21; keras=3.15",
-        "backend=tensorflow",
         dataset,
         "quick preset, preset rules",
         {},
     )
-    torch = Scope(
-        AMD.key, "backend=torch; torch=2.13; keras=3.15", "backend=torch", dataset, "quick preset, preset rules", {}
-    )
+    torch = Scope(AMD.key, "backend=torch; torch=2.13; keras=3.15", dataset, "quick preset, preset rules", {})
+    assert (tensorflow.backend, torch.backend) == ("backend=tensorflow", "backend=torch")
     keyed = {spec.metric: spec for spec in GATES.values() if spec.fingerprints}
     assert {"speedup", "peak_memory_bytes", "device_peak_memory_bytes"} <= set(keyed)
     assert any(metric.startswith("serving") for metric in keyed) and any(metric.startswith("token") for metric in keyed)

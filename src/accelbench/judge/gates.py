@@ -85,18 +85,23 @@ class Gate:
 @dataclass(frozen=True)
 class Scope:
     """What a run's baselines are keyed by: this machine's hardware and software fingerprint keys
-    (the software's holds the process backend, and `backend` is that alone), the data, and what
-    the run serves under (the gates of numbers measured under LoadGen key by it, and by their own
-    kind's options: `served`)."""
+    (the software's holds the process backend: `backend`), the data, and what the run serves under
+    (the gates of numbers measured under LoadGen key by it, and by their own kind's options:
+    `served`)."""
 
     hardware: str
     software: str
-    backend: str  # fingerprint.backend()'s key: the process backend, whose cells name none
     dataset: Any  # axes.data.Dataset: its name, and its key (name and size)
     # The preset (its requests or batch sizes, its LoadGen runs' durations and search) and
     # LoadGen's rules (--serving-rules): "quick preset, preset rules".
     served_under: str
     options: Mapping[str, Any]  # the run's kind options, by flag (RunConfig.kind_options)
+
+    @property
+    def backend(self) -> str:
+        """The process backend alone, as fingerprint.backend() keys it: the software key's field."""
+        name = fingerprint.Fingerprint.parse(self.software).as_dict().get("backend", fingerprint.UNKNOWN)
+        return fingerprint.backend(name).key
 
 
 def served(scope: Scope, *options: Option) -> str:

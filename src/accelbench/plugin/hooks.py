@@ -505,10 +505,7 @@ def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: di
     pytest-benchmark asks at start-up when comparing and at the end when saving; both must
     see the same devices, so this starts TensorFlow if the run has not yet.
     """
-    process = backends.BACKENDS[backends.PROCESS_BACKEND]
-    machine_info.update(
-        fingerprint.versions((*fingerprint.LIBRARIES, *process.packages)) | fingerprint.driver_versions()
-    )
+    machine_info.update(backends.versions())
     machine_info[fingerprint.PROCESS_BACKEND_KEY] = backends.PROCESS_BACKEND
     machine_info[fingerprint.SOFTWARE_KEY] = backends.software().key  # what its memory and served numbers key by
     inventory = session_of(config).inventory
@@ -519,4 +516,4 @@ def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: di
     machine_info[FINGERPRINT_KEY] = inventory.fingerprint().key  # --benchmark-compare judges only its own
     # Timings under memray are slower: a run tracked by --memray must not pass for an untracked one.
     machine_info["accelbench_memray_tracking"] = session_of(config).run.memray_tracking
-    machine_info["accelbench_host_allocator"] = process.host_allocator()
+    machine_info["accelbench_host_allocator"] = backends.BACKENDS[backends.PROCESS_BACKEND].host_allocator()

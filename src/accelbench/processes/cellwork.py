@@ -152,13 +152,11 @@ def forget(key: str) -> None:
 def describe() -> Described:
     """What this environment is: its Keras backend, its libraries' versions and its machine
     fingerprint, its accelerators as its own backend finds them."""
-    from accelbench.judge import fingerprint
-
     backend = backends.BACKENDS[PROCESS_BACKEND]
     return Described(
         backend=backend.name,
         compiles=backend.compiles,
-        versions=fingerprint.versions((*fingerprint.LIBRARIES, *backend.packages)) | fingerprint.driver_versions(),
+        versions=backends.versions(),
         fingerprint=_inventory(0).fingerprint().key,
     )
 

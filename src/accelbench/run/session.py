@@ -16,7 +16,6 @@ from accelbench.axes.backends import PROCESS_BACKEND
 from accelbench.axes.devices import Inventory, Placement
 from accelbench.axes.models import MODELS
 from accelbench.grid.cells import Grid
-from accelbench.judge import fingerprint
 from accelbench.judge.baselines import BaselineFile
 from accelbench.judge.gates import Gates, Scope, write_staged
 from accelbench.judge.verdicts import Verdicts
@@ -105,7 +104,6 @@ class Session:
             scope = Scope(
                 self.inventory.fingerprint().key,
                 backends.software().key,
-                fingerprint.backend(PROCESS_BACKEND).key,
                 self.data(model),
                 f"{self.run.preset.name} preset, {SERVING_RULES.of(self.run.kind_options)} rules",
                 self.run.kind_options,

@@ -28,6 +28,7 @@ from accelbench.axes.backends.backend import (
     peak_above_start,
     software,
     use_process_backend,
+    versions,
 )
 
 __all__ = [
@@ -51,4 +52,5 @@ __all__ = [
     "peak_above_start",
     "software",
     "use_process_backend",
+    "versions",
 ]

@@ -153,6 +153,13 @@ def software() -> Fingerprint:
     return fingerprint.software(PROCESS_BACKEND, BACKENDS[PROCESS_BACKEND].module)
 
 
+def versions() -> dict[str, str]:
+    """The full versions of what this process's numbers depend on, those installed: the suite's
+    libraries, its backend's, and the accelerator driver and CUDA."""
+    packages = (*fingerprint.LIBRARIES, *BACKENDS[PROCESS_BACKEND].packages)
+    return fingerprint.versions(packages) | fingerprint.driver_versions()
+
+
 def use_process_backend() -> str:
     """Set KERAS_BACKEND to the process backend before Keras is imported (Keras itself would
     take TensorFlow, installed or not), so this process and every worker it starts agree, and

@@ -14,7 +14,7 @@ from typing import Any
 
 from accelbench.axes.backends import BACKENDS
 from accelbench.judge import storage
-from accelbench.judge.fingerprint import BEFORE_PROCESS_BACKENDS, FINGERPRINT_KEY, process_backend_of
+from accelbench.judge.fingerprint import FINGERPRINT_KEY, process_backend_of
 from accelbench.measured import CELL_KEY, ROOFS_KEY, SCHEMA_VERSION, Roof
 from accelbench.results.summary import CellRecord, Section
 
@@ -58,7 +58,7 @@ class Run:
     def backend_libraries(self) -> tuple[str, ...]:
         """The distributions of its process backend (its framework and Keras)."""
         backend = BACKENDS.get(self.process_backend)
-        return backend.packages if backend is not None else (BEFORE_PROCESS_BACKENDS, "keras")
+        return backend.packages if backend is not None else (self.process_backend, "keras")
 
     def versions(self, names: Sequence[str]) -> str:
         """'tensorflow 2.21.0 keras 3.15.1': the versions of those it recorded."""
