@@ -65,6 +65,53 @@ def test_a_torch_or_jax_cpu_cell_is_pinned_to_the_cpu():
     assert Neutral("gpu:1", "a GPU", "jax").keras_device == "gpu:1"  # one GPU by its number
 
 
+def test_each_backend_names_the_device_a_weight_lies_on_as_devices_names_devices():
+    """What a cell's weights are checked against (backends.weights_on): each framework's own name
+    for a device, read without importing it, as the --devices name of that device."""
+    from types import SimpleNamespace as Fake
+
+    jax_gpu = Fake(devices=lambda: [Fake(platform="gpu", id=1)])  # jax.Array.devices(): a set
+    assert BACKENDS["jax"].devices_of(jax_gpu) == ("gpu:1",)
+    spread = Fake(devices=lambda: [Fake(platform="gpu", id=0), Fake(platform="gpu", id=1)])
+    assert sorted(BACKENDS["jax"].devices_of(spread)) == ["gpu:0", "gpu:1"]
+    assert BACKENDS["torch"].devices_of(Fake(device=Fake(type="cuda", index=0))) == ("gpu:0",)
+    assert BACKENDS["torch"].devices_of(Fake(device=Fake(type="cpu", index=None))) == ("cpu:0",)
+    on_gpu = Fake(device="/job:localhost/replica:0/task:0/device:GPU:1")
+    assert BACKENDS["tensorflow"].devices_of(on_gpu) == ("gpu:1",)
+
+
+def test_a_model_built_for_a_cpu_cell_has_its_weights_on_the_cpu(heavy_imports):
+    from accelbench.axes.data import load
+    from accelbench.axes.models import MODELS, ModelOptions
+    from accelbench.work.training import build_compiled
+
+    placement = backends.inventory(backends.current()).get("cpu")
+    model = build_compiled(MODELS["mlp"], load("digits", None), placement, ModelOptions())
+    assert backends.weights_on(model) == "cpu:0"
+    assert backends.weights_on(None) is None  # no Keras model (an estimator's work): nothing to check
+
+
+def test_a_cell_whose_weights_lie_elsewhere_than_it_asks_fails_in_one_line_naming_both():
+    from types import SimpleNamespace as Fake
+
+    from accelbench.benches.context import placed_as_asked
+
+    assert backends.placed_elsewhere("test_train[gpu-bs32-mlp]", "gpu", "gpu:0,gpu:1") is None
+    assert backends.placed_elsewhere("test_train[gpu:1-bs32-mlp]", "gpu:1", "gpu:1") is None
+    assert backends.placed_elsewhere("test_svm[cpu-n500]", "cpu", None) is None  # no Keras model
+    bench = Fake(name="test_train[cpu-bs32-mlp]", cell=Fake(device="cpu"), extra_info={})
+    bench.record = lambda part: bench.extra_info.update(part.entries())
+    with pytest.raises(pytest.fail.Exception) as failed:
+        placed_as_asked(bench, "gpu:0")
+    assert str(failed.value).splitlines() == [
+        "test_train[cpu-bs32-mlp]: asked for cpu, but its model's weights lie on gpu:0: what would be timed is "
+        "not this cell's work (a placement the backend did not honour)"
+    ]
+    assert bench.extra_info == {"weights_on": "gpu:0"}  # recorded before it fails
+    half = backends.placed_elsewhere("test_train[gpu-bs32-mlp]", "gpu", "cpu:0,gpu:0")
+    assert half and "lie on cpu:0,gpu:0" in half
+
+
 def test_worker_environments_keep_float32_ieee_and_leave_the_gpu_to_share():
     jax_variables = dict(BACKENDS["jax"].environment().variables)
     assert jax_variables["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
@@ -370,8 +417,11 @@ def test_the_gpu_check_runs_the_suite_per_installed_backend_and_prints_each_deci
     assert re.search(rf"^{backend}: fingerprint names the accelerator +none$", printed, re.M)
     assert re.search(rf"^{backend}: a gpu cell runs on the gpu +no cell ran there$", printed, re.M)
     assert re.search(
-        rf"^{backend}: a cpu cell runs on the cpu +test_train\[cpu-bs32-mlp\]: on .*samples/s", printed, re.M
-    )
+        rf"^{backend}: a cpu cell runs on the cpu +1 cpu cells, their weights on cpu:0 \(1\); "
+        r"fastest training test_train\[cpu-bs32-mlp\]: on .*samples/s",
+        printed,
+        re.M,
+    ), printed
     assert re.search(rf"^{backend}: roof of \S+ in float32 +[\d.]+ [GT]FLOP/s", printed, re.M)
     assert list((tmp_path / "roofs").glob("*.json")), "the roofs it measured are kept for the next check"
 
@@ -578,6 +628,31 @@ def test_the_gpu_check_names_the_library_workspace_inside_a_device_peak():
     )
     none = dataclasses.replace(memory, device_workspace_bytes=0)
     assert gpu_check._peak(dataclasses.replace(cell, info=none.entries())).endswith("(8.44x the estimate)")
+
+
+def test_the_gpu_check_counts_each_devices_cells_by_where_their_weights_lay():
+    from types import SimpleNamespace as Fake
+
+    from accelbench import gpu_check
+    from accelbench.results.summary import CellRecord
+
+    def cell(name, device, weights_on):
+        return CellRecord(name, "train_bench", device, "mlp", "bs32", {"weights_on": weights_on} if weights_on else {})
+
+    run = Fake(
+        cells=[
+            cell("a", "cpu", "cpu:0"),
+            cell("b", "cpu", "cpu:0"),
+            cell("c", "cpu", "gpu:0"),  # a failed cell's record, saved with the run
+            cell("d", "cpu", None),  # no Keras model: not checked
+            cell("e", "gpu:0", "gpu:0"),
+        ]
+    )
+    assert gpu_check._placed(run, [], "cpu") == (
+        "4 cpu cells, their weights on cpu:0 (2), gpu:0 (1), not checked (1); 1 elsewhere"
+    )
+    assert gpu_check._placed(run, [], "gpu") == "1 gpu cells, their weights on gpu:0 (1)"
+    assert gpu_check._placed(Fake(cells=[]), [], "gpu") == "no cell ran there"
 
 
 def test_the_gpu_check_says_where_singlestreams_p50_goes_beside_the_latency_cell():

@@ -1208,6 +1208,49 @@ def test_jax_memory_and_latency_are_measured_in_its_worker_and_traced_by_jax_s_p
     assert [e["name"] for e in steps] == [f"predict step {n}" for n in range(int(info["traced_steps"]))]
 
 
+PLANTED_ELSEWHERE = """
+import os
+if os.environ.get("KERAS_BACKEND") == "jax":  # the jax worker only: its weights read as the GPU's
+    import accelbench.work.builders as builders
+
+    builders.weights_on = lambda model: "gpu:0"
+"""
+
+
+@pytest.mark.slow(30)
+def test_a_cell_whose_weights_lie_on_another_device_than_it_asks_fails_in_one_line(suite, monkeypatch):
+    """A worker whose backend did not honour a cpu cell's placement (planted: its weights read as
+    the GPU's): its training and memory cells fail naming both devices; the process backend's
+    cells record where their weights lay and pass."""
+    pytest.importorskip("jax", reason="the jax extra is not installed: pip install 'accelbench[jax]'")
+    if PROCESS_BACKEND == "jax":
+        pytest.skip("the plant is in the jax worker: needs another process backend")
+    planted = suite.mkdir("jax_site")
+    (planted / "sitecustomize.py").write_text(PLANTED_ELSEWHERE)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(planted), os.environ.get("PYTHONPATH", "")]))
+    saved = suite.path / "run.json"
+    cells = ("test_training.py::test_train", "test_memory.py::test_train_memory")
+    args = (*cells, "--models", "mlp", "--batch-sizes", "32", "--backends", f"{PROCESS_BACKEND},jax")
+    result = run(suite, *args, f"--benchmark-json={saved}")
+    result.assert_outcomes(passed=2, failed=2)
+    result.stdout.re_match_lines_random(
+        [
+            rf".*{name}\[jax-cpu-bs32-mlp\]: asked for cpu, but its model's weights lie on gpu:0: what would be "
+            r"timed is not this cell's work.*"
+            for name in ("test_train", "test_train_memory")
+        ]
+    )
+    output = json.loads(saved.read_text())
+    cells = [*output["benchmarks"], *output["accelbench"]["untimed_cells"]]  # a failed cell's: untimed
+    placed = {cell["name"]: cell["extra_info"]["weights_on"] for cell in cells}
+    assert placed == {
+        f"test_train[{PROCESS_BACKEND}-cpu-bs32-mlp]": "cpu:0",
+        f"test_train_memory[{PROCESS_BACKEND}-cpu-bs32-mlp]": "cpu:0",
+        "test_train[jax-cpu-bs32-mlp]": "gpu:0",  # recorded before it failed: what gpu-check counts
+        "test_train_memory[jax-cpu-bs32-mlp]": "gpu:0",
+    }
+
+
 PLANTED_LABEL_SWAP = """
 import dataclasses, os
 if os.environ.get("KERAS_BACKEND") == "jax":  # the jax worker only: its test labels are read wrongly

@@ -27,7 +27,7 @@ from accelbench.kinds.memory.result import StepMemory
 from accelbench.kinds.serving.result import Serving
 from accelbench.kinds.speedup.result import Speedup
 from accelbench.kinds.throughput.result import Latency
-from accelbench.measured import PrecisionUsed, Throughput, Timed, Utilization
+from accelbench.measured import Placed, PrecisionUsed, Throughput, Timed, Utilization
 from accelbench.results.report.runs import ReportError, Run, load_run
 from accelbench.results.summary import CellRecord
 from accelbench.run.roofs import ROOFS_DIR
@@ -95,9 +95,7 @@ def rows(backend: str, run: Run) -> list[tuple[str, str]]:
     ]
     trained = [cell for cell in run.cells_of("train_bench") if cell.samples_per_s]
     for device in ("cpu", "gpu"):
-        on = [cell for cell in trained if type_of(cell.device) == device]
-        fastest = max(on, key=lambda cell: cell.samples_per_s or 0.0) if on else None
-        seen.append((f"a {device} cell runs on the {device}", _where(fastest) if fastest else "no cell ran there"))
+        seen.append((f"a {device} cell runs on the {device}", _placed(run, trained, device)))
     speedups = [f"{cell.name} {Speedup.of(cell.info).speedup:.2f}x" for cell in run.cells_of("device_speedup")]
     seen.append(("GPU over CPU (training)", ", ".join(speedups) or "not measured (no GPU cell ran)"))
     resident = [
@@ -130,6 +128,25 @@ def rows(backend: str, run: Run) -> list[tuple[str, str]]:
     outcomes = collections.Counter(verdict["outcome"] for verdict in run.verdicts)
     seen.append(("verdicts", ", ".join(f"{count} {outcome}" for outcome, count in sorted(outcomes.items()))))
     return [(f"{backend}: {decision}", what) for decision, what in seen]
+
+
+def _placed(run: Run, trained: list[CellRecord], device: str) -> str:
+    """Where the weights of the run's cells asking for `device` lay once built (Placed.weights_on:
+    a cell whose lay elsewhere failed in one line, and is among the run's failures, not here),
+    and its fastest training cell's rate and arithmetic."""
+    asked = [cell for cell in run.cells if type_of(cell.device) == device]
+    if not asked:
+        return "no cell ran there"
+    found = collections.Counter(Placed.of(cell.info).weights_on or "not checked" for cell in asked)
+    elsewhere = sum(
+        n for where, n in found.items() if where != "not checked" and {type_of(d) for d in where.split(",")} != {device}
+    )
+    placed = f"{len(asked)} {device} cells, their weights on " + ", ".join(
+        f"{where} ({n})" for where, n in sorted(found.items())
+    )
+    placed += f"; {elsewhere} elsewhere" if elsewhere else ""
+    fastest = max((cell for cell in trained if cell in asked), key=lambda cell: cell.samples_per_s or 0.0, default=None)
+    return placed + (f"; fastest training {_where(fastest)}" if fastest else "")
 
 
 def _where(cell: CellRecord) -> str:

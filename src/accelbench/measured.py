@@ -140,6 +140,15 @@ class Timed(Part):
 
 
 @dataclass(frozen=True)
+class Placed(Part):
+    """Where a cell's model's weights lay once built, as its backend placed them (gpu:0; several
+    joined by commas), checked against the device the cell's name asks for
+    (backends.placed_elsewhere): timed and memory cells with a Keras model."""
+
+    weights_on: str | None = None
+
+
+@dataclass(frozen=True)
 class Throughput(Part):
     """Steady-state rounds of a trainer or predictor: samples/s from the median round, and what
     the rounds were made of."""
@@ -304,6 +313,7 @@ class StepTrace(Part):
 PARTS: tuple[type[Part], ...] = (
     Place,
     Timed,
+    Placed,
     Throughput,
     BackendUsed,
     PrecisionUsed,

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from accelbench.axes.backends import BACKENDS, FLOAT32_IEEE, PROCESS_BACKEND
+from accelbench.axes.backends import BACKENDS, FLOAT32_IEEE, PROCESS_BACKEND, placed_elsewhere
 from accelbench.axes.devices import is_accelerator, type_of
 from accelbench.axes.flops import Costs
 from accelbench.axes.precisions import PRECISIONS
 from accelbench.judge import fingerprint
-from accelbench.measured import BackendUsed, PrecisionUsed, Roof, Throughput, Utilization
+from accelbench.measured import BackendUsed, Placed, PrecisionUsed, Roof, Throughput, Utilization
 
 
 def backend_here() -> BackendUsed:
@@ -41,6 +41,16 @@ def precision_used(cell: Any) -> PrecisionUsed:
         precision_note=note,
         float32_arithmetic=FLOAT32_IEEE,
     )
+
+
+def placed_as_asked(bench: Any, weights_on: str | None) -> None:
+    """Record where the cell's model's weights lie once built, and fail the cell in one line where
+    that is another kind of device than its name asks for: the device a cell asks for is what
+    it reports, so it is checked, on every backend, where the work was built."""
+    bench.record(Placed(weights_on=weights_on))
+    error = placed_elsewhere(bench.name, bench.cell.device, weights_on)
+    if error:
+        pytest.fail(error, pytrace=False)
 
 
 # What a work that counts no FLOPs (a user's, whose flops_per_sample returns None) reports.

@@ -16,7 +16,7 @@ import pytest
 from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND
 from accelbench.axes.flops import Costs
 from accelbench.benches.base import Bench
-from accelbench.benches.context import precision_used, record_rates, throughput
+from accelbench.benches.context import placed_as_asked, precision_used, record_rates, throughput
 from accelbench.judge import analysis, comparison
 from accelbench.judge.verdicts import MEMRAY_REASON
 from accelbench.measured import AgainstTensorflow, BackendUsed, Throughput, Timed, Workers
@@ -64,6 +64,7 @@ def built_in_worker(bench: Bench, work_name: str, steps: int | None = None) -> I
             Workers(workers.pool.pids),
         )
         bench.record(precision_used(bench.cell))
+        placed_as_asked(bench, built.weights_on)
         yield built, lambda function: call(function, key=key)
     except WorkerFailed as error:
         pytest.fail(f"{bench.name}: {error}", pytrace=False)

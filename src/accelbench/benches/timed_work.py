@@ -16,9 +16,9 @@ from typing import Any
 
 from accelbench.benches import ab_cell, other_backend
 from accelbench.benches.base import Bench
-from accelbench.benches.context import backend_here, precision_used, record_rates, throughput
+from accelbench.benches.context import backend_here, placed_as_asked, precision_used, record_rates, throughput
 from accelbench.measured import Throughput
-from accelbench.work.builders import Work, call_cost, costs_of, its_own, jit_compiled
+from accelbench.work.builders import Work, call_cost, costs_of, its_own, jit_compiled, weights_device
 
 
 def time_work(bench: Bench, benchmark: Any, work_name: str) -> Work | None:
@@ -29,6 +29,7 @@ def time_work(bench: Bench, benchmark: Any, work_name: str) -> Work | None:
         return None
     work = bench.session.built.work(work_name, bench.cell)
     bench.record(backend_here(), precision_used(bench.cell), Throughput(jit_compile=jit_compiled(work)))
+    placed_as_asked(bench, weights_device(work))
     # No warm-up round: the work comes warm from its build (calibrating, or a round, ran it).
     median = bench.time_rounds(
         benchmark, work.run_round, work.samples_per_round, work_name, bench.preset.rounds, warmup_rounds=0

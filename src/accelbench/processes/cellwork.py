@@ -76,7 +76,7 @@ def prepare(spec: dict[str, Any], steps: int | None) -> Prepared:
     """Build the cell's work (a work.builders.WORKS entry) at `steps` per round, as the pytest
     process calibrated it (None: calibrate here, to the run's round length), and warm it up; what
     it measured while building (compile seconds) and what the caller needs to report rounds."""
-    from accelbench.work.builders import WORKS, call_cost, costs_of, jit_compiled
+    from accelbench.work.builders import WORKS, call_cost, costs_of, jit_compiled, weights_device
 
     cell, site = _site(spec)
     work = _WORK[cell.key] = WORKS[cell.work](site, steps)
@@ -90,6 +90,7 @@ def prepare(spec: dict[str, Any], steps: int | None) -> Prepared:
         bytes_per_sample=costs.bytes,
         device=site.placement.description,
         jit_compile=jit_compiled(work),
+        weights_on=weights_device(work),
         **call_cost(work),
     )
 

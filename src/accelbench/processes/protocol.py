@@ -65,6 +65,7 @@ class Prepared:
     bytes_per_sample: float | None = None
     call_seconds: float | None = None  # a round's call's own cost, where the work sized its steps by it
     call_share: float | None = None
+    weights_on: str | None = None  # where its model's weights lie (work/builders.py weights_device)
 
 
 @dataclass(frozen=True)

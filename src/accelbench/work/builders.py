@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from accelbench.axes.backends.backend import CompiledStep
+from accelbench.axes.backends.backend import CompiledStep, weights_on
 from accelbench.axes.data import Dataset
 from accelbench.axes.flops import Costs
 from accelbench.axes.models import ModelOptions, ModelSpec
@@ -88,6 +88,12 @@ def its_own(work: Work) -> dict[str, Any]:
     if not isinstance(found, dict) or not all(isinstance(key, str) for key in found):
         raise TypeError(f"{type(work).__name__}.measured() must return a dict of str keys, not {found!r}")
     return found
+
+
+def weights_device(built: Any) -> str | None:
+    """Where a built work's or memory step's Keras model's weights lie, as --devices names
+    devices (gpu:0); None for one without a Keras model (an estimator's, or a user's work)."""
+    return weights_on(getattr(built, "model", None))
 
 
 def jit_compiled(work: Work) -> bool:

@@ -26,9 +26,11 @@ from accelbench.axes.backends.backend import (
     inventory,
     measure_roof,
     peak_above_start,
+    placed_elsewhere,
     software,
     use_process_backend,
     versions,
+    weights_on,
 )
 
 __all__ = [
@@ -50,7 +52,9 @@ __all__ = [
     "inventory",
     "measure_roof",
     "peak_above_start",
+    "placed_elsewhere",
     "software",
     "use_process_backend",
     "versions",
+    "weights_on",
 ]

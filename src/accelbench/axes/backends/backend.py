@@ -128,6 +128,11 @@ class Backend:
     drawn_on_device: Callable[[Any], bool] = lambda model: False
     # Where its host tensors come from, as machine_info records it (memray sees what it allocates).
     host_allocator: Callable[[], str] = lambda: "the framework's own"
+    # A Keras variable's value (the backend's tensor) -> the devices it lies on, as --devices
+    # names them (cpu:0, gpu:1): what a cell's weights are checked against once built
+    # (weights_on). The device asked for is not proof: Keras' torch backend puts tensors on CUDA
+    # wherever CUDA is, and JAX on its first accelerator, unless told otherwise.
+    devices_of: Callable[[Any], tuple[str, ...]] = lambda value: ()
 
     def installed(self) -> bool:
         return importable(self.module)
@@ -158,6 +163,28 @@ def versions() -> dict[str, str]:
     libraries, its backend's, and the accelerator driver and CUDA."""
     packages = (*fingerprint.LIBRARIES, *BACKENDS[PROCESS_BACKEND].packages)
     return fingerprint.versions(packages) | fingerprint.driver_versions()
+
+
+def weights_on(model: Any) -> str | None:
+    """Where a built Keras model's weights lie, as --devices names devices ("gpu:0"; "gpu:0,gpu:1"
+    where one weight is spread over both), read from its first weight on this process's backend;
+    None where there is no Keras model with weights (an estimator, a user's work without one)."""
+    weights = getattr(model, "weights", None)
+    if not weights:
+        return None
+    found = BACKENDS[current()].devices_of(weights[0].value)
+    return ",".join(sorted(found)) or None
+
+
+def placed_elsewhere(cell_name: str, asked: str, found: str | None) -> str | None:
+    """The one-line failure of a cell whose weights lie on another kind of device than the one its
+    name asks for (a cpu cell's on the GPU: the work measured is not the cell's), or None."""
+    if found is None or {type_of(device) for device in found.split(",")} == {type_of(asked)}:
+        return None
+    return (
+        f"{cell_name}: asked for {asked}, but its model's weights lie on {found}: what would be timed is "
+        "not this cell's work (a placement the backend did not honour)"
+    )
 
 
 def use_process_backend() -> str:

@@ -62,6 +62,11 @@ def _device(placement: Neutral) -> Any:
     return _platform_devices(kind)[int(number or 0)]
 
 
+def devices_of(value: Any) -> tuple[str, ...]:
+    """A jax.Array's devices: cpu:0, gpu:0 (a CUDA or ROCm device's platform is "gpu")."""
+    return tuple(f"{device.platform}:{device.id}" for device in value.devices())
+
+
 def step_bytes(model: Any, kind: str, inputs: tuple[Any, ...]) -> StepCount | None:
     """What one compiled step of the model allocates on its device beyond its resident state,
     by XLA's own count (the executable's memory_analysis()): its temporaries (activations,
@@ -264,5 +269,6 @@ BACKENDS.register(
         resident=resident,
         tf32=tf32,
         settle=settle,
+        devices_of=devices_of,
     ),
 )

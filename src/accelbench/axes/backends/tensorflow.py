@@ -263,6 +263,13 @@ def tf_device_name(device: str) -> str:
     return f"{parts[-2].upper()}:{parts[-1]}"
 
 
+def devices_of(value: Any) -> tuple[str, ...]:
+    """A variable's device, "/job:localhost/replica:0/task:0/device:GPU:0" -> gpu:0 (a mirrored
+    one's: its primary copy's)."""
+    kind, number = value.device.rsplit("device:", 1)[-1].split(":")
+    return (f"{kind.lower()}:{number}",)
+
+
 def roof(placement: TensorflowPlacement, dtype: str, sizes: tuple[int, ...], repeats: int) -> Roof:
     """The device's matmul rate (in a graph, as Keras' steps run: oneDNN's rewrites apply on a
     CPU) and its bandwidth (roof_kernels.py), in this process."""
@@ -474,6 +481,7 @@ BACKENDS.register(
         bare_loop=bare_loop,
         tf32=tf32,
         traced=traced,
+        devices_of=devices_of,
         gpu_install="pip install 'accelbench[tensorflow]' 'tensorflow[and-cuda]' (CUDA 12)",
     ),
 )

@@ -153,6 +153,12 @@ def profiler(folder: Path) -> Iterator[Callable[[str, int], Any]]:
         yield lambda phase, number: torch.profiler.record_function(f"{phase} step {number}")
 
 
+def devices_of(value: Any) -> tuple[str, ...]:
+    """A tensor's device: cpu:0, gpu:0 (torch's cuda:0, ROCm's too)."""
+    device = value.device
+    return (f"{'gpu' if device.type == 'cuda' else device.type}:{device.index or 0}",)
+
+
 def drawn_on_device(model: Any) -> bool:
     """Whether the model's variables live on another device than the CPU, whose generator drew
     them (Keras' torch backend draws an initializer on the variable's own device)."""
@@ -185,5 +191,6 @@ BACKENDS.register(
         tf32=tf32,
         drawn_on_device=drawn_on_device,
         no_gradients=no_gradients,
+        devices_of=devices_of,
     ),
 )

@@ -12,7 +12,7 @@ from accelbench.axes import backends
 from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND, StepCount
 from accelbench.axes.models import MODELS
 from accelbench.benches.base import Bench, Benchmark
-from accelbench.benches.context import precision_used
+from accelbench.benches.context import placed_as_asked, precision_used
 from accelbench.grid.cells import (
     Cell,
     Grid,
@@ -33,6 +33,7 @@ from accelbench.kinds.memory.work import StepMemoryReply
 from accelbench.processes.workers import WorkerFailed
 from accelbench.results.summary import Section
 from accelbench.work import memory
+from accelbench.work.builders import weights_device
 
 # A memory cell measured in a backend's worker: pytest-memray's limit_memory cap cannot reach
 # that process, so its peak is held to the same cap here.
@@ -73,6 +74,7 @@ class StepMemoryBench(Bench):
     cap_basis: str = ""
     steps_measured: int = 1  # the peak is the high-water mark over this many steps
     counted: StepCount | None = None  # the compiler's count of the step's device bytes, where it counts (JAX)
+    weights_on: str | None = None  # where the step's model's weights lie once built (backends.weights_on)
 
     work_name = "train"  # a work.builders.STEPS entry: the step measured
 
@@ -80,6 +82,7 @@ class StepMemoryBench(Bench):
         """(work, estimated bytes, why none): the step to measure, what the analytic estimate says
         it needs, and, where the estimate does not know the model (bytes None), why."""
         step = self.session.built.step(self.work_name, self.cell)
+        self.weights_on = weights_device(step.built)  # checked in the body
         # in setup, outside the body pytest-memray tracks: counting compiles the step once more
         self.counted = backends.counted_step_bytes(PROCESS_BACKEND, self.placement(), step.compiled)
         return step.run, step.estimated_bytes, step.why_unknown
@@ -134,6 +137,7 @@ class StepMemoryBench(Bench):
         if not self.tracked_here:
             self.measure_in_backend_worker()
             return
+        placed_as_asked(self, self.weights_on)
         device_peak, found_by = backends.device_peak_bytes(PROCESS_BACKEND, self.placement(), self.steps, self.counted)
         self.record(
             StepMemory(
@@ -181,6 +185,7 @@ class StepMemoryBench(Bench):
             )
         except WorkerFailed as error:
             pytest.fail(f"{self.name}: {error}", pytrace=False)
+        placed_as_asked(self, found.weights_on)
         self.set_cap(found.estimated_bytes, found.estimate_unknown)
         self.record(
             StepMemory(

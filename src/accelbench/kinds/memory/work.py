@@ -22,6 +22,7 @@ class StepMemoryReply:
     device: str
     device_peak_from: str = ""  # how the device peak was found (backends.device_peak_bytes); "": none
     device_workspace_bytes: int | None = None  # of a counted peak, its largest library workspace (StepCount)
+    weights_on: str | None = None  # where the step's model's weights lie (backends.weights_on)
 
 
 def step_memory_in_worker(site: Any, work_name: str, steps_measured: int, repeats: int = 1) -> StepMemoryReply:
@@ -29,7 +30,7 @@ def step_memory_in_worker(site: Any, work_name: str, steps_measured: int, repeat
     device peak on an accelerator (backends.device_peak_bytes), memray's host peak over
     `steps_measured` steps, and the analytic estimate."""
     from accelbench.work import memory
-    from accelbench.work.builders import STEPS
+    from accelbench.work.builders import STEPS, weights_device
 
     step = STEPS[work_name](site)
 
@@ -50,4 +51,5 @@ def step_memory_in_worker(site: Any, work_name: str, steps_measured: int, repeat
         estimated_bytes=step.estimated_bytes,
         estimate_unknown=step.why_unknown,
         device=site.placement.description,
+        weights_on=weights_device(step.built),
     )

@@ -9,6 +9,7 @@ from typing import Any
 
 from accelbench.benches import other_backend, timed_work
 from accelbench.benches.base import Bench, Benchmark
+from accelbench.benches.context import placed_as_asked
 from accelbench.benches.step_trace import trace_later
 from accelbench.grid.cells import (
     Cell,
@@ -34,6 +35,7 @@ from accelbench.measured import AgainstTensorflow, Throughput, Timed, Utilizatio
 from accelbench.processes.protocol import Cellwork
 from accelbench.results.summary import Section
 from accelbench.work import measure
+from accelbench.work.builders import weights_device
 
 
 class TrainBench(Bench):
@@ -65,6 +67,7 @@ class LatencyBench(InferenceBench):
             self.latency_in_backend_worker(benchmark)
         else:
             predictor = self.session.built.work("inference", self.cell)
+            placed_as_asked(self, weights_device(predictor))
             median = self.time_rounds(
                 benchmark,
                 predictor.predict_one,
