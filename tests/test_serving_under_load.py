@@ -77,7 +77,7 @@ def test_a_result_crosses_from_a_worker_whole(tmp_path):
     settings = plan(tmp_path)
     result = run_scenario(step, INPUTS, "MultiStream", Batching(8, 0.0), expected(), settings, tmp_path)
     assert result.reported_percentile == "90.00"  # the presets' MultiStream
-    served = Served("MultiStream", expected(), result)
+    served = Served("MultiStream", expected(), result, weights_on="gpu:0")
     assert Served.from_json(json.loads(json.dumps(served.as_json()))) == served
     assert ServingPlan.from_json(json.loads(json.dumps(settings.as_json()))) == settings
 

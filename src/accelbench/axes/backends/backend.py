@@ -168,12 +168,13 @@ def versions() -> dict[str, str]:
 def weights_on(model: Any) -> str | None:
     """Where a built Keras model's weights lie, as --devices names devices ("gpu:0"; "gpu:0,gpu:1"
     where one weight is spread over both), read from its first weight on this process's backend;
-    None where there is no Keras model with weights (an estimator, a user's work without one)."""
+    None where there is no Keras model with weights (an estimator, a user's work or generative
+    model without one)."""
     weights = getattr(model, "weights", None)
-    if not weights:
+    value = getattr(weights[0], "value", None) if weights else None  # a Keras Variable's tensor
+    if value is None:
         return None
-    found = BACKENDS[current()].devices_of(weights[0].value)
-    return ",".join(sorted(found)) or None
+    return ",".join(sorted(BACKENDS[current()].devices_of(value))) or None
 
 
 def placed_elsewhere(cell_name: str, asked: str, found: str | None) -> str | None:

@@ -17,6 +17,7 @@ from accelbench.axes.backends import PROCESS_BACKEND
 from accelbench.axes.models import MODELS
 from accelbench.axes.precisions import REFERENCE_PRECISION
 from accelbench.benches.base import Bench, Benchmark
+from accelbench.benches.context import placed_as_asked
 from accelbench.benches.under_load import Headline, judge_ab, judge_best
 from accelbench.grid.cells import (
     Grid,
@@ -122,6 +123,7 @@ class ServingBench(Bench):
         heads = []
         for _ in range(repeats):
             served = self.served(plan)
+            placed_as_asked(self, served.weights_on)
             self.record(_part(served, plan))
             if served.error:
                 pytest.fail(

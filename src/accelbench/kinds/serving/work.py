@@ -110,6 +110,7 @@ class PredictStep:
 
     call: Callable[[Any], Any]  # a padded batch -> outputs (NumPy)
     sizes: tuple[int, ...]
+    weights_on: str | None = None  # where its Keras model's weights lie (backends.weights_on); None: an estimator
 
     def __call__(self, inputs: Any) -> Any:
         import numpy as np
@@ -148,14 +149,17 @@ def _keras_call(model: Any, placement: Any) -> Callable[[Any], Any]:
 
 def predict_step(site: Any, largest: int) -> PredictStep:
     """The cell's model, built as the inference cells build it, as a served predict step."""
+    from accelbench.axes.backends import weights_on
     from accelbench.work.inference import fitted_estimator, serving_model
 
+    placed = None
     if site.model.framework == "sklearn":
         estimator = fitted_estimator(site.model, site.dataset, site.options)
         call = lambda batch: estimator.predict(batch.reshape(len(batch), -1))
     else:
-        call = _keras_call(serving_model(site.model, site.dataset, site.placement, site.options), site.placement)
-    step = PredictStep(call, allowed_batch_sizes(largest))
+        model = serving_model(site.model, site.dataset, site.placement, site.options)
+        call, placed = _keras_call(model, site.placement), weights_on(model)
+    step = PredictStep(call, allowed_batch_sizes(largest), placed)
     step.warm(samples_of(site))
     return step
 
@@ -330,6 +334,7 @@ class Served:
     swept: tuple[SweptBatching, ...] = ()
     fixed: LoadgenResult | None = None  # Server: the run at the fixed QPS, under the first setting
     error: str | None = None  # the system under test raised: its one line
+    weights_on: str | None = None  # where the served model's weights lay (PredictStep's)
 
     def best(self) -> SweptBatching | None:
         """The setting whose peak QPS under the bound is highest."""
@@ -358,6 +363,7 @@ class Served:
             ),
             fixed=result(saved["fixed"]),
             error=saved["error"],
+            weights_on=saved.get("weights_on"),
         )
 
 
@@ -387,11 +393,16 @@ def serve(
     largest_batch(plan) and warmed: a run's scenarios share one), its latency and batch
     throughput timed, then LoadGen's scenario against the dynamic batcher (Server: the peak-QPS
     search for every batching setting, and a run at the fixed QPS)."""
-    from accelbench.work.peak_search import find_peak
-
     if step is None:
         say(f"building the predict step for batches up to {largest_batch(plan)}")
         step = predict_step(site, largest_batch(plan))
+    return dataclasses.replace(_served(step, site, scenario, plan, say), weights_on=step.weights_on)
+
+
+def _served(step: PredictStep, site: Any, scenario: str, plan: ServingPlan, say: Callable[[str], None]) -> Served:
+    """serve()'s LoadGen runs of its built step."""
+    from accelbench.work.peak_search import find_peak
+
     inputs = samples_of(site)
     root = Path(plan.log_dir)
     default = stream_batching(plan, scenario)

@@ -16,10 +16,11 @@ from typing import Any
 
 import pytest
 
-from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND
+from accelbench.axes.backends import BACKENDS, PROCESS_BACKEND, weights_on
 from accelbench.axes.models import MODELS
 from accelbench.axes.precisions import PRECISIONS, REFERENCE_PRECISION
 from accelbench.benches.base import Bench, Benchmark
+from accelbench.benches.context import placed_as_asked
 from accelbench.benches.under_load import Headline, judge_ab, judge_best
 from accelbench.grid.cells import (
     Grid,
@@ -49,7 +50,7 @@ from accelbench.kinds.tokens.gates import (
 )
 from accelbench.kinds.tokens.result import TokenLoad, Tokens
 from accelbench.kinds.tokens.settings import TokenSettings
-from accelbench.measured import Roof
+from accelbench.measured import Placed, Roof
 from accelbench.processes.workers import WorkerFailed
 from accelbench.results.summary import Section
 from accelbench.user_modules import call_user
@@ -135,10 +136,12 @@ class TokenBench(Bench):
                 built = self.in_worker(PREPARE_IN_WORKER, phase=self.cell.phase, prompt=prompt.tolist(), **self.steps())
             except WorkerFailed as error:
                 pytest.fail(f"{self.name}: {error}", pytrace=False)
+            placed_as_asked(self, built[Placed.keys.weights_on])
             self.weight_bytes, self.cache_held = built["parameters"] * 4, built["cache_bytes"]
             return
         self.say("building the model and tracing its steps")
         model = shared_model(self)
+        placed_as_asked(self, weights_on(model))
         self.weight_bytes = int(model.count_params()) * 4  # variables in float32 under every policy
         made = work.made(self.spec, model, self.where, self.cell.phase, prompt, **self.steps())
         self.work = work.warmed(self.spec, made)
@@ -350,6 +353,7 @@ class TokenServingBench(Bench):
         if not self.on_other_backend():  # else its backend's worker builds it (served)
             self.say("building the model")
             self.model = shared_model(self)
+            placed_as_asked(self, weights_on(self.model))
 
     def __call__(self) -> None:
         plan = self.plan()
@@ -380,6 +384,7 @@ class TokenServingBench(Bench):
                 wire = self.in_worker(SERVE_IN_WORKER, scenario=self.cell.scenario, plan=plan.as_json())
             except WorkerFailed as error:
                 pytest.fail(f"{self.name}: {error}", pytrace=False)
+            placed_as_asked(self, wire.get(Placed.keys.weights_on))
             return serve.TokenServed.from_json(wire)
         return call_user(
             f"model {self.spec.name!r}: its generation under load",
@@ -489,9 +494,8 @@ def serve_in_worker(site: Any, scenario: str, plan: dict[str, Any]) -> dict[str,
     """A token-serving cell measured in an A/B side's worker (processes.cellwork.kind_work builds
     `site`), as the pytest process serves its own: its TokenServed, as JSON."""
     model = work.kept_model(site)
-    return serve.serve(
-        model, site.model.generation, site.placement, scenario, serve.TokenPlan.from_json(plan)
-    ).as_json()
+    served = serve.serve(model, site.model.generation, site.placement, scenario, serve.TokenPlan.from_json(plan))
+    return {**served.as_json(), Placed.keys.weights_on: weights_on(model)}  # checked by the pytest process
 
 
 def token_serve_cells(grid: Grid) -> list:

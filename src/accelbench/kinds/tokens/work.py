@@ -8,7 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from accelbench.axes.backends import weights_on
 from accelbench.axes.models import Generation, ModelOptions, ModelSpec
+from accelbench.measured import Placed
 from accelbench.user_modules import call_user
 
 
@@ -57,7 +59,7 @@ def prepare_in_worker(site: Any, phase: str, prompt: list, steps: int = 0) -> di
     _KEPT[site.cell_id] = work
     measure = spec.generation.cache_bytes
     held = measure(work.cache) if measure and phase != "prefill" else None
-    return {"parameters": int(model.count_params()), "cache_bytes": held}
+    return {"parameters": int(model.count_params()), "cache_bytes": held, Placed.keys.weights_on: weights_on(model)}
 
 
 def round_in_worker(site: Any) -> float:
