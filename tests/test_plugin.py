@@ -1096,6 +1096,51 @@ def test_the_pytest_process_and_both_ab_workers_build_a_cell_from_the_same_site(
     assert all(site == {**here, "steps": 1} for site in workers), sites
 
 
+FRESH_KIND = """
+import os
+
+import accelbench
+from accelbench.benches.base import Bench, Benchmark
+from accelbench.grid.cells import Cell, params
+
+
+def pid(site):
+    return os.getpid()
+
+
+class FreshBench(Bench):
+    def __call__(self):
+        kept = [self.in_worker("fresh_kind:pid") for _ in range(2)]
+        fresh = [self.in_worker("fresh_kind:pid", fresh=True) for _ in range(2)]
+        self.record({"kept_worker_pids": kept, "fresh_worker_pids": fresh})
+
+
+accelbench.register_benchmark(
+    "fresh_probe",
+    Benchmark(lambda grid: params(grid, [Cell("cpu", 1, grid.models[0])], ()), FreshBench, "test_fresh_probe",
+              file="test_fresh_probe.py"),
+)
+"""
+
+
+def test_a_kinds_work_asked_fresh_runs_in_a_new_worker_ended_after_it(pytester, heavy_imports):
+    """Bench.in_worker(fresh=True), as docs/extending.md offers it: each call in a worker of its
+    own, not the backend's kept one, and that worker gone once the call returns."""
+    pytester.makepyfile(fresh_kind=FRESH_KIND)
+    pytester.makepyfile(test_fresh_probe="def test_fresh_probe(fresh_probe):\n    fresh_probe()\n")
+    saved = pytester.path / "run.json"
+    result = run(
+        pytester, "--modules", "fresh_kind", "test_fresh_probe.py", "--models", "mlp", f"--benchmark-json={saved}"
+    )
+    result.assert_outcomes(passed=1)
+    (cell,) = json.loads(saved.read_text())["accelbench"]["untimed_cells"]
+    kept, fresh = cell["extra_info"]["kept_worker_pids"], cell["extra_info"]["fresh_worker_pids"]
+    assert kept[0] == kept[1] and len({*fresh, kept[0], os.getpid()}) == 4, (kept, fresh)
+    for ended in fresh:
+        with pytest.raises(ProcessLookupError):
+            os.kill(int(ended), 0)
+
+
 def test_a_bad_b_interpreter_is_a_usage_error(suite):
     assert_one_clear_line(
         run(suite, "--ab-python", "/no/python"), "argument --ab-python: '/no/python' is not an executable file"
