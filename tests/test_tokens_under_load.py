@@ -170,6 +170,30 @@ def test_time_per_output_token_under_load_at_batch_1_agrees_with_the_decode_cell
     assert own_tpot == pytest.approx(result.output_token_ms["50.00"], rel=0.1, abs=0.5)
     # No queue and limits far above the times: every request met them, goodput is the completed rate.
     assert run.goodput == pytest.approx(result.samples_per_s, rel=0.1)
+    # The loop's own clock of its decode steps: the decode cell's step, and within a served token.
+    loop_step = result.loop_parts_ms[serve.DECODE_STEP]
+    assert 1 / 1.35 <= loop_step / step_ms <= 1.35, (loop_step, step_ms)
+    assert loop_step <= result.output_token_ms["50.00"] * 1.1
+
+
+def test_a_server_cell_says_the_smallest_decode_slowdown_its_tpot_gate_fails():
+    """TPOT's gate sees a slower decode step only through a served token, of which the step is a
+    share (the loop's median step over TPOT's median at the fixed rate): at a tolerance of 55%, a
+    step that is 40% of a token must be 2.375x slower to rise TPOT past it; Offline says nothing."""
+    from accelbench.kinds.tokens.bench import _load_part
+    from accelbench.work.loadgen import LoadgenResult
+
+    fixed = LoadgenResult(
+        "Server", True, (), {}, 100.0, 100.0, (), "logs", 50.0,
+        output_token_ms={"50.00": 0.5}, loop_parts_ms={serve.DECODE_STEP: 0.2},
+    )  # fmt: skip
+    served = serve.TokenServed("Server", serve.Capacity(0.001, 0.0002, 200.0), fixed, fixed=fixed)
+    plan = plan_of(Path("logs"), serve.TokenBatching("continuous", 8))
+    load = _load_part(served, plan, 0.55)
+    assert load.decode_step_ms == 0.2 and load.decode_share_of_tpot == pytest.approx(0.4)
+    assert load.tpot_gate_sees_decode_slowdown == pytest.approx(2.375)
+    offline = _load_part(dataclasses.replace(served, scenario="Offline", fixed=None), plan, 0.55)
+    assert offline.decode_step_ms is None and offline.tpot_gate_sees_decode_slowdown is None
 
 
 def test_a_one_slot_loop_serves_every_request_one_at_a_time(tiny, tmp_path):

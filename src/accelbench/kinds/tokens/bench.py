@@ -360,7 +360,7 @@ class TokenServingBench(Bench):
         heads = []
         for _ in range(BASELINE_REPEATS if self.verdicts.update else 1):
             served = self.served(plan)
-            self.record(_load_part(served, plan))
+            self.record(_load_part(served, plan, self.gates[TOKEN_TPOT].rule.tolerance))
             if served.error:
                 pytest.fail(
                     f"{self.name}: the model raised while serving: {served.error} (LoadGen was ended: every "
@@ -445,9 +445,12 @@ def token_headline(name: str, served: serve.TokenServed, plan: serve.TokenPlan) 
     return Headline(numbers, invalid)
 
 
-def _load_part(served: serve.TokenServed, plan: serve.TokenPlan) -> TokenLoad:
+def _load_part(served: serve.TokenServed, plan: serve.TokenPlan, latency_tolerance: float) -> TokenLoad:
     held = serve.held_percentile(plan)
     result = served.fixed if served.scenario == "Server" else served.result
+    step = result.loop_parts_ms.get(serve.DECODE_STEP) if result and served.scenario == "Server" else None
+    tpot = result.output_token_ms.get("50.00") if result else None
+    share = step / tpot if step and tpot else None
     headline = served.result
     peaks = [s for s in served.searched if s.peak is not None]
     best = max(peaks, key=lambda s: s.peak.target_qps) if peaks else None
@@ -487,6 +490,9 @@ def _load_part(served: serve.TokenServed, plan: serve.TokenPlan) -> TokenLoad:
         rates_tried=tried or None,
         capacity_requests_per_s=served.capacity.requests_per_s,
         loadgen_logs=plan.log_dir,
+        decode_step_ms=step,
+        decode_share_of_tpot=share,
+        tpot_gate_sees_decode_slowdown=1 + latency_tolerance / share if share else None,
     )
 
 
@@ -664,6 +670,13 @@ KINDS: dict[str, Benchmark] = {
                 TokenLoad.keys.output_tokens_per_s,
                 "rate",
                 (TOKEN_OFFLINE,),
+            ),
+            Section(
+                "the smallest slowdown of the model's decode step that TPOT's gate fails (Server, at the fixed rate: "
+                "1 + tolerance x TPOT / the step's median in the loop; the rest of a served token is the loop's)",
+                {LOAD_FIXTURE: "{column}"},
+                TokenLoad.keys.tpot_gate_sees_decode_slowdown,
+                "times",
             ),
             Section(
                 "the batching with the highest peak request rate (Server)",

@@ -59,4 +59,12 @@ class TokenLoad(Part):
     # requests/s that met both limits, each request its own TTFT and TPOT, as the loop timed them})
     rates_tried: list | None = None
     capacity_requests_per_s: float | None = None  # the rate the search started from, measured just before
+    # Server, at the fixed rate: the loop's median decode step by its own clock (the model's
+    # decode and the greedy pick), its share of TPOT's median, and so the smallest slowdown of
+    # that step TPOT's gate fails: 1 + tolerance x TPOT / step. A fast step is a small part of a
+    # served token (the loop's work and other requests' prefills are the rest), and a gate on
+    # TPOT sees only a step slowed well past 2x.
+    decode_step_ms: float | None = None
+    decode_share_of_tpot: float | None = None
+    tpot_gate_sees_decode_slowdown: float | None = None
     loadgen_logs: str | None = None

@@ -38,6 +38,7 @@ from accelbench.work.loadgen import Durations, Expected, LoadgenResult
 from accelbench.work.peak_search import find_peak
 
 THREAD_NAME = "accelbench-loadgen"  # the thread LoadGen's test runs on while the loop serves
+DECODE_STEP = "decode_step"  # the loop's own clock (LoadgenResult.loop_parts_ms): its median decode step
 PERCENTILE = "99.00"  # the percentile the limits are on (MLPerf's, for its LLMs)
 # A rate of the preset's runs is held to its queries' 90th percentiles: the few seconds a run
 # lasts give LoadGen's early stopping 64 queries to vouch for a p90, where a p99 needs 662
@@ -162,6 +163,10 @@ class TokenServer:
     # batch admits into an idle batch alone, a continuous one between a running batch's steps.
     admitted: list[tuple[int, int]] = field(default_factory=list)
     timings: list[Timing] = field(default_factory=list)  # every request completed with its tokens
+    # Each decode step's seconds in the loop, by its own clock: the model's decode and the greedy
+    # pick of the next tokens (DECODE_STEP), what a slower model slows; the rest of a token's
+    # time is the loop's and the other requests' prefills.
+    step_seconds: list[float] = field(default_factory=list)
     _queue: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)
     _STOP = object()
 
@@ -324,8 +329,10 @@ class TokenServer:
         positions = live[0].position if single else np.array([s.position if s else 0 for s in slots])
         try:
             with self.placement.scope(), no_gradients():
+                started = time.perf_counter()
                 logits, self.cache = self.generation.decode(self.model, tokens, self.cache, positions)
                 chosen = next_tokens(logits)[:, 0]
+                self.step_seconds.append(time.perf_counter() - started)
         except Exception as raised:  # a user's model may raise anything: one line, and LoadGen ends
             self.error = f"{type(raised).__name__}: {raised}"
             return
@@ -489,6 +496,8 @@ def run_once(
     ):
         server.serve_during(lambda: loadgen.run_test(server.handle, library, settings, log_dir))
     result = loadgen.read_summary(scenario, log_dir, rate)
+    if server.step_seconds:
+        result = dataclasses.replace(result, loop_parts_ms={DECODE_STEP: statistics.median(server.step_seconds) * 1e3})
     if server.error is not None:
         result = dataclasses.replace(result, valid=False, error=server.error)
     return TokenRun(result, tuple(server.admitted), tuple(server.timings), goodput(server.timings, plan.limits))
