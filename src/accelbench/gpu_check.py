@@ -132,8 +132,8 @@ def rows(backend: str, run: Run) -> list[tuple[str, str]]:
 
 def _placed(run: Run, trained: list[CellRecord], device: str) -> str:
     """Where the weights of the run's cells asking for `device` lay once built (Placed.weights_on:
-    a cell whose lay elsewhere failed in one line, and is among the run's failures, not here),
-    and its fastest training cell's rate and arithmetic."""
+    a cell whose lay elsewhere failed in one line, and its record, saved with the run's, is
+    counted here as elsewhere), and its fastest training cell's rate and arithmetic."""
     asked = [cell for cell in run.cells if type_of(cell.device) == device]
     if not asked:
         return "no cell ran there"
