@@ -61,9 +61,9 @@ class TokenLoad(Part):
     capacity_requests_per_s: float | None = None  # the rate the search started from, measured just before
     # Server, at the fixed rate: the loop's median decode step by its own clock (the model's
     # decode and the greedy pick), its share of TPOT's median, and so the smallest slowdown of
-    # that step TPOT's gate fails: 1 + tolerance x TPOT / step. A fast step is a small part of a
-    # served token (the loop's work and other requests' prefills are the rest), and a gate on
-    # TPOT sees only a step slowed well past 2x.
+    # that step TPOT's gate fails: 1 + tolerance x TPOT / step. A step is only part of a served
+    # token (the loop's work and other requests' prefills are the rest): the tiny decoder's on
+    # JAX on a 2-core CPU was 72% of it, so a gate at 55% failed it only 1.76x slower or more.
     decode_step_ms: float | None = None
     decode_share_of_tpot: float | None = None
     tpot_gate_sees_decode_slowdown: float | None = None
