@@ -137,15 +137,21 @@ def test_continuous_batching_admits_between_steps_and_static_only_into_an_idle_b
 def test_time_per_output_token_under_load_at_batch_1_agrees_with_the_decode_cell(tiny, tmp_path):
     """One request at a time at a low rate: LoadGen's TPOT p50 (a request's tokens after its
     first, over their count) against the decode cell's seconds per step at batch 1, timed here
-    the way the cell times it; within 35% either way (a step under load also fetches its token
-    to the host, as a server streaming tokens must)."""
+    the way the cell times it, just before the LoadGen run and just after; within 35% either way
+    of the two (a step under load also fetches its token to the host, as a server streaming
+    tokens must). Against the step timed before alone, TPOT read 0.77-1.14 of it in 16 runs
+    here, and 1.40, 1.51 and 1.57 in a slow stretch of a busy machine (CI's timing tier once):
+    the step measured before a run is not the step during it."""
     generation = TINY.generation
     plan = plan_of(tmp_path, serve.TokenBatching("continuous", 1))
     prompt = work.prompts(generation, 1, 16, 0)
     decode = work.warmed(TINY, work.Decode.after(tiny, generation, Here(), prompt, 8))
     from accelbench.work.measure import seconds
 
-    step_ms = statistics.median(seconds(decode.run) for _ in range(7)) / 8 * 1e3
+    def step_ms() -> float:
+        return statistics.median(seconds(decode.run) for _ in range(7)) / 8 * 1e3
+
+    before = step_ms()
     requests = plan.requests.drawn(generation.vocabulary)
     capacity = serve.measure_capacity(tiny, generation, Here(), plan, requests)
     rate = capacity.requests_per_s / 4  # no queue: each request finds the loop idle
@@ -153,12 +159,12 @@ def test_time_per_output_token_under_load_at_batch_1_agrees_with_the_decode_cell
         tiny, generation, Here(), plan, requests, "Server", plan.batchings[0],
         capacity.expected(plan.requests.mean_output), tmp_path, rate,
     )  # fmt: skip
+    after = step_ms()
     result = run.result
     assert result.error is None and result.output_token_ms.get("50.00"), result.why_invalid
-    ratio = result.output_token_ms["50.00"] / step_ms
-    assert 1 / 1.35 <= ratio <= 1.35, (
-        f"TPOT under load {result.output_token_ms['50.00']:.2f} ms, decode {step_ms:.2f} ms"
-    )
+    low, high = min(before, after), max(before, after)
+    tpot = result.output_token_ms["50.00"]
+    assert low / 1.35 <= tpot <= high * 1.35, f"TPOT under load {tpot:.2f} ms, decode {before:.2f}, {after:.2f} ms"
     # The loop's own clock agrees with LoadGen's: the medians of its requests' TTFT and TPOT
     # within 10% (and half a millisecond: LoadGen's issue and callback threads between). Its clock
     # starts when LoadGen's issue callback runs, which waits for the interpreter's lock while the
@@ -172,8 +178,8 @@ def test_time_per_output_token_under_load_at_batch_1_agrees_with_the_decode_cell
     assert run.goodput == pytest.approx(result.samples_per_s, rel=0.1)
     # The loop's own clock of its decode steps: the decode cell's step, and within a served token.
     loop_step = result.loop_parts_ms[serve.DECODE_STEP]
-    assert 1 / 1.35 <= loop_step / step_ms <= 1.35, (loop_step, step_ms)
-    assert loop_step <= result.output_token_ms["50.00"] * 1.1
+    assert low / 1.35 <= loop_step <= high * 1.35, (loop_step, before, after)
+    assert loop_step <= tpot * 1.1
 
 
 def test_a_server_cell_says_the_smallest_decode_slowdown_its_tpot_gate_fails():
