@@ -20,7 +20,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from accelbench.axes.backends import BACKENDS, EXTRAS
+from accelbench.axes.backends import BACKENDS, EXTRAS, lies_elsewhere
 from accelbench.axes.backends.backend import COUNTED_BY_COMPILER
 from accelbench.axes.devices import type_of
 from accelbench.kinds.memory.result import StepMemory
@@ -137,12 +137,10 @@ def _placed(run: Run, trained: list[CellRecord], device: str) -> str:
     asked = [cell for cell in run.cells if type_of(cell.device) == device]
     if not asked:
         return "no cell ran there"
-    found = collections.Counter(Placed.of(cell.info).weights_on or "not checked" for cell in asked)
-    elsewhere = sum(
-        n for where, n in found.items() if where != "not checked" and {type_of(d) for d in where.split(",")} != {device}
-    )
+    found = collections.Counter(Placed.of(cell.info).weights_on for cell in asked)
+    elsewhere = sum(n for where, n in found.items() if lies_elsewhere(device, where))
     placed = f"{len(asked)} {device} cells, their weights on " + ", ".join(
-        f"{where} ({n})" for where, n in sorted(found.items())
+        f"{where or 'not checked'} ({n})" for where, n in sorted(found.items(), key=lambda item: item[0] or "~")
     )
     placed += f"; {elsewhere} elsewhere" if elsewhere else ""
     fastest = max((cell for cell in trained if cell in asked), key=lambda cell: cell.samples_per_s or 0.0, default=None)

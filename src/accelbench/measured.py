@@ -143,7 +143,8 @@ class Timed(Part):
 class Placed(Part):
     """Where a cell's model's weights lay once built, as its backend placed them (gpu:0; several
     joined by commas), checked against the device the cell's name asks for
-    (backends.placed_elsewhere): timed and memory cells with a Keras model."""
+    (backends.placed_elsewhere): training, inference, latency, memory, serving and token cells
+    with a Keras model."""
 
     weights_on: str | None = None
 

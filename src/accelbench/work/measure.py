@@ -27,10 +27,10 @@ SIZED_CALL_SHARE = MAX_CALL_SHARE / 2
 LONGEST_SIZED_ROUND = 5
 # Steps a split asks for within this factor of the steps it was taken over are kept without
 # timing them too (sized_for_calls): a split over nearly as many steps says as much, and each
-# size timed is three calls of up to a capped round. In simulation (3,000 works, every call
-# slowed by 10% noise on average, rounds capped at 0.5 s) sizing took 2.42 s a cell instead of
-# 3.64, and left 23 rounds above MAX_CALL_SHARE that could have been within it instead of 26
-# (tests/test_measure.py). A JAX training cell here timed sizes 13, 16 and 17 in turn; the quick
+# size timed is three calls of up to a capped round. In simulation (tests/test_measure.py: 1,500
+# works, every call slowed by 10% noise on average, rounds capped at 0.5 s) sizing took 3,619
+# simulated seconds instead of 5,480, and left 16 rounds above MAX_CALL_SHARE that could have
+# been within it instead of 18. A JAX training cell here timed sizes 13, 16 and 17 in turn; the quick
 # suite's 8 JAX training cells spent 18.3 and 13.4 s in their sizing calls timing every size,
 # 12.6 and 12.1 s with this (two runs each, alternated, on a 2-core EPYC).
 CLOSE_ENOUGH = 1.25

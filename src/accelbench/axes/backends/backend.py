@@ -177,10 +177,16 @@ def weights_on(model: Any) -> str | None:
     return ",".join(sorted(BACKENDS[current()].devices_of(value))) or None
 
 
+def lies_elsewhere(asked: str, found: str | None) -> bool:
+    """Whether weights found on `found` (weights_on's answer; None: not read) lie on another kind
+    of device than `asked` (a --devices name: cpu, gpu, gpu:1)."""
+    return found is not None and {type_of(device) for device in found.split(",")} != {type_of(asked)}
+
+
 def placed_elsewhere(cell_name: str, asked: str, found: str | None) -> str | None:
     """The one-line failure of a cell whose weights lie on another kind of device than the one its
     name asks for (a cpu cell's on the GPU: the work measured is not the cell's), or None."""
-    if found is None or {type_of(device) for device in found.split(",")} == {type_of(asked)}:
+    if not lies_elsewhere(asked, found):
         return None
     return (
         f"{cell_name}: asked for {asked}, but its model's weights lie on {found}: what would be timed is "

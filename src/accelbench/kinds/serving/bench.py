@@ -123,7 +123,6 @@ class ServingBench(Bench):
         heads = []
         for _ in range(repeats):
             served = self.served(plan)
-            placed_as_asked(self, served.weights_on)
             self.record(_part(served, plan))
             if served.error:
                 pytest.fail(
@@ -166,13 +165,16 @@ class ServingBench(Bench):
             built, largest = self.session.built, largest_batch(plan)
             self.say(f"the predict step for batches up to {largest}")
             step = shared_step(built, self.cell, largest)
+            placed_as_asked(self, step.weights_on)  # before LoadGen serves it
             return serve(built.site(self.cell), self.cell.scenario, plan, self.say, step)
         self.say(f"serving in the {self.cell.backend} worker")
         try:
             wire = self.in_worker(SERVE_IN_WORKER, scenario=self.cell.scenario, plan=plan.as_json())
         except WorkerFailed as error:
             pytest.fail(f"{self.name}: {error}", pytrace=False)
-        return Served.from_json(wire)
+        served = Served.from_json(wire)
+        placed_as_asked(self, served.weights_on)  # the worker built and served it in one call
+        return served
 
 
 def shared_step(built: BuiltWork, cell: ServingCell, largest: int) -> PredictStep:
