@@ -512,6 +512,51 @@ def test_a_planted_thrice_slower_decode_step_fails_every_token_serving_cell(pyte
     assert "token_offline_tokens_per_s regression in test_token_serving[cpu-my_tiny-offline]" in text
 
 
+@pytest.mark.slow(60)
+def test_recorded_again_on_one_commit_a_token_baseline_is_the_median_of_its_runs_at_the_same_rate(
+    pytester, monkeypatch
+):
+    """In a clean checkout: a baseline recorded and committed, one run judged against it (saved
+    by pytest-benchmark's autosave), then --update-baselines again: the Server cell's numbers are
+    the median of that run and this one, at the stored fixed rate, and the verdict says so."""
+    import json
+    import subprocess
+
+    from accelbench import scaffold
+
+    pytester.makepyfile(test_tokens=scaffold.benchmark_files()["test_tokens.py"], my_tiny=PLANTED_DECODE)
+    pytester.makeini("[pytest]\naccelbench_modules = my_tiny\naddopts = --benchmark-autosave\n")
+    baselines = pytester.path / "baselines"
+    baselines.mkdir()
+    monkeypatch.delenv("PLANT_SLOW_DECODE", raising=False)
+
+    def git(*command):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *command], check=True, cwd=pytester.path)
+
+    def commit(message):
+        git("add", "test_tokens.py", "my_tiny.py", "tox.ini", "baselines")
+        git("commit", "-qm", message)
+
+    git("init", "-q")
+    (pytester.path / ".gitignore").write_text(".benchmarks/\n__pycache__/\n")
+    server = ("--preset", "smoke", "-k", "test_token_serving and server")
+    token_serving_run(pytester, baselines, *server, "--update-baselines").assert_outcomes(passed=1)
+
+    def fixed_rates():  # tokens.json: machine -> software -> settings -> cell -> metric -> number
+        machines = json.loads((baselines / "tokens.json").read_text())
+        cells = [c for m in machines.values() for s in m.values() for settings in s.values() for c in settings.values()]
+        return [numbers["token_fixed_rate"] for numbers in cells]
+
+    first = fixed_rates()
+    commit("baselines")
+    token_serving_run(pytester, baselines, *server)  # judged (a smoke run may fail a gate: it still counts)
+    token_serving_run(pytester, baselines, *server, "--update-baselines").assert_outcomes(passed=1)
+    newest = sorted((pytester.path / ".benchmarks").glob("*/*.json"))[-1]
+    messages = [verdict["message"] for verdict in json.loads(newest.read_text())["accelbench"]["verdicts"]]
+    assert len(messages) == 3 and all("the median of this run and 1 earlier run(s) of commit" in m for m in messages)
+    assert len(first) == 1 and fixed_rates() == first
+
+
 @pytest.mark.timing
 @pytest.mark.slow(120)
 def test_an_ab_run_serves_tokens_on_both_sides_and_fails_b_with_a_thrice_slower_decode_step(pytester, monkeypatch):

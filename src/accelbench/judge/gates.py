@@ -35,6 +35,9 @@ class Gate:
     significance: bool = False  # a ratio of interleaved pairs: fails only if the shortfall is significant
     fingerprints: int = 0  # leading scope keys that are machine fingerprints (hardware, software)
     spread: bool = False  # a memory peak: its baseline is stored with its spread (SpreadGrowth)
+    # a number under load: recorded as the median of this run and the same commit's earlier runs
+    # judged against the baseline it replaces (gated_history)
+    history: bool = False
 
     def rule_for(self, stored: str) -> Any:
         """The rule for one cell: from its recorded spread where there is one; the gate's fixed
@@ -127,6 +130,7 @@ class GateSpec:
     significance: bool = False
     fingerprints: int = 0
     spread: bool = False
+    history: bool = False
 
 
 # Every gate against stored baselines, by metric: a new gate is a GATES.register here, and the
@@ -185,6 +189,7 @@ class Gates:
                 significance=spec.significance,
                 fingerprints=spec.fingerprints,
                 spread=spec.spread,
+                history=spec.history,
             )
         return cls(gates)
 

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from accelbench.judge import analysis, fingerprint
+from accelbench.judge import analysis, fingerprint, gated_history
 from accelbench.judge.fingerprint import FINGERPRINT_KEY
 from accelbench.judge.gates import Gate
 from accelbench.judge.rules import (
@@ -144,6 +144,9 @@ class Verdicts:
     # a peak moves from one process to the next (3.5 MiB in one process, 5.1 MiB in the next,
     # for the mlp's batch-32 step), so they are never counted as runs of a spread.
     repeat_peaks: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    # The numbers earlier saved runs of this commit and machine had judged against stored
+    # baselines, for a gate recorded as a median of runs; read only under --update-baselines.
+    earlier: gated_history.Earlier = field(default_factory=gated_history.Earlier)
 
     def add(self, verdict: Verdict) -> Verdict:
         self.by_cell.setdefault(verdict.cell, []).append(verdict)
@@ -212,6 +215,8 @@ class Verdicts:
         and the earlier saved runs of this machine (the newest 2 x MIN_SPREAD_RUNS), once there
         are MIN_SPREAD_RUNS of them: runs, each its own process. This run's number is the median
         of its peaks (the body's and its repeats in this process)."""
+        if gate.history:
+            return self._record_median(gate, cell, stored, measured)
         if not gate.spread:
             gate.store.stage(gate.scope, stored, gate.metric, measured)
             return "recorded as the new baseline (--update-baselines)"
@@ -233,6 +238,22 @@ class Verdicts:
         return (
             f"recorded as the new baseline (--update-baselines): the median of {len(runs)} runs, "
             f"held to {SpreadGrowth.of(spread, len(runs), baseline).describe()}"
+        )
+
+    def _record_median(self, gate: Gate, cell: str, stored: str, measured: float) -> str:
+        """Stage the median of this run's number and the same commit's earlier runs judged
+        against the baseline it replaces (gated_history): one run's number lands wherever the
+        machine was at that moment."""
+        earlier = self.earlier.runs(cell, gate, stored)
+        gate.store.stage(gate.scope, stored, gate.metric, statistics.median([*earlier, float(measured)]))
+        if not earlier:
+            return (
+                "recorded as the new baseline (--update-baselines): this run's number alone; recorded again on "
+                "the same commit after runs judged against it, it is their median"
+            )
+        return (
+            f"recorded as the new baseline (--update-baselines): the median of this run and {len(earlier)} "
+            f"earlier run(s) of commit {str(self.earlier.commit)[:12]} judged against the baseline it replaces"
         )
 
     def judge(

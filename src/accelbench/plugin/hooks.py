@@ -16,7 +16,7 @@ from accelbench.axes.precisions import PRECISIONS, REFERENCE_PRECISION
 from accelbench.benches import catalog
 from accelbench.benches.base import IN_TURN, Bench
 from accelbench.benches.catalog import BENCHMARKS
-from accelbench.judge import fingerprint, peak_history
+from accelbench.judge import fingerprint, gated_history, peak_history, storage
 from accelbench.judge.baselines import BaselineError
 from accelbench.judge.verdicts import AB_METRICS, FAIL, FINGERPRINT_KEY, LEAKS, PASS, PEAK_CAP, SavedRun, Verdict
 from accelbench.measured import CELL_KEY, ROOFS_KEY, SCHEMA_VERSION, VERDICTS_KEY
@@ -138,6 +138,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             raise pytest.UsageError(str(error)) from None
         if state.run.update_baselines:
             _read_peak_history(session.config, state)
+            _read_judged_history(session.config, state)
         _measure_roofs(session.items, state)
         try:
             ab_run = state.ab_run  # --ab-ref checks out its worktree here (its ref was resolved at start)
@@ -173,14 +174,30 @@ def _measure_roofs(items: list[pytest.Item], state: Session) -> None:
 def _read_peak_history(config: pytest.Config, state: Session) -> None:
     """The memory peaks of this machine's earlier saved runs, for the spread each memory
     baseline is recorded with (pytest-benchmark's storage: --benchmark-storage)."""
-    storage = getattr(getattr(getattr(config, "_benchmarksession", None), "storage", None), "path", None)
-    if storage is None:  # not a folder (pytest-benchmark's elasticsearch storage): no spreads
+    files = _saved_files(config)
+    if files is None:  # not a folder (pytest-benchmark's elasticsearch storage): no spreads
         return
-    found, unreadable = peak_history.peaks(
-        peak_history.saved_files(Path(storage)), state.inventory.fingerprint().key, backends.software().key
-    )
+    found, unreadable = peak_history.peaks(files, state.inventory.fingerprint().key, backends.software().key)
     state.verdicts.peak_history.update(found)
     state.notes.extend(unreadable)
+
+
+def _read_judged_history(config: pytest.Config, state: Session) -> None:
+    """The numbers this commit's earlier saved runs judged against stored baselines, for the
+    gates recorded as a median of runs (gated_history)."""
+    files = _saved_files(config)
+    if files is None:
+        return
+    commit = storage.commit_of(config.hook.pytest_benchmark_generate_commit_info(config=config))
+    found, unreadable = gated_history.judged(files, state.inventory.fingerprint().key, backends.software().key, commit)
+    state.verdicts.earlier = gated_history.Earlier(commit, found)
+    state.notes.extend(unreadable)
+
+
+def _saved_files(config: pytest.Config) -> list[Path] | None:
+    """pytest-benchmark's newest saved runs (--benchmark-storage); None where its storage is not a folder."""
+    folder = getattr(getattr(getattr(config, "_benchmarksession", None), "storage", None), "path", None)
+    return None if folder is None else peak_history.saved_files(Path(folder))
 
 
 def _start_workers(state: Session) -> None:

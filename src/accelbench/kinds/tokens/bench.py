@@ -313,9 +313,12 @@ class TokenServingBench(Bench):
         limits = LIMITS_OPTION.of(run.kind_options) or Limits(generation.ttft_ms, generation.tpot_ms)
         rules = SERVING_RULES.of(run.kind_options)
         fixed = None
-        if self.cell.scenario == "Server" and not self.verdicts.update:
+        if self.cell.scenario == "Server":
             gate = self.gates[TOKEN_TTFT]
-            fixed = gate.store.get(gate.scope, self.baseline_key, FIXED_RATE)
+            # Recorded anew, the rate stays where this commit's earlier runs measured TTFT and
+            # TPOT against the baseline (their median is the new one); else half this run's peak.
+            if not self.verdicts.update or self.verdicts.earlier.runs(self.name, gate, self.baseline_key):
+                fixed = gate.store.get(gate.scope, self.baseline_key, FIXED_RATE)
         folder = re.sub(r"[^A-Za-z0-9_.-]+", "-", self.name).strip("-")
         # A Server run shorter than a few TTFT limits cannot show a queue growing past the limit:
         # a rate above the model's capacity would read VALID for the queue it had no time to build.

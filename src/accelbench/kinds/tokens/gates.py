@@ -117,5 +117,6 @@ for _metric, _rule, _options in (
             _rule,
             timed=True,
             fingerprints=2,
+            history=True,
         ),
     )

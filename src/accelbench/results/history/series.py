@@ -148,9 +148,8 @@ def _commit_groups(runs: Sequence[Run]) -> list[list[Run]]:
     first run; a run with uncommitted changes, or with no commit, is a group of its own."""
     groups: dict[object, list[Run]] = {}
     for position, run in enumerate(runs):
-        commit = run.commit.get("id")
-        known = commit and commit != "unversioned" and not run.commit.get("dirty")  # "unversioned": not in git
-        key = (run.fingerprint, run.process_backend, commit) if known else position
+        commit = saved.commit_of(run.commit)
+        key = (run.fingerprint, run.process_backend, commit) if commit else position
         groups.setdefault(key, []).append(run)
     return list(groups.values())
 
