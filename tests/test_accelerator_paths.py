@@ -417,7 +417,7 @@ def test_the_gpu_check_runs_the_suite_per_installed_backend_and_prints_each_deci
     assert re.search(rf"^{backend}: fingerprint names the accelerator +none$", printed, re.M)
     assert re.search(rf"^{backend}: a gpu cell runs on the gpu +no cell ran there$", printed, re.M)
     assert re.search(
-        rf"^{backend}: a cpu cell runs on the cpu +1 cpu cells, their weights on cpu:0 \(1\); "
+        rf"^{backend}: a cpu cell runs on the cpu +1 cpu cell, its weights on cpu:0 \(1\); "
         r"fastest training test_train\[cpu-bs32-mlp\]: on .*samples/s",
         printed,
         re.M,
@@ -651,7 +651,7 @@ def test_the_gpu_check_counts_each_devices_cells_by_where_their_weights_lay():
     assert gpu_check._placed(run, [], "cpu") == (
         "4 cpu cells, their weights on cpu:0 (2), gpu:0 (1), not checked (1); 1 elsewhere"
     )
-    assert gpu_check._placed(run, [], "gpu") == "1 gpu cells, their weights on gpu:0 (1)"
+    assert gpu_check._placed(run, [], "gpu") == "1 gpu cell, its weights on gpu:0 (1)"
     assert gpu_check._placed(Fake(cells=[]), [], "gpu") == "no cell ran there"
 
 

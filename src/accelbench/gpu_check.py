@@ -139,7 +139,8 @@ def _placed(run: Run, trained: list[CellRecord], device: str) -> str:
         return "no cell ran there"
     found = collections.Counter(Placed.of(cell.info).weights_on for cell in asked)
     elsewhere = sum(n for where, n in found.items() if lies_elsewhere(device, where))
-    placed = f"{len(asked)} {device} cells, their weights on " + ", ".join(
+    cells = f"{len(asked)} {device} cells, their" if len(asked) > 1 else f"1 {device} cell, its"
+    placed = f"{cells} weights on " + ", ".join(
         f"{where or 'not checked'} ({n})" for where, n in sorted(found.items(), key=lambda item: item[0] or "~")
     )
     placed += f"; {elsewhere} elsewhere" if elsewhere else ""
