@@ -7,6 +7,7 @@ from accelbench.judge.baselines import BaselineFile
 from accelbench.judge.gates import Gate
 from accelbench.judge.rules import RelativeRise
 from accelbench.judge.verdicts import Verdicts
+from accelbench.results import verdict_block
 
 CELL = "test_token_serving[cpu-gpt_tiny-server]"
 METRIC = "token_tpot_ms"
@@ -41,6 +42,13 @@ def test_recording_again_takes_the_median_of_this_run_and_the_commits_runs_judge
     assert made.outcome == "new"
     assert gate.store.data["hw"]["sw"]["quick"][CELL][METRIC] == 0.435  # the median of 0.40, 0.42, 0.45, 0.61
     assert f"the median of this run and 3 earlier run(s) of commit {COMMIT[:12]}" in made.message
+    assert dict(made.statistic) == {"recorded_from_runs": 4}
+    run = verdicts(earlier=history)
+    run.against_baseline(CELL, tpot_gate(tmp_path, baseline=0.553), 0.61)
+    run.against_baseline(CELL, tpot_gate(tmp_path, history=False), 0.61)
+    assert verdict_block.lines(run)[-2] == (
+        "2 value(s) recorded as new baselines (--update-baselines); 1 of them the median of 4 runs of this commit"
+    )
 
 
 def test_a_first_recording_is_its_own_run_and_says_how_a_median_is_made(tmp_path):

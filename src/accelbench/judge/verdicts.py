@@ -58,6 +58,7 @@ AB_METRICS = (AB_TIME, AB_PEAK, AB_COMPILE)  # what an A/B run judges of a timed
 AB_PREFIX = "ab_"  # before a gate's metric: B's number under load against A's, by the gate's rule
 PRECISION_ACCURACY = "accuracy_against_float32"  # a lower precision's recipe accuracy, against float32's
 PEAK_CAP, LEAKS = "peak_memory_cap", "leaked_bytes_per_location"
+RECORDED_FROM_RUNS = "recorded_from_runs"  # a new baseline's statistic: the runs its median took (gated_history)
 RECORD_HINT = "record with: pytest benchmarks --update-baselines"
 # Where no baseline exists for this machine: the one command that records them, for this
 # fingerprint only (other machines' entries in the same files are left as they are).
@@ -178,8 +179,11 @@ class Verdicts:
         stored = key or cell
         if gate.timed and self.memray_tracking:
             return self.add(Verdict(outcome=SKIPPED, message=MEMRAY_REASON, **base))
-        if self.update:
-            return self.add(Verdict(outcome=NEW, message=self._record(gate, cell, stored, measured), **base))
+        if self.update:  # the runs a median of runs takes, counted before this run's number is staged
+            runs = ((RECORDED_FROM_RUNS, len(self.earlier.runs(cell, gate, stored)) + 1),) if gate.history else ()
+            return self.add(
+                Verdict(outcome=NEW, message=self._record(gate, cell, stored, measured), statistic=runs, **base)
+            )
         baseline = gate.store.get(gate.scope, stored, gate.metric)
         if baseline is None:
             if gate.store.has_scope(gate.scope):

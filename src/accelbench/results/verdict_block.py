@@ -13,6 +13,7 @@ from accelbench.judge.verdicts import (
     OUTCOMES,
     RECORD_HERE,
     RECORD_HINT,
+    RECORDED_FROM_RUNS,
     REPORTED,
     SKIPPED,
     UNGATED,
@@ -30,7 +31,10 @@ def lines(verdicts: Verdicts) -> list[str]:
         lines += _grouped(outcome, [v for v in judged if v.outcome == outcome])
     unjudged = sum(v.outcome in (UNGATED, NEW) for v in judged)
     if verdicts.update:
-        lines.append(f"{unjudged} value(s) recorded as new baselines (--update-baselines)")
+        runs = [dict(v.statistic).get(RECORDED_FROM_RUNS, 1) for v in judged if v.outcome == NEW]
+        medians = [n for n in runs if n > 1]
+        of_runs = f"; {len(medians)} of them the median of {_span(medians)} runs of this commit" if medians else ""
+        lines.append(f"{unjudged} value(s) recorded as new baselines (--update-baselines){of_runs}")
     elif unjudged:
         consequence = (
             "failed (--require-baselines)"
@@ -51,6 +55,11 @@ def lines(verdicts: Verdicts) -> list[str]:
     shown = [o for o in OUTCOMES if o not in (UNKNOWN, REPORTED, INVALID) or counts[o]]  # from A/B and serving runs
     lines.append("verdicts: " + ", ".join(f"{counts[o]} {o}" for o in shown))
     return lines
+
+
+def _span(counts: Sequence[int]) -> str:
+    low, high = min(counts), max(counts)
+    return str(low) if low == high else f"{low}-{high}"
 
 
 def _grouped(outcome: str, verdicts: Sequence[Verdict]) -> list[str]:
