@@ -55,7 +55,7 @@ def test_a_first_recording_is_its_own_run_and_says_how_a_median_is_made(tmp_path
     gate = tpot_gate(tmp_path)  # no baseline yet: earlier runs were judged against none
     made = verdicts(earlier=earlier((0.40, 0.553))).against_baseline(CELL, gate, 0.61)
     assert gate.store.data["hw"]["sw"]["quick"][CELL][METRIC] == 0.61
-    assert "this run's number alone; recorded again on the same commit" in made.message
+    assert "this run's number alone, no earlier run of this commit having been judged against" in made.message
 
 
 def test_a_gate_without_history_records_this_run_alone(tmp_path):

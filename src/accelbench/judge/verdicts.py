@@ -215,7 +215,8 @@ class Verdicts:
         )
 
     def _record(self, gate: Gate, cell: str, stored: str, measured: float) -> str:
-        """Stage this run's number as the baseline; a memory peak with its spread over this run
+        """Stage this run's number as the baseline; a number under load as the median of this
+        commit's runs (_record_median); a memory peak with its spread over this run
         and the earlier saved runs of this machine (the newest 2 x MIN_SPREAD_RUNS), once there
         are MIN_SPREAD_RUNS of them: runs, each its own process. This run's number is the median
         of its peaks (the body's and its repeats in this process)."""
@@ -252,8 +253,8 @@ class Verdicts:
         gate.store.stage(gate.scope, stored, gate.metric, statistics.median([*earlier, float(measured)]))
         if not earlier:
             return (
-                "recorded as the new baseline (--update-baselines): this run's number alone; recorded again on "
-                "the same commit after runs judged against it, it is their median"
+                "recorded as the new baseline (--update-baselines): this run's number alone, no earlier run of "
+                "this commit having been judged against the baseline it replaces"
             )
         return (
             f"recorded as the new baseline (--update-baselines): the median of this run and {len(earlier)} "
