@@ -16,17 +16,14 @@ unchanged runs failed, where the first of them alone would have failed 10.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from accelbench.judge import fingerprint
-from accelbench.judge.fingerprint import FINGERPRINT_KEY
 from accelbench.judge.gates import Gate
-from accelbench.judge.storage import commit_of
+from accelbench.judge.storage import commit_of, read_runs_of
 
 MOST_EARLIER_RUNS = 9  # with this run's, a median of at most 10: today's runs of this commit
 
@@ -61,29 +58,20 @@ def judged(
     judged against a stored baseline, oldest first; and one line for each file that could not
     be read (the others are still read). Nothing without a commit."""
     found: dict[tuple[str, str], list[Judged]] = {}
-    unreadable = []
+
+    def read(saved: dict[str, Any]) -> None:
+        if commit_of(saved.get("commit_info") or {}) != commit:
+            return
+        for verdict in saved.get("accelbench", {}).get("verdicts", []):
+            measured, baseline = verdict.get("measured"), verdict.get("baseline")
+            if verdict.get("against") == "baseline" and _number(measured) and _number(baseline):
+                found.setdefault((verdict["cell"], verdict["metric"]), []).append(
+                    Judged(float(measured), float(baseline))
+                )
+
     if commit is None:
-        return found, unreadable
-    for path in files:
-        try:
-            saved = json.loads(path.read_text(encoding="utf-8"))
-            machine = saved.get("machine_info", {})
-            if (
-                commit_of(saved.get("commit_info") or {}) != commit
-                or machine.get(FINGERPRINT_KEY) != hardware
-                or fingerprint.software_of(machine).key != software
-            ):
-                continue
-            for verdict in saved.get("accelbench", {}).get("verdicts", []):
-                measured, baseline = verdict.get("measured"), verdict.get("baseline")
-                if verdict.get("against") == "baseline" and _number(measured) and _number(baseline):
-                    found.setdefault((verdict["cell"], verdict["metric"]), []).append(
-                        Judged(float(measured), float(baseline))
-                    )
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError, KeyError, TypeError) as error:
-            why = f"{type(error).__name__}: {error}"
-            unreadable.append(f"saved run {path} not read for earlier runs of this commit: {why}"[:300])
-    return found, unreadable
+        return found, []
+    return found, read_runs_of(files, hardware, software, "for earlier runs of this commit", read)
 
 
 def against(runs: list[Judged], baseline: float | None) -> list[float]:

@@ -9,13 +9,11 @@ cell's peaks. Only runs of this hardware and software fingerprint count: peaks m
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
-from accelbench.judge import fingerprint
-from accelbench.judge.fingerprint import FINGERPRINT_KEY
-from accelbench.judge.storage import runs_in
+from accelbench.judge.storage import read_runs_of, runs_in
 
 MEMORY_METRICS = ("peak_memory_bytes", "device_peak_memory_bytes")
 MOST_RUNS = 20  # the newest saved runs read: a spread of today's code, not of last year's
@@ -30,19 +28,13 @@ def peaks(files: Iterable[Path], hardware: str, software: str) -> tuple[dict[tup
     """(cell name, metric) -> the peaks saved runs of this hardware and software recorded, and
     one line for each file that could not be read (the others are still read)."""
     found: dict[tuple[str, str], list[float]] = {}
-    unreadable = []
-    for path in files:
-        try:
-            saved = json.loads(path.read_text(encoding="utf-8"))
-            machine = saved.get("machine_info", {})
-            if machine.get(FINGERPRINT_KEY) != hardware or fingerprint.software_of(machine).key != software:
-                continue
-            cells = [*saved.get("benchmarks", []), *saved.get("accelbench", {}).get("untimed_cells", [])]
-            for cell in cells:
-                for metric in MEMORY_METRICS:
-                    value = cell.get("extra_info", {}).get(metric)
-                    if isinstance(value, (int, float)) and not isinstance(value, bool):
-                        found.setdefault((cell["name"], metric), []).append(float(value))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError, KeyError, TypeError) as error:
-            unreadable.append(f"saved run {path} not read for memory spreads: {type(error).__name__}: {error}"[:300])
-    return found, unreadable
+
+    def read(saved: dict[str, Any]) -> None:
+        cells = [*saved.get("benchmarks", []), *saved.get("accelbench", {}).get("untimed_cells", [])]
+        for cell in cells:
+            for metric in MEMORY_METRICS:
+                value = cell.get("extra_info", {}).get(metric)
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    found.setdefault((cell["name"], metric), []).append(float(value))
+
+    return found, read_runs_of(files, hardware, software, "for memory spreads", read)

@@ -1,10 +1,15 @@
-"""pytest-benchmark's storage: which JSON files under a folder are saved runs, and which code a
-saved run ran."""
+"""pytest-benchmark's storage: which JSON files under a folder are saved runs, which code a
+saved run ran, and the saved runs of one machine, read."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
+
+from accelbench.judge import fingerprint
+from accelbench.judge.fingerprint import FINGERPRINT_KEY
 
 
 def runs_in(folder: Path) -> list[Path]:
@@ -24,3 +29,21 @@ def commit_of(info: dict[str, Any]) -> str | None:
     if not commit or commit in ("unversioned", "unknown") or info.get("dirty"):
         return None
     return str(commit)
+
+
+def read_runs_of(
+    files: Iterable[Path], hardware: str, software: str, purpose: str, read: Callable[[dict[str, Any]], None]
+) -> list[str]:
+    """Each saved run of this hardware and software fingerprint (numbers move with both), handed
+    to `read` as pytest-benchmark saved it; one line for each file that could not be read,
+    `purpose` saying what for (the others are still read)."""
+    unreadable = []
+    for path in files:
+        try:
+            saved = json.loads(path.read_text(encoding="utf-8"))
+            machine = saved.get("machine_info", {})
+            if machine.get(FINGERPRINT_KEY) == hardware and fingerprint.software_of(machine).key == software:
+                read(saved)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError, KeyError, TypeError) as error:
+            unreadable.append(f"saved run {path} not read {purpose}: {type(error).__name__}: {error}"[:300])
+    return unreadable

@@ -179,11 +179,10 @@ class Verdicts:
         stored = key or cell
         if gate.timed and self.memray_tracking:
             return self.add(Verdict(outcome=SKIPPED, message=MEMRAY_REASON, **base))
-        if self.update:  # the runs a median of runs takes, counted before this run's number is staged
-            runs = ((RECORDED_FROM_RUNS, len(self.earlier.runs(cell, gate, stored)) + 1),) if gate.history else ()
-            return self.add(
-                Verdict(outcome=NEW, message=self._record(gate, cell, stored, measured), statistic=runs, **base)
-            )
+        if self.update and gate.history:
+            return self.add(self._record_median(gate, stored, base))
+        if self.update:
+            return self.add(Verdict(outcome=NEW, message=self._record(gate, cell, stored, measured), **base))
         baseline = gate.store.get(gate.scope, stored, gate.metric)
         if baseline is None:
             if gate.store.has_scope(gate.scope):
@@ -215,13 +214,10 @@ class Verdicts:
         )
 
     def _record(self, gate: Gate, cell: str, stored: str, measured: float) -> str:
-        """Stage this run's number as the baseline; a number under load as the median of this
-        commit's runs (_record_median); a memory peak with its spread over this run
+        """Stage this run's number as the baseline; a memory peak with its spread over this run
         and the earlier saved runs of this machine (the newest 2 x MIN_SPREAD_RUNS), once there
         are MIN_SPREAD_RUNS of them: runs, each its own process. This run's number is the median
         of its peaks (the body's and its repeats in this process)."""
-        if gate.history:
-            return self._record_median(gate, cell, stored, measured)
         if not gate.spread:
             gate.store.stage(gate.scope, stored, gate.metric, measured)
             return "recorded as the new baseline (--update-baselines)"
@@ -245,21 +241,21 @@ class Verdicts:
             f"held to {SpreadGrowth.of(spread, len(runs), baseline).describe()}"
         )
 
-    def _record_median(self, gate: Gate, cell: str, stored: str, measured: float) -> str:
+    def _record_median(self, gate: Gate, stored: str, base: dict) -> Verdict:
         """Stage the median of this run's number and the same commit's earlier runs judged
         against the baseline it replaces (gated_history): one run's number lands wherever the
-        machine was at that moment."""
-        earlier = self.earlier.runs(cell, gate, stored)
-        gate.store.stage(gate.scope, stored, gate.metric, statistics.median([*earlier, float(measured)]))
-        if not earlier:
-            return (
-                "recorded as the new baseline (--update-baselines): this run's number alone, no earlier run of "
-                "this commit having been judged against the baseline it replaces"
-            )
-        return (
+        machine was at that moment. The verdict counts the runs (RECORDED_FROM_RUNS)."""
+        earlier = self.earlier.runs(base["cell"], gate, stored)
+        gate.store.stage(gate.scope, stored, gate.metric, statistics.median([*earlier, base["measured"]]))
+        message = (
             f"recorded as the new baseline (--update-baselines): the median of this run and {len(earlier)} "
             f"earlier run(s) of commit {str(self.earlier.commit)[:12]} judged against the baseline it replaces"
+            if earlier
+            else "recorded as the new baseline (--update-baselines): this run's number alone, no earlier run of "
+            "this commit having been judged against the baseline it replaces"
         )
+        statistic = ((RECORDED_FROM_RUNS, len(earlier) + 1),)
+        return Verdict(outcome=NEW, message=message, statistic=statistic, **base)
 
     def judge(
         self,

@@ -137,8 +137,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         except (DataError, BaselineError) as error:
             raise pytest.UsageError(str(error)) from None
         if state.run.update_baselines:
-            _read_peak_history(session.config, state)
-            _read_judged_history(session.config, state)
+            _read_saved_runs(session.config, state)
         _measure_roofs(session.items, state)
         try:
             ab_run = state.ab_run  # --ab-ref checks out its worktree here (its ref was resolved at start)
@@ -171,33 +170,23 @@ def _measure_roofs(items: list[pytest.Item], state: Session) -> None:
                 state.roofs.of(backend, cell.device, roof_kernels.TF32)  # shown beside: cells stay IEEE float32
 
 
-def _read_peak_history(config: pytest.Config, state: Session) -> None:
-    """The memory peaks of this machine's earlier saved runs, for the spread each memory
-    baseline is recorded with (pytest-benchmark's storage: --benchmark-storage)."""
-    files = _saved_files(config)
-    if files is None:  # not a folder (pytest-benchmark's elasticsearch storage): no spreads
-        return
-    found, unreadable = peak_history.peaks(files, state.inventory.fingerprint().key, backends.software().key)
-    state.verdicts.peak_history.update(found)
-    state.notes.extend(unreadable)
-
-
-def _read_judged_history(config: pytest.Config, state: Session) -> None:
-    """The numbers this commit's earlier saved runs judged against stored baselines, for the
-    gates recorded as a median of runs (gated_history)."""
-    files = _saved_files(config)
-    if files is None:
-        return
-    commit = storage.commit_of(config.hook.pytest_benchmark_generate_commit_info(config=config))
-    found, unreadable = gated_history.judged(files, state.inventory.fingerprint().key, backends.software().key, commit)
-    state.verdicts.earlier = gated_history.Earlier(commit, found)
-    state.notes.extend(unreadable)
-
-
-def _saved_files(config: pytest.Config) -> list[Path] | None:
-    """pytest-benchmark's newest saved runs (--benchmark-storage); None where its storage is not a folder."""
+def _read_saved_runs(config: pytest.Config, state: Session) -> None:
+    """What --update-baselines takes from this machine's earlier saved runs (pytest-benchmark's
+    storage, --benchmark-storage): the memory peaks, for the spread each memory baseline is
+    recorded with (peak_history); the numbers this commit's runs judged against stored
+    baselines, for the gates recorded as a median of runs (gated_history). Nothing where the
+    storage is not a folder (pytest-benchmark's elasticsearch storage)."""
     folder = getattr(getattr(getattr(config, "_benchmarksession", None), "storage", None), "path", None)
-    return None if folder is None else peak_history.saved_files(Path(folder))
+    if folder is None:
+        return
+    files = peak_history.saved_files(Path(folder))
+    hardware, software = state.inventory.fingerprint().key, backends.software().key
+    peaks, unreadable = peak_history.peaks(files, hardware, software)
+    state.verdicts.peak_history.update(peaks)
+    commit = storage.commit_of(config.hook.pytest_benchmark_generate_commit_info(config=config))
+    judged, unread = gated_history.judged(files, hardware, software, commit)
+    state.verdicts.earlier = gated_history.Earlier(commit, judged)
+    state.notes.extend([*unreadable, *unread])
 
 
 def _start_workers(state: Session) -> None:
