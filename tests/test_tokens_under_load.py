@@ -99,10 +99,12 @@ def test_a_token_summary_is_read_as_loadgen_writes_it(tmp_path):
 def test_limits_by_name_or_two_numbers_and_bad_ones_in_one_line():
     assert limits.limits_given("llama2-70b-interactive") == limits.Limits(450.0, 40.0)
     assert limits.limits_given(" 300,50 ") == limits.Limits(300.0, 50.0)
-    with pytest.raises(KeyError, match="unknown token limits 'llama9'; choose from: llama3.1-8b"):
-        limits.limits_given("llama9")
-    for bad in ("300,fast", "0,50", "300,-1"):
-        with pytest.raises(ValueError):
+    neither = r"is neither a name \(llama3.1-8b, .*\) nor TTFT,TPOT in ms \(e.g. 2000,100\)"
+    for bad in ("llama9", "300,fast"):
+        with pytest.raises(ValueError, match=neither):
+            limits.limits_given(bad)
+    for bad in ("0,50", "300,-1"):
+        with pytest.raises(ValueError, match="both limits must be positive milliseconds"):
             limits.limits_given(bad)
 
 

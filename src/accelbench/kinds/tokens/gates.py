@@ -43,12 +43,15 @@ LIMITS.register("llama2-70b-interactive", Limits(450.0, 40.0))
 def limits_given(text: str) -> Limits:
     """--token-limits: a LIMITS name, or "TTFT,TPOT" in milliseconds."""
     text = text.strip()
+    neither = f"{text!r} is neither a name ({', '.join(LIMITS.names())}) nor TTFT,TPOT in ms (e.g. 2000,100)"
     if "," not in text:
+        if text not in LIMITS.names():
+            raise ValueError(neither)
         return LIMITS[text]
     try:
         ttft, tpot = (float(part) for part in text.split(","))
     except ValueError:
-        raise ValueError(f"{text!r} is neither a name ({', '.join(LIMITS.names())}) nor TTFT,TPOT in ms") from None
+        raise ValueError(neither) from None
     if not (0 < ttft < float("inf") and 0 < tpot < float("inf")):
         raise ValueError(f"{text!r}: both limits must be positive milliseconds")
     return Limits(ttft, tpot)
