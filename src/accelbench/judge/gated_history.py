@@ -58,6 +58,8 @@ def judged(
     judged against a stored baseline, oldest first; and one line for each file that could not
     be read (the others are still read). Nothing without a commit."""
     found: dict[tuple[str, str], list[Judged]] = {}
+    if commit is None:
+        return found, []
 
     def read(saved: dict[str, Any]) -> None:
         if commit_of(saved.get("commit_info") or {}) != commit:
@@ -69,8 +71,6 @@ def judged(
                     Judged(float(measured), float(baseline))
                 )
 
-    if commit is None:
-        return found, []
     return found, read_runs_of(files, hardware, software, "for earlier runs of this commit", read)
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from accelbench.judge.gates import GATES, GateSpec, served
 from accelbench.judge.rules import RelativeDrop, RelativeRise
 from accelbench.option import Option, fraction, positive_number
-from accelbench.registry import Registry
+from accelbench.registry import Registry, UnknownName
 
 TOKEN_RATE, TOKEN_TTFT, TOKEN_TPOT = "token_peak_rate", "token_ttft_ms", "token_tpot_ms"
 TOKEN_OFFLINE = "token_offline_tokens_per_s"  # Offline's output tokens/s
@@ -45,9 +45,10 @@ def limits_given(text: str) -> Limits:
     text = text.strip()
     neither = f"{text!r} is neither a name ({', '.join(LIMITS.names())}) nor TTFT,TPOT in ms (e.g. 2000,100)"
     if "," not in text:
-        if text not in LIMITS.names():
-            raise ValueError(neither)
-        return LIMITS[text]
+        try:
+            return LIMITS[text]
+        except UnknownName:
+            raise ValueError(neither) from None
     try:
         ttft, tpot = (float(part) for part in text.split(","))
     except ValueError:
