@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+import numpy as np
+
 from accelbench.axes.backends import roof_kernels
 from accelbench.axes.backends.backend import BACKENDS, Backend, peak_above_start
 from accelbench.axes.backends.roof_kernels import best_seconds
@@ -391,6 +393,7 @@ def prediction_loop(model: Any, placement: TensorflowPlacement, images: Any) -> 
     fixed `images` through the model, in one tf.function looping over a prefetched iterator."""
     import tensorflow as tf
 
+    _warm_prediction(placement)
     iterator = iter(placement.feed(batches_pipeline((images,))))
 
     @tf.function(jit_compile=model.jit_compile)
@@ -413,6 +416,29 @@ def prediction_loop(model: Any, placement: TensorflowPlacement, images: Any) -> 
             return float(loop(iterator, counts[steps]))  # float() waits for the device
 
     return predict
+
+
+_WARMED: set[str] = set()  # the devices whose first prediction loop this process has run
+
+
+def _warm_prediction(placement: TensorflowPlacement) -> None:
+    """Once per process and device: a throwaway Keras model's prediction loop, traced and run,
+    so that the first cell's compilation (Predictor.compile_seconds, which the summary's
+    "+overheads" adds to a round) is its model's and not the process's. Whichever model's
+    first inference cell ran first in a TensorFlow process read 0.2-0.3 s where the same cell
+    run second read 0.07-0.1 s, so its bs256 "+overheads" read 4.7-4.9x its bs32's against
+    1.1-1.7x for the others; a raw matmul's loop took little of that one-time cost, a Keras
+    model's most of it (docs/measurements.md). Zeros, not Keras' initializers: it draws nothing
+    from the seeded generators the cells' models are built from."""
+    if placement.device in _WARMED:
+        return
+    _WARMED.add(placement.device)
+    import keras
+
+    with placement.scope():
+        inputs = keras.Input((4,))
+        model = keras.Model(inputs, keras.layers.Dense(2, kernel_initializer="zeros")(inputs))
+    prediction_loop(model, placement, np.zeros((1, 2, 4), dtype="float32"))(1)  # one batch of two
 
 
 def served_predict(model: Any, placement: TensorflowPlacement) -> Callable[[Any], Any]:
