@@ -574,3 +574,25 @@ def test_a_log_axis_labels_its_minor_ticks_by_what_it_spans(span, labelled):
     if high / low >= 10:
         assert len(shown) < len(ticks)  # not 3 4 6 7 8 9 as well
     plt.close(figure)
+
+
+def test_the_goodput_panel_tells_completed_from_goodput_by_marker_as_well_as_line():
+    """In the legend's short line samples a dash barely shows: each of the two is its own marker."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    from accelbench.kinds.tokens import plots as token_plots
+    from accelbench.kinds.tokens.result import TokenLoad
+
+    tried = [
+        {"batching": "continuous 8", "rate": rate, "valid": True, "completed": rate, "goodput": 0.9 * rate}
+        for rate in (10.0, 20.0)
+    ]
+    cell = summary.CellRecord("test_token_serving[cpu-gpt_tiny-server]", "token_serving", "cpu", "gpt_tiny", "", {})
+    figure, ax = pyplot.subplots()
+    token_plots._goodput(ax, cell, TokenLoad(rates_tried=tried), ["continuous 8"])
+    markers = {line.get_label(): line.get_marker() for line in ax.get_lines()}
+    pyplot.close(figure)
+    assert markers["continuous 8 completed"] != markers["continuous 8 goodput"], markers

@@ -71,13 +71,15 @@ def tokens_under_load(runs: Sequence[Run]) -> list[Plot]:
 
 
 def _goodput(ax, cell, load: TokenLoad, batchings: list[str]) -> None:
-    """Completed requests/s and goodput (those that met both limits) against offered, per batching."""
+    """Completed requests/s and goodput (those that met both limits) against offered, per batching:
+    the two told apart by their markers as well as their lines (the legend's short line samples
+    barely show a dash)."""
     for colour, batching in enumerate(batchings):
         tried = sorted((r for r in load.rates_tried if r["batching"] == batching), key=lambda r: r["rate"])
-        for style, key, what in (("-", "completed", "completed"), ("--", "goodput", "goodput")):
+        for style, marker, key in (("-", "o", "completed"), ("--", "s", "goodput")):
             shown = [r for r in tried if r.get(key) is not None]
-            ax.plot([r["rate"] for r in shown], [r[key] for r in shown], linestyle=style, marker="o",
-                    color=f"C{colour}", label=f"{batching} {what}")  # fmt: skip
+            ax.plot([r["rate"] for r in shown], [r[key] for r in shown], linestyle=style, marker=marker,
+                    color=f"C{colour}", label=f"{batching} {key}")  # fmt: skip
     rates = [r["rate"] for r in load.rates_tried]
     ax.plot([0, max(rates)], [0, max(rates)], color="grey", linewidth=0.8, label="offered")
     style_axes(ax, f"{cell.device} {cell.model}: goodput", "offered requests/s", "requests/s")
