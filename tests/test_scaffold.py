@@ -21,6 +21,19 @@ def test_the_repositorys_benchmarks_are_what_init_writes():
         assert (ROOT / "benchmarks" / name).read_text() == text, name
 
 
+def test_every_cell_the_workflow_a_b_tests_is_a_test_init_writes():
+    """The pull request's A/B step names tests by node id: each must be one init writes, or the
+    step would run nothing of it (pytest: "not found") and the pull request would pass untested."""
+    import re
+
+    generated = scaffold.benchmark_files()
+    (ab_step,) = [line for line in scaffold.WORKFLOW.splitlines() if "--ab-ref" in line and "pytest" in line]
+    named = re.findall(r"benchmarks/(test_\w+\.py)::(\w+)", ab_step)
+    assert {test for _, test in named} >= {"test_train", "test_inference", "test_token_serving"}, ab_step
+    for file, test in named:
+        assert f"def {test}(" in generated[file], (file, test)
+
+
 def test_a_kind_in_a_file_of_its_own_gives_that_file_its_docstring(monkeypatch):
     from accelbench.benches.base import Benchmark
     from accelbench.benches.catalog import BENCHMARKS

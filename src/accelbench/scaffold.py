@@ -2,7 +2,7 @@
 two-line test per benchmark kind, generated from the catalog, and baselines/), the pytest ini
 lines that load the plugin and name your models' module, a module that declares one model as a
 start, and a CI workflow that runs the quick suite and, on a pull request, the A/B of its code
-against its base (--ab-ref).
+against its base (--ab-ref): its training, inference and token-serving cells.
 
 Nothing is overwritten: a file that is already there stops init, named, before anything is
 written. A project that already keeps pytest settings (pytest.ini, pyproject.toml, tox.ini,
@@ -55,7 +55,9 @@ accelbench.register_model(accelbench.ModelSpec("my_mlp", "my MLP 784-128-10 (Ada
 
 WORKFLOW = """name: accelbench
 # The quick benchmark suite on every push; on a pull request, also each training and inference
-# cell of its code (B) against its base branch (A), interleaved in one run (--ab-ref).
+# cell of its code (B) against its base branch (A), interleaved in one run (--ab-ref), and its
+# generative models served under LoadGen on both sides in turn: tokens under load move with a
+# shared runner's slow minutes, which both sides share and a stored baseline does not.
 on: [push, pull_request]
 jobs:
   benchmarks:
@@ -70,7 +72,7 @@ jobs:
       - run: python -m pip install 'accelbench[tensorflow]'  # or [jax], [torch]; or however this project installs itself and accelbench
       - run: python -m pytest benchmarks --benchmark-json=run.json
       - if: github.event_name == 'pull_request'
-        run: python -m pytest benchmarks/test_training.py::test_train benchmarks/test_inference.py::test_inference --ab-ref "origin/${{ github.base_ref }}" --benchmark-json=ab.json
+        run: python -m pytest benchmarks/test_training.py::test_train benchmarks/test_inference.py::test_inference benchmarks/test_tokens.py::test_token_serving --ab-ref "origin/${{ github.base_ref }}" --benchmark-json=ab.json
       - if: always()
         run: |
           set -- run.json
