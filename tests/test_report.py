@@ -596,3 +596,24 @@ def test_the_goodput_panel_tells_completed_from_goodput_by_marker_as_well_as_lin
     markers = {line.get_label(): line.get_marker() for line in ax.get_lines()}
     pyplot.close(figure)
     assert markers["continuous 8 completed"] != markers["continuous 8 goodput"], markers
+
+
+def test_a_group_of_several_numbers_of_one_cell_names_the_cell_once_and_counts_numbers_and_cells():
+    """A token Server cell's three new numbers share one reason with the Offline cell's: the row
+    said "4 cells: test_token_serving[cpu-gpt_tiny-server], ...[server], ...[server] and 1 more"."""
+    reason = "no baseline for this cell under this machine's fingerprint in tokens.json"
+    group = [
+        {"cell": f"test_token_serving[cpu-gpt_tiny-{scenario}]", "metric": metric, "outcome": "new", "message": reason}
+        for scenario, metric in (
+            ("server", "token_peak_rate"),
+            ("server", "token_ttft_ms"),
+            ("server", "token_tpot_ms"),
+            ("offline", "token_offline_tokens_per_s"),
+        )
+    ]
+    from accelbench.results.report import content
+
+    row = content._group_row("run", group)
+    assert row[1] == (
+        "4 numbers of 2 cells: test_token_serving[cpu-gpt_tiny-server], test_token_serving[cpu-gpt_tiny-offline]"
+    )

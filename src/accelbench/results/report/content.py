@@ -91,10 +91,11 @@ def _group_row(tag: str, group: list[dict]) -> tuple[str, ...]:
     """One row for the verdicts that share a reason (a machine with no baselines: every speedup
     and peak), as the terminal's verdict block gives them one line: how many, the first cells,
     the range of what they measured."""
-    cells = [v.get("cell", "") for v in group]
+    cells = list(dict.fromkeys(v.get("cell", "") for v in group))  # a cell of several numbers named once
     named = ", ".join(cells[:SHOWN_CELLS]) + (
         f" and {len(cells) - SHOWN_CELLS} more" if len(cells) > SHOWN_CELLS else ""
     )
+    counted = f"{len(group)} cells" if len(cells) == len(group) else f"{len(group)} numbers of {len(cells)} cells"
     metrics = list(dict.fromkeys(v.get("metric", "") for v in group))
     values = [v.get("measured") for v in group if isinstance(v.get("measured"), (int, float))]
     measured = ""
@@ -105,7 +106,7 @@ def _group_row(tag: str, group: list[dict]) -> tuple[str, ...]:
         )
     return (
         tag,
-        f"{len(group)} cells: {named}",
+        f"{counted}: {named}",
         ", ".join(metrics),
         group[0].get("outcome", ""),
         measured,
