@@ -34,7 +34,7 @@ from accelbench.run.roofs import ROOFS_DIR
 from accelbench.units import flops
 
 # The whole check's time, shared by the installed backends' runs (the issue's 10 minutes, less a
-# margin for the table): the quick suite took about a minute a backend on a 2-core CPU.
+# margin for the table): the quick suite took about two minutes a backend on a 2-core CPU.
 TOTAL_S = 570
 SAVE_S = 30  # how long an interrupted run is given to save what it finished
 # A run starts no cell in the last STOP_S + SAVE_S of its share (--stop-after), so it ends

@@ -88,7 +88,7 @@ PRESETS.register(
     "quick",
     Preset(
         "quick",
-        "about a minute on a 2-core CPU",
+        "about two minutes on a 2-core CPU",
         batch_sizes=(32, 256),
         models=ALL_MODELS,
         rounds=8,
