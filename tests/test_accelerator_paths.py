@@ -345,6 +345,43 @@ print(float(both()))
 """
 
 
+WARMED_UNDER_A_STRATEGY = """
+import tensorflow as tf
+cpus = tf.config.list_physical_devices("CPU")
+tf.config.set_logical_device_configuration(cpus[0], [tf.config.LogicalDeviceConfiguration()] * 2)
+import keras
+import numpy as np
+from accelbench.axes.backends import tensorflow as backend
+strategy = tf.distribute.MirroredStrategy([d.name for d in tf.config.list_logical_devices("CPU")])
+placement = backend.TensorflowPlacement("cpu", "/cpu:0", "two logical CPUs", strategy)
+with placement.scope():
+    inputs = keras.Input((8,))
+    model = keras.Model(inputs, keras.layers.Dense(3, kernel_initializer="ones")(inputs))
+loop = backend.prediction_loop(model, placement, np.ones((2, 32, 8), "float32"))
+print(sorted(backend._WARMED), loop(3))
+"""
+
+
+@needs_tensorflow
+@pytest.mark.slow
+def test_the_first_prediction_loop_warms_under_a_strategy_of_several_replicas_too():
+    """The once-a-process warm-up before a first cell's compile (a throwaway model's loop) runs
+    on a mirrored placement as on one device: its batch is sliced over the replicas, as a cell's
+    is (two logical CPUs here, the GPUs of a host with several there), and the cell's own loop
+    then predicts: 8 ones through weights of ones, summed over the replicas' first outputs."""
+    import subprocess
+
+    found = subprocess.run(
+        [sys.executable, "-c", WARMED_UNDER_A_STRATEGY],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "CUDA_VISIBLE_DEVICES": "-1", "TF_CPP_MIN_LOG_LEVEL": "2", "KERAS_BACKEND": "tensorflow"},
+    )
+    assert found.returncode == 0, found.stderr[-2000:]
+    assert found.stdout.strip().splitlines()[-1] == "['cpu'] 16.0", found.stdout
+
+
 @pytest.mark.slow
 def test_multi_replica_inference_waits_for_every_replica_not_only_the_first():
     """What the clock stops after depends on every replica's output: replica 0 gives 1, replica 1

@@ -418,11 +418,11 @@ def prediction_loop(model: Any, placement: TensorflowPlacement, images: Any) -> 
     return predict
 
 
-_WARMED: set[str] = set()  # the devices whose first prediction loop this process has run
+_WARMED: set[str] = set()  # the placements whose first prediction loop this process has run
 
 
 def _warm_prediction(placement: TensorflowPlacement) -> None:
-    """Once per process and device: a throwaway Keras model's prediction loop, traced and run,
+    """Once per process and placement: a throwaway Keras model's prediction loop, traced and run,
     so that the first cell's compilation (Predictor.compile_seconds, which the summary's
     "+overheads" adds to a round) is its model's and not the process's. Whichever model's
     first inference cell ran first in a TensorFlow process read 0.2-0.3 s where the same cell
@@ -430,15 +430,16 @@ def _warm_prediction(placement: TensorflowPlacement) -> None:
     1.1-1.7x for the others; a raw matmul's loop took little of that one-time cost, a Keras
     model's most of it (docs/measurements.md). Zeros, not Keras' initializers: it draws nothing
     from the seeded generators the cells' models are built from."""
-    if placement.device in _WARMED:
+    if placement.name in _WARMED:  # by name: "gpu" (every GPU, mirrored) and "gpu:0" run apart
         return
-    _WARMED.add(placement.device)
+    _WARMED.add(placement.name)
     import keras
 
     with placement.scope():
         inputs = keras.Input((4,))
         model = keras.Model(inputs, keras.layers.Dense(2, kernel_initializer="zeros")(inputs))
-    prediction_loop(model, placement, np.zeros((1, 2, 4), dtype="float32"))(1)  # one batch of two
+    # One batch of 64: a strategy's replicas each take a slice of it, as of a cell's batch.
+    prediction_loop(model, placement, np.zeros((1, 64, 4), dtype="float32"))(1)
 
 
 def served_predict(model: Any, placement: TensorflowPlacement) -> Callable[[Any], Any]:
